@@ -1,0 +1,189 @@
+"""Typed errors of stackik.
+
+Every error raised by the package derives from :class:`StackIKError`, and each
+subclass carries the data that explains it (names, sizes, bounds), so callers can
+react programmatically rather than parsing messages. Errors are raised at
+configuration time and at the API boundary; the solvers' hot paths return a
+status instead (see :class:`stackik.results.SolverStatus`).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+
+
+class StackIKError(Exception):
+    """Root of every error raised by stackik."""
+
+
+class RobotLoadError(StackIKError):
+    """A robot description could not be loaded.
+
+    Attributes:
+        path: The file (or ``"<string>"``) that failed to load.
+        reason: The underlying parser's message.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"cannot load robot description {path!r}: {reason}")
+
+
+class RobotFileNotFound(RobotLoadError, FileNotFoundError):
+    """The robot description file does not exist."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path, "file not found")
+
+
+class MalformedDescription(RobotLoadError):
+    """The URDF, XACRO or SRDF text is not valid (the parser's message is kept)."""
+
+
+class MeshNotFound(RobotLoadError):
+    """A mesh referenced by the description could not be resolved.
+
+    Attributes:
+        filename: The mesh filename as written in the description.
+        searched: Directories that were searched.
+    """
+
+    def __init__(self, path: str, filename: str, searched: Sequence[str]) -> None:
+        self.filename = filename
+        self.searched = list(searched)
+        where = ", ".join(self.searched) if self.searched else "(no search directories)"
+        super().__init__(
+            path,
+            f"mesh {filename!r} not found; searched: {where}. Pass package_dirs=..., set "
+            "ROS_PACKAGE_PATH, or load with load_visuals=False / collision='none'",
+        )
+
+
+def _closest(name: str, available: Iterable[str], n: int = 5) -> list[str]:
+    available = list(available)
+    close = difflib.get_close_matches(name, available, n=n, cutoff=0.4)
+    if not close:
+        close = [a for a in available if name.lower() in a.lower()][:n]
+    return close
+
+
+class NameNotFound(StackIKError, KeyError):
+    """A named entity (frame, joint, task, ...) does not exist.
+
+    Attributes:
+        kind: What was looked up (``"frame"``, ``"joint"``, ...).
+        name: The name that was asked for.
+        available: All valid names.
+        closest: The valid names closest to ``name``.
+    """
+
+    kind = "name"
+
+    def __init__(self, name: str, available: Iterable[str]) -> None:
+        self.name = name
+        self.available = list(available)
+        self.closest = _closest(name, self.available)
+        hint = f"; closest: {', '.join(self.closest)}" if self.closest else ""
+        self.message = f"unknown {self.kind} {name!r}{hint}"
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class FrameNotFound(NameNotFound):
+    """A frame name is not in the model."""
+
+    kind = "frame"
+
+
+class JointNotFound(NameNotFound):
+    """A joint name is not in the model."""
+
+    kind = "joint"
+
+
+class TaskNotFound(NameNotFound):
+    """A task name is not registered with the solver."""
+
+    kind = "task"
+
+
+class CollisionGeometryNotFound(NameNotFound):
+    """A collision geometry or link name has no collision geometry."""
+
+    kind = "collision geometry"
+
+
+class InvalidInput(StackIKError, ValueError):
+    """An argument has a valid type and shape but an invalid value."""
+
+
+class ShapeError(InvalidInput):
+    """An array argument has the wrong shape.
+
+    Attributes:
+        what: Name of the argument.
+        expected: Expected shape.
+        given: Shape that was passed.
+    """
+
+    def __init__(self, what: str, expected: tuple[int, ...] | str, given: tuple[int, ...]) -> None:
+        self.what = what
+        self.expected = expected
+        self.given = given
+        super().__init__(f"{what}: expected shape {expected}, given {given}")
+
+
+class NonFiniteInput(InvalidInput):
+    """An array argument contains NaN or infinity.
+
+    Attributes:
+        what: Name of the argument.
+        indices: Indices of the non-finite entries.
+    """
+
+    def __init__(self, what: str, indices: Sequence[int]) -> None:
+        self.what = what
+        self.indices = list(indices)
+        super().__init__(f"{what} contains NaN or inf at indices {self.indices}")
+
+
+class NotWithinLimits(InvalidInput):
+    """A joint value is outside its limits.
+
+    Attributes:
+        joint: Joint name.
+        value: Offending value.
+        lower: Lower limit.
+        upper: Upper limit.
+    """
+
+    def __init__(self, joint: str, value: float, lower: float, upper: float) -> None:
+        self.joint = joint
+        self.value = value
+        self.lower = lower
+        self.upper = upper
+        super().__init__(
+            f"joint {joint!r} value {value:.6g} outside limits [{lower:.6g}, {upper:.6g}]"
+        )
+
+
+class InvalidBounds(InvalidInput):
+    """Lower bounds exceed upper bounds.
+
+    Attributes:
+        what: Name of the bounded quantity.
+        indices: Indices where ``lower > upper``.
+    """
+
+    def __init__(self, what: str, indices: Sequence[int]) -> None:
+        self.what = what
+        self.indices = list(indices)
+        super().__init__(f"{what}: lower > upper at indices {self.indices}")
+
+
+class InvalidTransform(InvalidInput):
+    """A pose or rotation is not a valid rigid transform (e.g. non-orthonormal rotation)."""

@@ -1,0 +1,187 @@
+"""SE(3) / SO(3) helpers over Pinocchio's own types.
+
+Poses are :class:`pinocchio.SE3` objects (``.translation``, ``.rotation``,
+``.homogeneous``). Quaternions cross this API in one of two orders, always named:
+``"sxyz"`` / ``"wxyz"`` (scalar first, the default) or ``"xyzs"`` / ``"xyzw"``
+(scalar last).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from . import _validate
+from .errors import InvalidInput, InvalidTransform, ShapeError
+
+#: Tolerance on ``R^T R - I`` and ``det R - 1`` for a matrix to count as a rotation.
+ROTATION_TOLERANCE = 1e-6
+
+_SCALAR_FIRST = ("sxyz", "wxyz")
+_SCALAR_LAST = ("xyzs", "xyzw")
+
+
+def _check_order(order: str) -> bool:
+    """Return True for scalar-first orders; raise for unknown ones."""
+    if order in _SCALAR_FIRST:
+        return True
+    if order in _SCALAR_LAST:
+        return False
+    raise InvalidInput(f"unknown quaternion order {order!r}; use 'sxyz'/'wxyz' or 'xyzs'/'xyzw'")
+
+
+def check_rotation(R: object, what: str = "rotation") -> np.ndarray:
+    """Return ``R`` as a 3x3 rotation matrix, checking orthonormality and handedness.
+
+    Raises:
+        ShapeError: Not 3x3.
+        NonFiniteInput: NaN or inf entries.
+        InvalidTransform: Not orthonormal or ``det R != 1`` (within
+            :data:`ROTATION_TOLERANCE`).
+    """
+    R = _validate.matrix(R, (3, 3), what)
+    err = np.abs(R.T @ R - np.eye(3)).max()
+    if err > ROTATION_TOLERANCE or abs(np.linalg.det(R) - 1.0) > ROTATION_TOLERANCE:
+        raise InvalidTransform(f"{what} is not a rotation matrix (|R^T R - I| = {err:.3g})")
+    return R
+
+
+def as_se3(pose: object, what: str = "pose") -> pin.SE3:
+    """Convert a pose given as :class:`pinocchio.SE3` or a 4x4 homogeneous matrix.
+
+    Raises:
+        ShapeError: Not 4x4.
+        NonFiniteInput: NaN or inf entries.
+        InvalidTransform: The rotation block is not a rotation or the last row is not
+            ``[0, 0, 0, 1]``.
+    """
+    if isinstance(pose, pin.SE3):
+        return pose
+    T = _validate.matrix(pose, (4, 4), what)
+    if np.abs(T[3] - (0.0, 0.0, 0.0, 1.0)).max() > 1e-12:
+        raise InvalidTransform(f"{what}: last row must be [0, 0, 0, 1], got {T[3].tolist()}")
+    return pin.SE3(check_rotation(T[:3, :3], f"{what} rotation"), T[:3, 3].copy())
+
+
+def Rt(R: object | None = None, t: object | None = None) -> pin.SE3:
+    """Build an SE3 pose from a rotation matrix and a translation [m].
+
+    Args:
+        R: 3x3 rotation matrix (identity when omitted).
+        t: Translation [m] (zero when omitted).
+
+    Returns:
+        The pose as :class:`pinocchio.SE3`.
+    """
+    Rm = np.eye(3) if R is None else check_rotation(R)
+    tv = np.zeros(3) if t is None else _validate.vector(t, 3, "translation")
+    return pin.SE3(Rm, tv)
+
+
+def normalize_quaternion(quaternion: object) -> np.ndarray:
+    """Return the unit quaternion along ``quaternion`` (order preserved).
+
+    Raises:
+        ShapeError: Not 4 entries.
+        NonFiniteInput: NaN or inf entries.
+        InvalidInput: The norm is (numerically) zero, so no direction exists.
+    """
+    qv = _validate.vector(quaternion, 4, "quaternion")
+    norm = float(np.linalg.norm(qv))
+    if norm < 1e-12:
+        raise InvalidInput("quaternion has zero norm and cannot be normalized")
+    return qv / norm
+
+
+def q2r(quaternion: object, order: str = "sxyz") -> np.ndarray:
+    """Convert a quaternion to a 3x3 rotation matrix.
+
+    Args:
+        quaternion: 4 entries; normalized before conversion.
+        order: ``"sxyz"``/``"wxyz"`` (scalar first, default) or ``"xyzs"``/``"xyzw"``.
+
+    Returns:
+        The rotation matrix.
+    """
+    scalar_first = _check_order(order)
+    qv = normalize_quaternion(quaternion)
+    x, y, z, w = (qv[1], qv[2], qv[3], qv[0]) if scalar_first else qv
+    return pin.Quaternion(w, x, y, z).toRotationMatrix()
+
+
+def r2q(rotation: object, order: str = "sxyz") -> np.ndarray:
+    """Convert a rotation matrix to a unit quaternion with non-negative scalar part.
+
+    Args:
+        rotation: 3x3 rotation matrix.
+        order: ``"sxyz"``/``"wxyz"`` (scalar first, default) or ``"xyzs"``/``"xyzw"``.
+
+    Returns:
+        The quaternion in the requested order.
+    """
+    scalar_first = _check_order(order)
+    xyzw = pin.Quaternion(check_rotation(rotation)).coeffs().copy()
+    if xyzw[3] < 0.0:
+        xyzw = -xyzw
+    return np.roll(xyzw, 1) if scalar_first else xyzw
+
+
+def compute_pose_error(pose_current: object, pose_goal: object) -> np.ndarray:
+    """6-D pose error from ``pose_current`` to ``pose_goal``, in the world frame.
+
+    ``e = [t_goal - t_current, log3(R_goal R_current^T)]``: the first three entries
+    are a translation [m], the last three a rotation vector [rad] expressed in the
+    world frame. Driving a frame with the world-aligned twist ``K e`` reduces the error.
+
+    Args:
+        pose_current: SE3 or 4x4.
+        pose_goal: SE3 or 4x4.
+
+    Returns:
+        The 6-vector error.
+    """
+    cur = as_se3(pose_current, "pose_current")
+    goal = as_se3(pose_goal, "pose_goal")
+    err = np.empty(6)
+    err[:3] = goal.translation - cur.translation
+    err[3:] = pin.log3(goal.rotation @ cur.rotation.T)
+    return err
+
+
+def clamp_configuration(configuration: object, lower: object, upper: object) -> np.ndarray:
+    """Clip a joint configuration into ``[lower, upper]`` element-wise.
+
+    Raises:
+        ShapeError: Sizes differ.
+        InvalidBounds: ``lower > upper`` somewhere.
+    """
+    qv = np.asarray(configuration, dtype=float)
+    if qv.ndim != 1:
+        raise ShapeError("configuration", ("n",), qv.shape)
+    lo, hi = _validate.bounds(lower, upper, qv.shape[0], "configuration limits")
+    return np.clip(qv, lo, hi)
+
+
+def limit_task_velocity(
+    velocity_error: object, max_linear_step: float = 0.1, max_angular_step: float = 0.1
+) -> np.ndarray:
+    """Scale the linear and angular parts of a 6-D twist to bounded norms.
+
+    Each part keeps its direction; a part whose norm exceeds its bound is scaled to it.
+
+    Args:
+        velocity_error: 6-vector ``[linear (m or m/s), angular (rad or rad/s)]``.
+        max_linear_step: Bound on the linear part's norm [m or m/s].
+        max_angular_step: Bound on the angular part's norm [rad or rad/s].
+
+    Returns:
+        The limited 6-vector (a new array).
+    """
+    v = _validate.vector(velocity_error, 6, "velocity_error").copy()
+    if max_linear_step < 0 or max_angular_step < 0:
+        raise InvalidInput("max_linear_step and max_angular_step must be >= 0")
+    for sl, bound in ((slice(0, 3), max_linear_step), (slice(3, 6), max_angular_step)):
+        norm = float(np.linalg.norm(v[sl]))
+        if norm > bound:
+            v[sl] *= bound / norm
+    return v
