@@ -57,7 +57,7 @@ class MeshNotFound(RobotLoadError):
         super().__init__(
             path,
             f"mesh {filename!r} not found; searched: {where}. Pass package_dirs=..., set "
-            "ROS_PACKAGE_PATH, or load with load_visuals=False / collision='none'",
+            "ROS_PACKAGE_PATH, or load with load_visuals=False / load_collisions=False",
         )
 
 

@@ -178,7 +178,7 @@ def limit_task_velocity(
         The limited 6-vector (a new array).
     """
     v = _validate.vector(velocity_error, 6, "velocity_error").copy()
-    if max_linear_step < 0 or max_angular_step < 0:
+    if not (max_linear_step >= 0 and max_angular_step >= 0):  # also rejects NaN
         raise InvalidInput("max_linear_step and max_angular_step must be >= 0")
     for sl, bound in ((slice(0, 3), max_linear_step), (slice(3, 6), max_angular_step)):
         norm = float(np.linalg.norm(v[sl]))

@@ -80,9 +80,9 @@ class CollisionModel:
 
     def _rebuild_data(self) -> None:
         self.geom_data = pin.GeometryData(self.geom_model)
+        # coal always computes nearest points; only the signed distance must be asked for.
         for req in self.geom_data.distanceRequests:
             req.enable_signed_distance = True
-            req.enable_nearest_points = True
 
     def _resolve_names(self, name: str) -> list[int]:
         """Geometry indices named by a geometry name or a link (frame) name."""
@@ -107,14 +107,17 @@ class CollisionModel:
             The number of geometry pairs removed.
         """
         gm = self.geom_model
-        removed = 0
+        # Resolve every name before removing anything, so an unknown name leaves the pair
+        # list (and the GeometryData sized from it) untouched.
+        resolved = []
         for a, b in pairs:
             try:
-                ia, ib = self._resolve_names(a), self._resolve_names(b)
+                resolved.append((self._resolve_names(a), self._resolve_names(b)))
             except CollisionGeometryNotFound:
                 if strict:
                     raise
-                continue
+        removed = 0
+        for ia, ib in resolved:
             for i in ia:
                 for j in ib:
                     cp = pin.CollisionPair(min(i, j), max(i, j))

@@ -160,8 +160,10 @@ def _resolve_one(name: str, urdf_dir: Path | None, search: list[Path]) -> Path |
     p = Path(name)
     if p.is_absolute():
         return p if p.is_file() else None
-    if urdf_dir is not None and (urdf_dir / p).is_file():
-        return (urdf_dir / p).resolve()
+    # A URDF given as a string has no folder: its relative paths mean the working folder.
+    base = urdf_dir if urdf_dir is not None else Path.cwd()
+    if (base / p).is_file():
+        return (base / p).resolve()
     for base in search:
         if (base / p).is_file():
             return (base / p).resolve()

@@ -20,10 +20,12 @@ import pinocchio as pin
 
 from .. import _validate
 from ..errors import (
+    CollisionGeometryNotFound,
     FrameNotFound,
     InvalidInput,
     JointNotFound,
     MalformedDescription,
+    NonFiniteInput,
     ShapeError,
 )
 from ..spatial import as_se3
@@ -133,7 +135,7 @@ class RobotModel:
     def from_urdf_string(
         cls,
         urdf_xml: str,
-        actuated_joint_names: Sequence[str] | None = None,
+        actuated_joint_names: Sequence[str] | bool | None = None,
         floating_base: bool = False,
         *,
         package_dirs: Sequence[str | os.PathLike[str]] | str | None = None,
@@ -144,8 +146,10 @@ class RobotModel:
     ) -> RobotModel:
         """Build a model from URDF text; relative mesh paths resolve from the working folder.
 
-        Arguments are those of :class:`RobotModel`.
+        Arguments are those of :class:`RobotModel` (including the ``(text, True)`` overload).
         """
+        if isinstance(actuated_joint_names, bool):
+            floating_base, actuated_joint_names = actuated_joint_names, None
         self = cls.__new__(cls)
         self._build(
             urdf_xml,
@@ -267,6 +271,7 @@ class RobotModel:
         self._restrict_mimic_leaders(root)
         self._acceleration_limits = np.full(model.nv, DEFAULT_ACCELERATION_LIMIT)
         self._index_names()
+        self._unit_blocks = self._find_unit_blocks()
         if srdf_path is not None:
             self.load_srdf(srdf_path)
         self._data = model.createData()
@@ -281,10 +286,25 @@ class RobotModel:
         if isinstance(names, str):
             raise InvalidInput("actuated_joint_names must be a sequence of names, not a string")
         joint_names = list(model.names)[1:]
+        # A mimic follower is no variable: it stays coupled to its leader when the leader
+        # is kept, and is locked with it otherwise (Pinocchio cannot lock a leader alone).
+        leaders = {}
+        for j in range(1, model.njoints):
+            if model.joints[j].shortname() == "JointModelMimic":
+                iq = model.joints[j].extract().idx_q
+                leaders[model.names[j]] = next(
+                    model.names[k]
+                    for k in range(1, model.njoints)
+                    if model.joints[k].nq > 0 and model.joints[k].idx_q == iq
+                )
         for n in names:
             if n not in joint_names:
                 raise JointNotFound(n, joint_names)
-        keep = set(names) | {"root_joint"}
+            if n in leaders:
+                raise InvalidInput(
+                    f"joint {n!r} mimics {leaders[n]!r} and is not a variable; name its leader"
+                )
+        keep = set(names) | {"root_joint"} | {f for f, lead in leaders.items() if lead in names}
         lock = [model.getJointId(n) for n in joint_names if n not in keep]
         q0 = pin.neutral(model)
         if not geoms:
@@ -358,6 +378,18 @@ class RobotModel:
                 ids[f.name] = fid
         self._frame_ids = ids
         self._joint_ids = {m.names[j]: j for j in range(1, m.njoints)}
+
+    def _find_unit_blocks(self) -> list[tuple[str, int, int]]:
+        """``(joint, first q index, size)`` of every q block that must have unit norm."""
+        m = self._model
+        blocks = []
+        for j in range(1, m.njoints):
+            kind, i = m.joints[j].shortname(), m.joints[j].idx_q
+            if kind in _CONTINUOUS:
+                blocks.append((m.names[j], i, 2))
+            elif kind in _QUATERNION_JOINTS:
+                blocks.append((m.names[j], i + _QUATERNION_JOINTS[kind], 4))
+        return blocks
 
     def _capture_base_children(self) -> dict[str, list[tuple[int, pin.SE3]]]:
         m = self._model
@@ -587,14 +619,20 @@ class RobotModel:
     # -- configuration checks ----------------------------------------------------------------
     def _check_q(self, q: object, what: str = "q") -> np.ndarray:
         qv = _validate.vector(q, self._model.nq, what)
-        if self._floating:
-            quat = qv[3:7]
-            norm = float(np.linalg.norm(quat))
+        # Quaternions and continuous joints' (cos, sin) pairs must be unit: Pinocchio builds
+        # rotations from them as they are, so an off-unit block gives a scaled "rotation".
+        copied = False
+        for joint, i, n in self._unit_blocks:
+            norm = float(np.linalg.norm(qv[i : i + n]))
             if norm < 1e-9:
-                raise InvalidInput(f"{what}: floating-base quaternion q[3:7] has zero norm")
+                part = "quaternion" if n == 4 else "(cos, sin) pair"
+                raise InvalidInput(
+                    f"{what}: {part} q[{i}:{i + n}] of joint {joint!r} has zero norm"
+                )
             if abs(norm - 1.0) > 1e-12:
-                qv = qv.copy()
-                qv[3:7] = quat / norm
+                if not copied:
+                    qv, copied = qv.copy(), True
+                qv[i : i + n] /= norm
         return qv
 
     def _check_v(self, v: object, what: str = "v") -> np.ndarray:
@@ -613,13 +651,14 @@ class RobotModel:
         first request. On bad input nothing is changed.
 
         Args:
-            q: Configuration, size ``nq``. A floating base's quaternion is normalized.
+            q: Configuration, size ``nq``. Quaternions (floating base) and the
+                ``(cos, sin)`` pairs of continuous joints are normalized.
             v: Velocity, size ``nv`` (zero when omitted or empty).
 
         Raises:
             ShapeError: Wrong size.
             NonFiniteInput: NaN or inf entries.
-            InvalidInput: Zero-norm floating-base quaternion.
+            InvalidInput: Zero-norm quaternion or ``(cos, sin)`` pair.
         """
         qv = self._check_q(q)
         if v is None or (hasattr(v, "__len__") and len(v) == 0):  # type: ignore[arg-type]
@@ -665,7 +704,10 @@ class RobotModel:
                 angular velocity in world axes, the default); enum or name.
         """
         fid = self.get_frame_id(frame_name)
-        return pin.getFrameJacobian(self._model, self._data, fid, _reference_frame(reference_frame))
+        rf = _reference_frame(reference_frame)
+        if self._model.nv == 0:  # nothing moves; Pinocchio segfaults on an empty Jacobian
+            return np.zeros((6, 0))
+        return pin.getFrameJacobian(self._model, self._data, fid, rf)
 
     # -- limits ------------------------------------------------------------------------------
     def get_joint_limits(self) -> tuple[np.ndarray, np.ndarray]:
@@ -775,17 +817,23 @@ class RobotModel:
             v: Velocity (size nv) [units/s], or a displacement with ``dt = 1``.
             dt: Duration [s].
         """
-        return pin.integrate(self._model, self._check_q(q), self._check_v(v) * float(dt))
+        step = float(dt)
+        if not np.isfinite(step):
+            raise NonFiniteInput("dt", [0])
+        return pin.integrate(self._model, self._check_q(q), self._check_v(v) * step)
 
     def difference(self, q0: object, q1: object) -> np.ndarray:
         """Tangent vector v (size nv) with ``integrate(q0, v) == q1``."""
         return pin.difference(self._model, self._check_q(q0, "q0"), self._check_q(q1, "q1"))
 
     def normalize(self, q: object) -> np.ndarray:
-        """Project q onto the configuration manifold (re-normalize quaternions, cos/sin pairs)."""
-        qv = _validate.vector(q, self.nq, "q").copy()
-        pin.normalize(self._model, qv)
-        return qv
+        """Project q onto the configuration manifold (re-normalize quaternions, cos/sin pairs).
+
+        Raises:
+            InvalidInput: A quaternion or ``(cos, sin)`` pair has zero norm (no direction).
+        """
+        # pin.normalize returns a normalized copy; it does not modify its argument.
+        return pin.normalize(self._model, self._check_q(q))
 
     def neutral_configuration(self) -> np.ndarray:
         """The neutral configuration (zero joints, identity base quaternion)."""
@@ -853,7 +901,10 @@ class RobotModel:
         """
         text = loading.read_text(srdf_path)
         pairs = loading.parse_srdf_disabled_pairs(text, str(srdf_path))
-        return self._collision.exclude_pairs(pairs, strict=False) if self._collision else 0
+        if self._collision is None:
+            return 0
+        self._distances = None  # the pair list changes: cached distances no longer match it
+        return self._collision.exclude_pairs(pairs, strict=False)
 
     def apply_collision_exclusions(self, collision_pairs: Sequence[tuple[str, str]]) -> None:
         """Disable collision pairs named by link or geometry names (SRDF style).
@@ -862,9 +913,12 @@ class RobotModel:
             CollisionGeometryNotFound: A name has no collision geometry.
         """
         pairs = validate_pairs(collision_pairs)
-        if self._collision is not None:
-            self._collision.exclude_pairs(pairs)
-            self._distances = None
+        if self._collision is None:
+            if pairs:  # no geometry at all: every name is unknown
+                raise CollisionGeometryNotFound(pairs[0][0], [])
+            return
+        self._collision.exclude_pairs(pairs)
+        self._distances = None
 
     def reset_collision_pairs(self) -> None:
         """Re-activate all pairs between non-adjacent links (undo every exclusion)."""

@@ -1,0 +1,155 @@
+"""Joint limits of RobotModel: URDF values, defaults, setters and their validation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stackik import InvalidBounds, NonFiniteInput, RobotModel, ShapeError
+from stackik.errors import InvalidInput
+from stackik.model import (
+    DEFAULT_ACCELERATION_LIMIT,
+    DEFAULT_EFFORT_LIMIT,
+    DEFAULT_VELOCITY_LIMIT,
+)
+
+ZERO_LIMITS_URDF = """
+<robot name="zero_limits">
+  <link name="base"/>
+  <joint name="a" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="0" velocity="0"/></joint>
+  <link name="l1"/>
+  <joint name="b" type="prismatic"><parent link="l1"/><child link="l2"/><axis xyz="1 0 0"/>
+    <limit lower="0" upper="0.5" effort="7" velocity="0.25"/></joint>
+  <link name="l2"/>
+</robot>
+"""
+
+
+def test_urdf_limits_and_defaults(arm):
+    lo, hi = arm.get_joint_limits()
+    # q = [j1, cos j2, sin j2, j3]; Pinocchio bounds a continuous joint's cos/sin by 1.01.
+    np.testing.assert_array_equal(lo, [-2.5, -1.01, -1.01, 0.0])
+    np.testing.assert_array_equal(hi, [2.5, 1.01, 1.01, 0.2])
+    # j2 is continuous without a <limit>: velocity and effort fall back to the defaults.
+    np.testing.assert_array_equal(arm.get_velocity_limits(), [1.5, DEFAULT_VELOCITY_LIMIT, 0.5])
+    np.testing.assert_array_equal(arm.get_effort_limits(), [50.0, DEFAULT_EFFORT_LIMIT, 20.0])
+    np.testing.assert_array_equal(arm.get_acceleration_limits(), np.full(3, 10.0))
+    assert (DEFAULT_VELOCITY_LIMIT, DEFAULT_EFFORT_LIMIT, DEFAULT_ACCELERATION_LIMIT) == (
+        2.0,
+        100.0,
+        10.0,
+    )
+
+
+def test_zero_urdf_velocity_and_effort_take_defaults():
+    robot = RobotModel.from_urdf_string(ZERO_LIMITS_URDF)
+    np.testing.assert_array_equal(robot.get_velocity_limits(), [DEFAULT_VELOCITY_LIMIT, 0.25])
+    np.testing.assert_array_equal(robot.get_effort_limits(), [DEFAULT_EFFORT_LIMIT, 7.0])
+
+
+def test_floating_base_limits_are_infinite(floating_arm):
+    lo, hi = floating_arm.get_joint_limits()
+    assert np.all(lo[:3] == -np.inf) and np.all(hi[:3] == np.inf)
+    np.testing.assert_array_equal(lo[7:], [-2.5, -1.01, -1.01, 0.0])
+    vel, eff = floating_arm.get_velocity_limits(), floating_arm.get_effort_limits()
+    assert np.all(vel[:6] == np.inf) and np.all(eff[:6] == np.inf)
+    np.testing.assert_array_equal(vel[6:], [1.5, DEFAULT_VELOCITY_LIMIT, 0.5])
+    np.testing.assert_array_equal(eff[6:], [50.0, DEFAULT_EFFORT_LIMIT, 20.0])
+    np.testing.assert_array_equal(floating_arm.get_acceleration_limits(), np.full(9, 10.0))
+
+
+def test_limit_getters_return_copies(arm):
+    for get in (arm.get_velocity_limits, arm.get_effort_limits, arm.get_acceleration_limits):
+        x = get()
+        x[:] = -1.0
+        assert np.all(get() > 0)
+    lo, _ = arm.get_joint_limits()
+    lo[:] = 5.0
+    assert arm.get_joint_limits()[0][0] == -2.5
+
+
+def test_set_limits_roundtrip_and_reach_pinocchio(arm):
+    arm.set_joint_limits([-1, -1.01, -1.01, 0.05], [1, 1.01, 1.01, np.inf])
+    lo, hi = arm.get_joint_limits()
+    np.testing.assert_array_equal(lo, [-1, -1.01, -1.01, 0.05])
+    np.testing.assert_array_equal(hi, [1, 1.01, 1.01, np.inf])
+    np.testing.assert_array_equal(arm.model.lowerPositionLimit, lo)
+    arm.set_velocity_limits([0.1, 0.2, np.inf])
+    np.testing.assert_array_equal(arm.get_velocity_limits(), [0.1, 0.2, np.inf])
+    np.testing.assert_array_equal(arm.model.velocityLimit, [0.1, 0.2, np.inf])
+    arm.set_effort_limits((3, 4, 5))
+    np.testing.assert_array_equal(arm.get_effort_limits(), [3, 4, 5])
+    np.testing.assert_array_equal(arm.model.effortLimit, [3, 4, 5])
+    arm.set_acceleration_limits(np.array([7.0, 8.0, 9.0]))
+    np.testing.assert_array_equal(arm.get_acceleration_limits(), [7, 8, 9])
+
+
+def test_setters_copy_their_input(arm):
+    vel = np.array([0.1, 0.2, 0.3])
+    arm.set_velocity_limits(vel)
+    vel[0] = 99.0
+    assert arm.get_velocity_limits()[0] == 0.1
+    acc = np.array([1.0, 2.0, 3.0])
+    arm.set_acceleration_limits(acc)
+    acc[0] = 99.0
+    assert arm.get_acceleration_limits()[0] == 1.0
+    lo, hi = np.array([-1.0, -2, -2, 0]), np.array([1.0, 2, 2, 0.1])
+    arm.set_joint_limits(lo, hi)
+    lo[0] = -50.0
+    assert arm.get_joint_limits()[0][0] == -1.0
+
+
+def _snapshot(robot):
+    return (
+        *robot.get_joint_limits(),
+        robot.get_velocity_limits(),
+        robot.get_effort_limits(),
+        robot.get_acceleration_limits(),
+    )
+
+
+def _assert_unchanged(robot, before):
+    for a, b in zip(before, _snapshot(robot), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "setter", ["set_velocity_limits", "set_effort_limits", "set_acceleration_limits"]
+)
+def test_positive_limit_setters_validate(arm, setter):
+    before = _snapshot(arm)
+    set_ = getattr(arm, setter)
+    with pytest.raises(ShapeError) as exc:
+        set_([1.0, 2.0])
+    assert exc.value.expected == (3,) and exc.value.given == (2,)
+    with pytest.raises(ShapeError):
+        set_(np.ones((3, 1)))
+    for bad in ([1.0, 0.0, 1.0], [1.0, -2.0, 1.0], [1.0, np.nan, 1.0], [1.0, -np.inf, 1.0]):
+        with pytest.raises(InvalidInput, match="positive"):
+            set_(bad)
+    _assert_unchanged(arm, before)
+
+
+def test_set_joint_limits_validates(arm):
+    before = _snapshot(arm)
+    with pytest.raises(ShapeError) as exc:
+        arm.set_joint_limits([-1, -1, -1], [1, 1, 1])
+    assert exc.value.expected == (4,) and exc.value.given == (3,)
+    with pytest.raises(ShapeError):
+        arm.set_joint_limits([-1, -1, -1, 0], [1, 1, 1])
+    with pytest.raises(InvalidBounds) as bounds:
+        arm.set_joint_limits([-1, -1, 2, 0.3], [1, 1, 1, 0.2])
+    assert bounds.value.indices == [2, 3]
+    with pytest.raises(NonFiniteInput) as nan:
+        arm.set_joint_limits([-1, np.nan, -1, 0], [1, 1, 1, 1])
+    assert nan.value.indices == [1]
+    _assert_unchanged(arm, before)
+
+
+def test_set_joint_limits_drive_random_configuration(arm):
+    arm.set_joint_limits([0.5, -1.01, -1.01, 0.1], [0.6, 1.01, 1.01, 0.15])
+    for seed in range(20):
+        q = arm.random_configuration(seed)
+        assert 0.5 <= q[0] <= 0.6
+        assert 0.1 <= q[3] <= 0.15
