@@ -1,0 +1,725 @@
+"""Tests of the SNS velocity core (stackik.sns): numbers against independent computations."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import quadprog
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from stackik import sns
+from stackik.results import SolverStatus
+from stackik.sns import SNSSolver, TaskSolveMode
+
+PY_ROOT = Path(__file__).resolve().parents[1] / "python"
+PROP = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+# ---------------------------------------------------------------- references
+def pinv(A, tol=1e-10):
+    """np.linalg.pinv with an absolute cutoff (a projected Jacobian may be ~1e-16)."""
+    return np.linalg.pinv(A, rcond=tol / max(tol, np.abs(A).max(initial=0.0) * 10))
+
+
+def classical(goals, jacs):
+    """Recursive null-space projection with np.linalg.pinv (Siciliano & Slotine)."""
+    n = jacs[0].shape[1]
+    dq = np.zeros(n)
+    P = np.eye(n)
+    for x, J in zip(goals, jacs, strict=True):
+        dq = dq + pinv(J @ P) @ (x - J @ dq)
+        Ja = J @ P
+        P = P - pinv(Ja) @ Ja
+    return dq
+
+
+def scaled_task_reachable(dq, k, goals, jacs, C, lo, hi, bl, bu):
+    """Is there a dq' keeping J_i dq' = J_i dq (i < k), J_k dq' = s x_k for some s in
+    [0, 1], inside the constraints (to 1e-9)? Independent quadprog feasibility check."""
+    n = dq.size
+    N = null_basis(np.vstack([np.zeros((0, n)), *jacs[:k]]), n)
+    r = N.shape[1]
+    Jk, xk = jacs[k], goals[k]
+    eq = np.hstack([Jk @ N, -xk[:, None]])
+    R = np.vstack([np.eye(n), C]) @ N
+    v0 = np.vstack([np.eye(n), C]) @ dq
+    L = np.concatenate([bl, lo]) - v0 - 1e-9
+    H = np.concatenate([bu, hi]) - v0 + 1e-9
+    fl, fh = np.isfinite(L), np.isfinite(H)
+    A = np.vstack(
+        [
+            eq,
+            np.hstack([R[fl], np.zeros((fl.sum(), 1))]),
+            np.hstack([-R[fh], np.zeros((fh.sum(), 1))]),
+            np.eye(1, r + 1, r),
+            -np.eye(1, r + 1, r),
+        ]
+    )
+    b = np.concatenate([-Jk @ dq, L[fl], -H[fh], [0.0, -1.0]])
+    try:
+        quadprog.solve_qp(np.eye(r + 1), np.zeros(r + 1), A.T.copy(), b, eq.shape[0])
+        return True
+    except ValueError:
+        return False
+
+
+def null_basis(A, n, tol=1e-10):
+    if A.shape[0] == 0:
+        return np.eye(n)
+    if n == 0:
+        return np.zeros((0, 0))
+    _, s, vt = np.linalg.svd(A)
+    rank = int(np.sum(s > tol * max(1.0, s[0])))
+    return vt[rank:].T
+
+
+def violation(dq, C=None, lo=None, hi=None, bl=None, bu=None):
+    v = 0.0
+    if C is not None and C.shape[0]:
+        c = C @ dq
+        v = max(v, float(np.max(np.maximum(lo - c, c - hi))))
+    if bl is not None:
+        v = max(v, float(np.max(np.maximum(bl - dq, dq - bu))))
+    return v
+
+
+def qp_min_error(J, x, A_in, b_in, reg=1e-12):
+    """min ||J dq - x||^2 (+ reg ||dq||^2) s.t. A_in dq >= b_in, with quadprog."""
+    n = J.shape[1]
+    G = J.T @ J + reg * np.eye(n)
+    return quadprog.solve_qp(G, J.T @ x, A_in.T.copy(), b_in, 0)[0]
+
+
+def box_rows(bl, bu):
+    n = bl.size
+    return np.vstack([np.eye(n), -np.eye(n)]), np.concatenate([bl, -bu])
+
+
+def random_problem(rng, n, ms, p, box=True, tight=1.0):
+    jacs = [rng.standard_normal((m, n)) for m in ms]
+    goals = [rng.standard_normal(m) * tight for m in ms]
+    C = rng.standard_normal((p, n))
+    lo = -rng.uniform(0.05, 1.0, p)
+    hi = rng.uniform(0.05, 1.0, p)
+    # some one-sided rows
+    lo[rng.random(p) < 0.2] = -np.inf
+    hi[rng.random(p) < 0.2] = np.inf
+    if box:
+        bl = -rng.uniform(0.05, 1.0, n)
+        bu = rng.uniform(0.05, 1.0, n)
+    else:
+        bl = bu = None
+    return goals, jacs, C, lo, hi, bl, bu
+
+
+# ------------------------------------------------------------ basic behaviour
+def test_redundancy_pins_joint_and_keeps_full_scale():
+    J = np.ones((1, 4))
+    bl = np.array([-2.0, -10, -10, -10])
+    bu = np.array([0.0, 10, 10, 10])
+    res = sns.solve([np.array([1.0])], [J], box_lower=bl, box_upper=bu)
+    assert res.status == SolverStatus.SUCCESS
+    assert res.task_scales[0] == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_allclose(res.solution, [0.0, 1 / 3, 1 / 3, 1 / 3], atol=1e-12)
+    assert res.saturated_joints == [0]
+
+
+def test_scaling_when_every_joint_saturates():
+    J = np.ones((1, 4))
+    res = sns.solve([np.array([1.0])], [J], box_lower=np.full(4, -0.1), box_upper=np.full(4, 0.1))
+    assert res.success
+    assert res.task_scales[0] == pytest.approx(0.4, abs=1e-12)
+    np.testing.assert_allclose(res.solution, np.full(4, 0.1), atol=1e-12)
+    assert res.saturated_joints == [0, 1, 2, 3]
+    assert res.task_errors[0] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_partial_saturation_scale_value():
+    # J = [1 2], xdot = 1, |dq| <= 0.3: pin dq1 = 0.3 then dq0 = 1 - 0.6 = 0.4 > 0.3
+    # -> scale: 0.3 + 2 * 0.3 = 0.9
+    res = sns.solve(
+        [np.array([1.0])],
+        [np.array([[1.0, 2.0]])],
+        box_lower=np.full(2, -0.3),
+        box_upper=np.full(2, 0.3),
+    )
+    assert res.task_scales[0] == pytest.approx(0.9, abs=1e-12)
+    np.testing.assert_allclose(res.solution, [0.3, 0.3], atol=1e-12)
+
+
+def test_blocked_task_does_not_drag_independent_task():
+    J1 = np.array([[1.0, 0.0, 0.0]])
+    J2 = np.array([[0.0, 1.0, 0.0]])
+    res = sns.solve(
+        [np.array([1.0]), np.array([0.5])],
+        [J1, J2],
+        box_lower=np.array([0.0, -1, -1]),
+        box_upper=np.array([0.0, 1, 1]),
+    )
+    assert res.success
+    assert res.task_scales[0] == pytest.approx(0.0, abs=1e-12)
+    assert res.task_scales[1] == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_allclose(res.solution, [0.0, 0.5, 0.0], atol=1e-12)
+
+
+def test_blocked_by_general_row():
+    # task 1 wants dq0 + dq1 = 1 but the general row forbids dq0 + dq1 > 0; task 2 is free.
+    J1 = np.array([[1.0, 1.0, 0.0]])
+    J2 = np.array([[0.0, 0.0, 1.0]])
+    C = np.array([[1.0, 1.0, 0.0]])
+    res = sns.solve(
+        [np.array([1.0]), np.array([0.7])], [J1, J2], C, np.array([-1.0]), np.array([0.0])
+    )
+    assert res.task_scales[0] == pytest.approx(0.0, abs=1e-12)
+    assert res.task_scales[1] == pytest.approx(1.0, abs=1e-12)
+    assert res.solution[2] == pytest.approx(0.7, abs=1e-12)
+    assert res.saturated_constraints == [0]
+
+
+def test_identity_rows_in_C_match_box():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        goals, jacs, _, _, _, bl, bu = random_problem(rng, 6, [3, 2], 0, tight=2.0)
+        a = sns.solve(goals, jacs, box_lower=bl, box_upper=bu)
+        b = sns.solve(goals, jacs, np.eye(6), bl, bu)
+        np.testing.assert_allclose(a.solution, b.solution, atol=1e-9)
+        np.testing.assert_allclose(a.task_scales, b.task_scales, atol=1e-9)
+        assert a.saturated_joints == b.saturated_constraints
+
+
+def test_one_sided_rows():
+    # dq0 >= 0.2 only (upper inf); min-norm start point is dq0 = 0.2; task moves dq1.
+    C = np.array([[1.0, 0.0]])
+    res = sns.solve(
+        [np.array([0.5])], [np.array([[0.0, 1.0]])], C, np.array([0.2]), np.array([np.inf])
+    )
+    assert res.success
+    np.testing.assert_allclose(res.solution, [0.2, 0.5], atol=1e-12)
+
+
+def test_nonzero_start_point_box():
+    # box excludes zero: dq0 in [0.5, 1]. Task wants dq0 + dq1 = 0 -> dq = (0.5, -0.5)
+    res = sns.solve(
+        [np.array([0.0])],
+        [np.array([[1.0, 1.0]])],
+        box_lower=np.array([0.5, -1.0]),
+        box_upper=np.array([1.0, 1.0]),
+    )
+    assert res.success
+    np.testing.assert_allclose(res.solution, [0.5, -0.5], atol=1e-12)
+
+
+def test_equality_row():
+    # C dq = 0 forces dq0 = dq1; task dq0 + dq1 + dq2 = 3 -> weighted min-norm (1, 1, 1)
+    C = np.array([[1.0, -1.0, 0.0]])
+    res = sns.solve([np.array([3.0])], [np.ones((1, 3))], C, np.zeros(1), np.zeros(1))
+    assert res.success
+    np.testing.assert_allclose(res.solution, [1.0, 1.0, 1.0], atol=1e-9)
+
+
+# -------------------------------------------------- unconstrained equivalence
+@PROP
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 10), nlev=st.integers(1, 4))
+def test_unconstrained_equals_classical(seed, n, nlev):
+    rng = np.random.default_rng(seed)
+    ms = list(rng.integers(1, 4, nlev))
+    jacs = [rng.standard_normal((m, n)) for m in ms]
+    goals = [rng.standard_normal(m) for m in ms]
+    # keep every projected task well conditioned (or exactly rank deficient is excluded)
+    Z = np.eye(n)
+    for J in jacs:
+        M = J @ Z
+        if M.size:
+            s = np.linalg.svd(M, compute_uv=False)
+            assume(s.min() > 1e-2 if M.shape[0] <= M.shape[1] else True)
+            assume(M.shape[0] <= M.shape[1])
+        Z = Z @ null_basis(M, Z.shape[1])
+    res = sns.solve(goals, jacs)
+    assert res.success
+    np.testing.assert_allclose(res.solution, classical(goals, jacs), atol=1e-9)
+    np.testing.assert_allclose(res.task_scales, 1.0)
+
+
+def test_rank_deficient_unconstrained_equals_classical():
+    rng = np.random.default_rng(0)
+    J1 = rng.standard_normal((2, 5))
+    J2 = np.vstack([J1[0], rng.standard_normal((2, 5))])  # shares a row with J1
+    J3 = rng.standard_normal((4, 5))  # more rows than remaining freedom
+    goals = [rng.standard_normal(2), rng.standard_normal(3), rng.standard_normal(4)]
+    res = sns.solve(goals, [J1, J2, J3])
+    np.testing.assert_allclose(res.solution, classical(goals, [J1, J2, J3]), atol=1e-9)
+
+
+# ------------------------------------------------------------- property tests
+@PROP
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(2, 9),
+    nlev=st.integers(1, 3),
+    p=st.integers(0, 8),
+    tight=st.sampled_from([0.3, 1.0, 5.0]),
+)
+def test_random_problems_feasible_scaled_and_prioritized(seed, n, nlev, p, tight):
+    rng = np.random.default_rng(seed)
+    ms = [int(m) for m in rng.integers(1, n + 1, nlev)]
+    goals, jacs, C, lo, hi, bl, bu = random_problem(rng, n, ms, p, tight=tight)
+    res = sns.solve(goals, jacs, C, lo, hi, box_lower=bl, box_upper=bu)
+    assert res.status == SolverStatus.SUCCESS, res.status_message
+    dq = res.solution
+    assert np.all(np.isfinite(dq))
+    # 1. constraints hold
+    assert violation(dq, C, lo, hi, bl, bu) <= 1e-9
+    # 2. scales in [0, 1]; exact scaled task where the task is full row rank in the
+    #    null space of the levels above.
+    assert np.all(res.task_scales >= 0.0) and np.all(res.task_scales <= 1.0)
+    Z = np.eye(n)
+    for k, (x, J) in enumerate(zip(goals, jacs, strict=True)):
+        M = J @ Z
+        if M.shape[0] <= M.shape[1] and M.size:
+            if np.linalg.svd(M, compute_uv=False).min() > 1e-2 and scaled_task_reachable(
+                dq, k, goals, jacs, C, lo, hi, bl, bu
+            ):
+                np.testing.assert_allclose(J @ dq, res.task_scales[k] * x, atol=1e-6)
+        np.testing.assert_allclose(
+            res.task_errors[k], np.linalg.norm(J @ dq - res.task_scales[k] * x), atol=1e-12
+        )
+        Z = Z @ null_basis(M, Z.shape[1])
+    # 3. a lower-priority task does not change what the higher ones achieve
+    extra_J = rng.standard_normal((2, n))
+    more = sns.solve(
+        [*goals, 3 * rng.standard_normal(2)],
+        [*jacs, extra_J],
+        C,
+        lo,
+        hi,
+        box_lower=bl,
+        box_upper=bu,
+    )
+    assert violation(more.solution, C, lo, hi, bl, bu) <= 1e-9
+    for J in jacs:
+        np.testing.assert_allclose(J @ more.solution, J @ dq, atol=1e-9)
+    np.testing.assert_allclose(more.task_scales[:nlev], res.task_scales, atol=1e-12)
+
+
+@PROP
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 8), p=st.integers(1, 12))
+def test_general_rows_hold(seed, n, p):
+    rng = np.random.default_rng(seed)
+    goals, jacs, C, lo, hi, _, _ = random_problem(
+        rng, n, [int(rng.integers(1, n + 1))], p, box=False, tight=3.0
+    )
+    # rows whose bounds do not contain zero but still admit a point
+    shift = rng.standard_normal(n) * 0.3
+    c0 = C @ shift
+    lo2, hi2 = lo + c0, hi + c0
+    for lo_, hi_ in ((lo, hi), (lo2, hi2)):
+        res = sns.solve(goals, jacs, C, lo_, hi_)
+        assert res.status == SolverStatus.SUCCESS, res.status_message
+        assert violation(res.solution, C, lo_, hi_) <= 1e-9
+        assert 0.0 <= res.task_scales[0] <= 1.0
+
+
+def lp_max_scale(J, x, bl, bu):
+    """max s in [0, 1] with {dq : J dq = s x, bl <= dq <= bu} non-empty (bisection with
+    quadprog feasibility checks)."""
+    n, m = J.shape[1], J.shape[0]
+    A, b = box_rows(bl, bu)
+
+    def feasible(s):
+        try:
+            quadprog.solve_qp(
+                np.eye(n), np.zeros(n), np.vstack([J, A]).T.copy(), np.concatenate([s * x, b]), m
+            )
+            return True
+        except ValueError:
+            return False
+
+    if feasible(1.0):
+        return 1.0
+    lo_s, hi_s = 0.0, 1.0
+    for _ in range(40):
+        mid = 0.5 * (lo_s + hi_s)
+        lo_s, hi_s = (mid, hi_s) if feasible(mid) else (lo_s, mid)
+    return lo_s
+
+
+def test_single_task_box_scale_vs_lp_optimum():
+    """SNS never claims more than the LP optimum of the scale, and the greedy
+    saturation (Flacco et al., Alg. 1 with the best-scale memory) reaches it in the
+    large majority of random problems; m = 1 tasks with one saturating joint are
+    always optimal."""
+    rng = np.random.default_rng(12345)
+    optimal = total = 0
+    for _ in range(150):
+        n = int(rng.integers(2, 8))
+        m = int(rng.integers(1, n))
+        J = rng.standard_normal((m, n))
+        if np.linalg.svd(J, compute_uv=False).min() < 0.05:
+            continue
+        x = rng.standard_normal(m) * 3
+        bl, bu = -rng.uniform(0.05, 1.0, n), rng.uniform(0.05, 1.0, n)
+        s = sns.solve([x], [J], box_lower=bl, box_upper=bu).task_scales[0]
+        s_opt = lp_max_scale(J, x, bl, bu)
+        assert s <= s_opt + 1e-7
+        total += 1
+        optimal += s >= s_opt - 1e-6
+    assert optimal >= 0.9 * total
+    # one joint saturating: optimal, known value
+    res = sns.solve(
+        [np.array([2.0])],
+        [np.array([[1.0, 1.0, 1.0]])],
+        box_lower=-np.ones(3),
+        box_upper=np.array([0.1, 1.0, 1.0]),
+    )
+    assert res.task_scales[0] == 1.0
+    np.testing.assert_allclose(res.solution, [0.1, 0.95, 0.95], atol=1e-12)
+
+
+# ---------------------------------------------------------- weights, damping
+def test_weighted_pseudo_inverse_when_unconstrained():
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        n = 6
+        J = rng.standard_normal((3, n))
+        x = rng.standard_normal(3)
+        w = rng.uniform(0.2, 5.0, n)
+        Wi = np.diag(1 / w)
+        ref = Wi @ J.T @ np.linalg.solve(J @ Wi @ J.T, x)
+        res = sns.solve([x], [J], joint_weights=w)
+        np.testing.assert_allclose(res.solution, ref, atol=1e-10)
+
+
+def test_heavier_joint_moves_less():
+    J = np.array([[1.0, 1.0]])
+    res = sns.solve([np.array([1.0])], [J], joint_weights=np.array([1.0, 4.0]))
+    np.testing.assert_allclose(res.solution, [0.8, 0.2], atol=1e-12)
+    # with a box the weighting still decides who saturates first
+    res = sns.solve(
+        [np.array([1.0])],
+        [J],
+        joint_weights=np.array([1.0, 4.0]),
+        box_lower=np.full(2, -0.7),
+        box_upper=np.full(2, 0.7),
+    )
+    np.testing.assert_allclose(res.solution, [0.7, 0.3], atol=1e-12)
+    assert res.task_scales[0] == pytest.approx(1.0)
+
+
+def test_damping_exact_when_well_conditioned():
+    rng = np.random.default_rng(11)
+    J = rng.standard_normal((3, 5))
+    x = rng.standard_normal(3)
+    res = sns.solve([x], [J], damping=1e-2, tolerance=1e-3)
+    np.testing.assert_allclose(res.solution, np.linalg.pinv(J) @ x, atol=1e-12)
+    # smallest singular value 2e-3, just above tolerance: still exact
+    U, _, Vt = np.linalg.svd(J, full_matrices=False)
+    J2 = U @ np.diag([1.0, 0.5, 2e-3]) @ Vt
+    res = sns.solve([x], [J2], damping=1e-2, tolerance=1e-3)
+    np.testing.assert_allclose(res.solution, np.linalg.pinv(J2) @ x, rtol=1e-9)
+
+
+def test_damping_bounded_near_singular():
+    J = np.array([[1.0, 0.0, 0.0], [1.0, 1e-8, 0.0]])
+    x = np.array([1.0, -1.0])
+    assert np.linalg.norm(np.linalg.pinv(J) @ x) > 1e7  # the undamped answer explodes
+    res = sns.solve([x], [J])
+    assert np.all(np.isfinite(res.solution))
+    assert np.linalg.norm(res.solution) < 2.0
+    # exactly singular: the least-squares minimum-norm solution
+    Js = np.array([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    res = sns.solve([x], [Js])
+    np.testing.assert_allclose(res.solution, np.linalg.pinv(Js) @ x, atol=1e-12)
+    # damped gain: sigma / (sigma^2 + lambda^2 (1 - (sigma/eps)^2)) along the weak direction
+    sigma = 1e-4
+    Jd = np.diag([1.0, sigma])
+    res = sns.solve([np.array([0.0, 1.0])], [Jd], damping=1e-2, tolerance=1e-3)
+    gain = sigma / (sigma**2 + 1e-4 * (1 - (sigma / 1e-3) ** 2))
+    np.testing.assert_allclose(res.solution, [0.0, gain], rtol=1e-9)
+
+
+def test_damped_level_keeps_strict_priority():
+    # a near-singular first task must still be untouched by the second
+    J1 = np.array([[1.0, 0.0, 0.0], [1.0, 1e-6, 0.0]])
+    J2 = np.eye(3)
+    x1 = np.array([1.0, 0.5])
+    a = sns.solve([x1], [J1])
+    b = sns.solve([x1, np.array([3.0, -2.0, 1.0])], [J1, J2])
+    np.testing.assert_allclose(J1 @ b.solution, J1 @ a.solution, atol=1e-12)
+
+
+# --------------------------------------------------------------- MIN_ERROR
+def test_min_error_keeps_achievable_components():
+    J = np.eye(2)
+    x = np.array([1.0, 0.2])
+    box = dict(box_lower=np.full(2, -0.5), box_upper=np.full(2, 0.5))
+    scaled = sns.solve([x], [J], **box)
+    np.testing.assert_allclose(scaled.solution, [0.5, 0.1], atol=1e-12)
+    assert scaled.task_scales[0] == pytest.approx(0.5)
+    best = sns.solve([x], [J], modes=[TaskSolveMode.MIN_ERROR], **box)
+    assert best.success
+    np.testing.assert_allclose(best.solution, [0.5, 0.2], atol=1e-9)
+    assert best.task_scales[0] == 1.0
+    assert best.task_errors[0] == pytest.approx(0.5, abs=1e-9)
+
+
+@PROP
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 7), p=st.integers(0, 6))
+def test_min_error_is_constrained_least_squares(seed, n, p):
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, n + 2))
+    goals, jacs, C, lo, hi, bl, bu = random_problem(rng, n, [m], p, tight=3.0)
+    res = sns.solve(goals, jacs, C, lo, hi, box_lower=bl, box_upper=bu, modes=["min_error"])
+    assert res.success, res.status_message
+    dq = res.solution
+    assert violation(dq, C, lo, hi, bl, bu) <= 1e-9
+    A, b = box_rows(bl, bu)
+    fin_lo, fin_hi = np.isfinite(lo), np.isfinite(hi)
+    A = np.vstack([A, C[fin_lo], -C[fin_hi]])
+    b = np.concatenate([b, lo[fin_lo], -hi[fin_hi]])
+    ref = qp_min_error(jacs[0], goals[0], A, b)
+    r_ref = np.linalg.norm(jacs[0] @ ref - goals[0])
+    r_sns = np.linalg.norm(jacs[0] @ dq - goals[0])
+    assert r_sns <= r_ref + 1e-6
+
+
+def test_min_error_second_level_keeps_first():
+    rng = np.random.default_rng(5)
+    n = 7
+    J1, J2 = rng.standard_normal((3, n)), rng.standard_normal((5, n))
+    x1, x2 = rng.standard_normal(3), 4 * rng.standard_normal(5)
+    bl, bu = -np.full(n, 0.6), np.full(n, 0.6)
+    a = sns.solve([x1], [J1], box_lower=bl, box_upper=bu)
+    b = sns.solve(
+        [x1, x2],
+        [J1, J2],
+        box_lower=bl,
+        box_upper=bu,
+        modes=[TaskSolveMode.SCALE, TaskSolveMode.MIN_ERROR],
+    )
+    assert b.success
+    np.testing.assert_allclose(J1 @ b.solution, J1 @ a.solution, atol=1e-9)
+    assert violation(b.solution, bl=bl, bu=bu) <= 1e-9
+    # level-2 least squares inside {J1 dq = J1 dq_a} and the box, independently
+    A, bb = box_rows(bl, bu)
+    Aq = np.vstack([J1, A])
+    bq = np.concatenate([J1 @ a.solution, bb - 1e-9])
+    G = J2.T @ J2 + 1e-12 * np.eye(n)
+    ref = quadprog.solve_qp(G, J2.T @ x2, Aq.T.copy(), bq, 3)[0]
+    assert np.linalg.norm(J2 @ b.solution - x2) <= np.linalg.norm(J2 @ ref - x2) + 1e-6
+
+
+# ------------------------------------------------------------ robot-like case
+def test_robot_like_two_tasks_ten_rows():
+    rng = np.random.default_rng(2024)
+    n = 7
+    checked_active = 0
+    for _ in range(30):
+        J1 = rng.standard_normal((6, n)) * 0.5
+        J2 = np.eye(n)
+        x1 = rng.standard_normal(6)
+        x2 = rng.standard_normal(n) * 0.5
+        C = rng.standard_normal((10, n))
+        lo = -rng.uniform(0.2, 1.0, 10)
+        hi = rng.uniform(0.2, 1.0, 10)
+        bl, bu = -np.full(n, 1.5), np.full(n, 1.5)
+        solver = SNSSolver(n)
+        res = solver.solve([x1, x2], [J1, J2], C, lo, hi, box_lower=bl, box_upper=bu)
+        assert res.success, res.status_message
+        dq = res.solution
+        assert violation(dq, C, lo, hi, bl, bu) <= 1e-9
+        np.testing.assert_allclose(J1 @ dq, res.task_scales[0] * x1, atol=1e-9)
+        only1 = solver.solve([x1], [J1], C, lo, hi, box_lower=bl, box_upper=bu)
+        np.testing.assert_allclose(J1 @ only1.solution, J1 @ dq, atol=1e-9)
+        checked_active += len(res.saturated_constraints) > 0
+        # reported active rows are really at a bound
+        c = C @ dq
+        for i in res.saturated_constraints:
+            assert min(abs(c[i] - lo[i]), abs(c[i] - hi[i])) <= 1e-8
+    assert checked_active >= 10
+
+
+def test_solver_object_matches_function_and_is_reusable():
+    rng = np.random.default_rng(9)
+    solver = SNSSolver(5, damping=1e-3, tolerance=1e-3)
+    for _ in range(10):
+        m1, m2 = 2, 4
+        goals, jacs, C, lo, hi, bl, bu = random_problem(rng, 5, [m1, m2], 3)
+        a = solver.solve(goals, jacs, C, lo, hi, box_lower=bl, box_upper=bu)
+        b = sns.solve(goals, jacs, C, lo, hi, box_lower=bl, box_upper=bu)
+        np.testing.assert_array_equal(a.solution, b.solution)
+        assert a.solution is not b.solution
+    # results do not alias solver buffers
+    r1 = solver.solve([np.ones(1)], [np.ones((1, 5))])
+    keep = r1.solution.copy()
+    solver.solve([-np.ones(1)], [np.ones((1, 5))])
+    np.testing.assert_array_equal(r1.solution, keep)
+
+
+def test_pure_python_kernel_matches_compiled():
+    rng = np.random.default_rng(1)
+    fast = SNSSolver(5)
+    slow = SNSSolver(5, use_numba=False)
+    for _ in range(3):
+        goals, jacs, C, lo, hi, bl, bu = random_problem(rng, 5, [2, 3], 4, tight=3.0)
+        a = fast.solve(goals, jacs, C, lo, hi, box_lower=bl, box_upper=bu)
+        b = slow.solve(goals, jacs, C, lo, hi, box_lower=bl, box_upper=bu)
+        np.testing.assert_allclose(a.solution, b.solution, atol=1e-12)
+        np.testing.assert_allclose(a.task_scales, b.task_scales, atol=1e-12)
+
+
+# ------------------------------------------------- statuses and bad inputs
+def test_infeasible_returns_least_violating_point():
+    C = np.array([[1.0, 0.0], [1.0, 0.0]])
+    res = sns.solve(
+        [np.array([1.0])],
+        [np.array([[0.0, 1.0]])],
+        C,
+        np.array([1.0, -np.inf]),
+        np.array([np.inf, -1.0]),
+    )
+    assert res.status == SolverStatus.INFEASIBLE
+    assert "violated" in res.status_message
+    assert np.all(np.isfinite(res.solution))
+    assert res.solution[0] == pytest.approx(0.0, abs=1e-6)  # splits the violation
+    assert res.solution[1] == pytest.approx(1.0, abs=1e-9)  # the task still runs
+
+
+def test_empty_problems():
+    res = sns.solve([], [], box_lower=np.full(3, -1.0), box_upper=np.full(3, 1.0))
+    assert res.status == SolverStatus.EMPTY_PROBLEM
+    np.testing.assert_array_equal(res.solution, np.zeros(3))
+    # no tasks, constraints exclude zero: minimum-norm feasible point
+    res = sns.solve([], [], np.array([[1.0, 1.0]]), np.array([1.0]), np.array([2.0]))
+    assert res.status == SolverStatus.EMPTY_PROBLEM
+    np.testing.assert_allclose(res.solution, [0.5, 0.5], atol=1e-9)
+    res = sns.solve([np.zeros(0)], [np.zeros((0, 4))])
+    assert res.status == SolverStatus.EMPTY_PROBLEM
+    res = sns.solve([np.ones(2)], [np.zeros((2, 0))])
+    assert res.status == SolverStatus.EMPTY_PROBLEM
+    assert res.solution.shape == (0,)
+    res = sns.solve([], [])
+    assert res.status == SolverStatus.EMPTY_PROBLEM
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "status", "words"),
+    [
+        (
+            dict(jacobians=[np.ones((2, 3)), np.ones((1, 4))]),
+            SolverStatus.SHAPE_MISMATCH,
+            ["jacobians[1]", "(m, 3)", "(1, 4)"],
+        ),
+        (
+            dict(goals=[np.ones(2), np.ones(2)]),
+            SolverStatus.SHAPE_MISMATCH,
+            ["goals[1]", "(1,)", "(2,)"],
+        ),
+        (dict(goals=[np.ones(2)]), SolverStatus.SHAPE_MISMATCH, ["1 goals", "2 jacobians"]),
+        (
+            dict(C=np.ones((2, 4)), lower=np.zeros(2), upper=np.ones(2)),
+            SolverStatus.SHAPE_MISMATCH,
+            ["C", "(p, 3)", "(2, 4)"],
+        ),
+        (
+            dict(C=np.ones((2, 3)), lower=np.zeros(3), upper=np.ones(2)),
+            SolverStatus.SHAPE_MISMATCH,
+            ["lower", "(2,)", "(3,)"],
+        ),
+        (dict(box_lower=np.zeros(2)), SolverStatus.SHAPE_MISMATCH, ["box_lower", "(3,)"]),
+        (dict(lower=np.zeros(1)), SolverStatus.SHAPE_MISMATCH, ["lower", "C is empty"]),
+        (dict(modes=[TaskSolveMode.SCALE]), SolverStatus.SHAPE_MISMATCH, ["modes"]),
+        (dict(modes=["scale", "bogus"]), SolverStatus.INVALID_INPUT, ["modes[1]", "bogus"]),
+        (
+            dict(jacobians=[np.ones((2, 3)), np.array([[1.0, np.nan, 0.0]])]),
+            SolverStatus.INVALID_INPUT,
+            ["jacobians[1]", "NaN", "column 1"],
+        ),
+        (
+            dict(goals=[np.ones(2), np.array([np.inf])]),
+            SolverStatus.INVALID_INPUT,
+            ["goals[1]", "inf"],
+        ),
+        (
+            dict(C=np.array([[1.0, np.inf, 0]]), lower=np.zeros(1), upper=np.ones(1)),
+            SolverStatus.INVALID_INPUT,
+            ["C", "row 0"],
+        ),
+        (
+            dict(C=np.ones((2, 3)), lower=np.array([0.0, 2.0]), upper=np.ones(2)),
+            SolverStatus.INVALID_INPUT,
+            ["lower > upper", "row 1"],
+        ),
+        (
+            dict(C=np.ones((1, 3)), lower=np.array([np.nan]), upper=np.ones(1)),
+            SolverStatus.INVALID_INPUT,
+            ["NaN"],
+        ),
+        (
+            dict(box_lower=np.array([0.0, 1.0, 0.0]), box_upper=np.zeros(3)),
+            SolverStatus.INVALID_INPUT,
+            ["box_lower > box_upper", "joint 1"],
+        ),
+        (
+            dict(box_lower=np.full(3, np.inf), box_upper=np.full(3, np.inf)),
+            SolverStatus.INVALID_INPUT,
+            ["joint 0"],
+        ),
+        (
+            dict(joint_weights=np.array([1.0, -1.0, 1.0])),
+            SolverStatus.INVALID_INPUT,
+            ["joint_weights"],
+        ),
+        (dict(joint_weights=np.ones(2)), SolverStatus.SHAPE_MISMATCH, ["joint_weights"]),
+        (dict(damping=-1.0), SolverStatus.INVALID_INPUT, ["damping"]),
+        (dict(jacobians=[[[1, 2, 3], [4, 5]], np.ones((1, 3))]), SolverStatus.INVALID_INPUT, []),
+        (dict(goals=["ab", np.ones(1)]), SolverStatus.INVALID_INPUT, []),
+    ],
+)
+def test_bad_inputs_never_raise(kwargs, status, words):
+    args = dict(goals=[np.ones(2), np.ones(1)], jacobians=[np.ones((2, 3)), np.ones((1, 3))])
+    args.update(kwargs)
+    res = sns.solve(**args)
+    assert res.status == status, res.status_message
+    for w in words:
+        assert w in res.status_message
+    assert np.all(np.isfinite(res.solution))
+
+
+def test_solver_constructor_raises_typed_errors():
+    from stackik.errors import InvalidInput, ShapeError
+
+    with pytest.raises(ShapeError):
+        SNSSolver(3, joint_weights=np.ones(4))
+    with pytest.raises(InvalidInput):
+        SNSSolver(3, joint_weights=np.zeros(3))
+    with pytest.raises(InvalidInput):
+        SNSSolver(3, tolerance=np.nan)
+    with pytest.raises(InvalidInput):
+        SNSSolver(-1)
+
+
+def test_inputs_not_modified_and_lists_accepted():
+    J = [[1.0, 0.0], [0.0, 1.0]]
+    C = np.array([[1.0, 1.0]])
+    lo, hi = np.array([-0.5]), np.array([0.5])
+    res = sns.solve([[1.0, 1.0]], [J], C, lo, hi, box_lower=[-1, -1], box_upper=[1, 1])
+    assert res.success
+    np.testing.assert_allclose(res.solution, [0.25, 0.25], atol=1e-12)
+    assert lo[0] == -0.5 and hi[0] == 0.5
+
+
+def test_import_does_not_load_numba():
+    code = "import sys, stackik.sns; print('numba' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(PY_ROOT), "PATH": ""},
+        check=True,
+    )
+    assert out.stdout.strip() == "False"
