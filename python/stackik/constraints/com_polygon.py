@@ -1,0 +1,161 @@
+"""ComPolygonConstraint: keep the centre of mass's ground projection in a support polygon.
+
+The polygon (convex, vertices in the XY plane of a frame) is shrunk inward by
+``margin * char_size``, where ``char_size`` is the mean centroid-to-vertex distance.
+Each edge ``i`` has an inward unit normal ``n_i`` (world XY); the slack of the CoM
+``c`` is ``s_i = n_i . (c_xy - v_i) - shrink``. The CoM may approach edge ``i`` at most at
+
+    v_allow(s) = min(com_vel_max, s / dt, sqrt(2 com_acc_max s))     (s >= 0)
+
+the last term only with ``use_acceleration_limits``: the CoM can still stop before the
+edge with deceleration ``com_acc_max``. The row is ``n_i^T J_com,xy v >= -v_allow(s_i)``;
+outside an edge (``s < 0``) it becomes ``>= min(-s / dt, com_vel_max)``, driving the CoM
+back. With ``proximity_fraction > 0`` only edges with ``s_i < proximity_fraction *
+inradius`` produce a row. Vertices given in a moving frame are re-placed in the world
+every step from that frame's current pose and projected on the world XY plane.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InvalidInput, ShapeError
+from ..model import RobotModel
+from .base import Constraint
+
+
+def _cross2(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+
+
+def convex_polygon(vertices: object) -> np.ndarray:
+    """Validate a convex polygon and return its vertices (N x 2) counter-clockwise.
+
+    Raises:
+        ShapeError: Not an N x 2 or N x 3 array.
+        InvalidInput: Fewer than 3 vertices, NaN/inf, zero area, repeated vertices or
+            a non-convex outline.
+    """
+    v = np.asarray(vertices, dtype=float)
+    if v.ndim != 2 or v.shape[1] not in (2, 3):
+        raise ShapeError("support_polygon", ("N", "2 or 3"), v.shape)
+    if v.shape[0] < 3:
+        raise InvalidInput(f"support_polygon needs at least 3 vertices, got {v.shape[0]}")
+    if not np.isfinite(v).all():
+        raise InvalidInput("support_polygon contains NaN or inf")
+    v = v[:, :2].copy()
+    edges = np.roll(v, -1, axis=0) - v
+    if (np.linalg.norm(edges, axis=1) < 1e-9).any():
+        raise InvalidInput("support_polygon has repeated consecutive vertices")
+    area2 = float(np.sum(_cross2(v, np.roll(v, -1, axis=0))))
+    if abs(area2) < 1e-12:
+        raise InvalidInput("support_polygon has zero area")
+    if area2 < 0:
+        v = v[::-1].copy()
+        edges = np.roll(v, -1, axis=0) - v
+    nxt = np.roll(edges, -1, axis=0)
+    turns = _cross2(edges, nxt)
+    # Left turns everywhere is not enough: a star (pentagram) turns left at every
+    # vertex but winds twice. Convex means the exterior angles sum to one turn.
+    winding = float(np.sum(np.arctan2(turns, np.sum(edges * nxt, axis=1)))) / (2.0 * np.pi)
+    if (turns < -1e-12).any() or abs(winding - 1.0) > 1e-6:
+        raise InvalidInput("support_polygon is not convex")
+    return v
+
+
+class ComPolygonConstraint(Constraint):
+    """Keep the CoM's ground projection inside a shrunk convex support polygon.
+
+    Args:
+        name: Constraint name.
+        robot: Robot model.
+        support_polygon: N x 2 (or N x 3, z ignored) vertices in the XY plane of
+            ``frame_name`` [m].
+        margin: Fractional inward shrink in [0, 1), times the mean centroid-vertex distance.
+        frame_name: Frame of the vertices (``"world"`` for the world).
+        com_vel_max: Largest CoM approach speed toward an edge [m/s].
+        com_acc_max: Deceleration available to stop before an edge [m/s^2].
+        use_acceleration_limits: Apply the ``sqrt(2 a s)`` braking bound.
+        proximity_fraction: Row activation distance as a fraction of the inradius (0:
+            every edge always).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        robot: RobotModel,
+        support_polygon: object,
+        margin: float = 0.0,
+        frame_name: str = "world",
+        com_vel_max: float = 0.4,
+        com_acc_max: float = 0.1,
+        use_acceleration_limits: bool = True,
+        proximity_fraction: float = 0.0,
+    ) -> None:
+        super().__init__(name, robot)
+        self.vertices = convex_polygon(support_polygon)
+        if not 0.0 <= margin < 1.0:
+            raise InvalidInput(f"margin must be in [0, 1), got {margin}")
+        if not (com_vel_max > 0 and com_acc_max > 0):
+            raise InvalidInput("com_vel_max and com_acc_max must be > 0")
+        if proximity_fraction < 0:
+            raise InvalidInput(f"proximity_fraction must be >= 0, got {proximity_fraction}")
+        self._fid = None if frame_name == "world" else robot.get_frame_id(frame_name)
+        self.frame_name = frame_name
+        centroid = self.vertices.mean(axis=0)
+        normals, offsets = self._half_planes(self.vertices)
+        self.inradius = float(np.min(normals @ centroid - offsets))
+        self.shrink = float(margin) * float(np.linalg.norm(self.vertices - centroid, axis=1).mean())
+        if self.shrink >= self.inradius:
+            raise InvalidInput(
+                f"margin shrinks the polygon by {self.shrink:.4g} m, more than its inradius "
+                f"{self.inradius:.4g} m: nothing would be left"
+            )
+        self.com_vel_max = float(com_vel_max)
+        self.com_acc_max = float(com_acc_max)
+        self.use_acceleration_limits = bool(use_acceleration_limits)
+        self.proximity_threshold = float(proximity_fraction) * self.inradius
+
+    @staticmethod
+    def _half_planes(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Inward unit normals ``n_i`` and offsets ``n_i . v_i`` of a CCW polygon."""
+        e = np.roll(v, -1, axis=0) - v
+        n = np.stack([-e[:, 1], e[:, 0]], axis=1)
+        n /= np.linalg.norm(n, axis=1, keepdims=True)
+        return n, np.sum(n * v, axis=1)
+
+    def world_vertices(self) -> np.ndarray:
+        """Polygon vertices in world XY at the current configuration [m]."""
+        if self._fid is None:
+            return self.vertices
+        T = self._robot.data.oMf[self._fid]
+        pts = np.column_stack([self.vertices, np.zeros(len(self.vertices))])
+        xy = (pts @ T.rotation.T + T.translation)[:, :2]
+        # A frame whose z axis points down mirrors the outline (clockwise): restore CCW so
+        # the edge normals still point inward.
+        if float(np.sum(_cross2(xy, np.roll(xy, -1, axis=0)))) < 0.0:
+            xy = xy[::-1]
+        return xy
+
+    def slacks(self) -> np.ndarray:
+        """Slack ``s_i`` [m] of the current CoM to each shrunk edge (negative outside)."""
+        n, off = self._half_planes(self.world_vertices())
+        return n @ self._robot.get_com_position()[:2] - off - self.shrink
+
+    def rows(self, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One lower-bounded row per (near) edge."""
+        r = self._robot
+        n, off = self._half_planes(self.world_vertices())
+        r._ensure_com()
+        s = n @ r.data.com[0][:2] - off - self.shrink
+        keep = (
+            s < self.proximity_threshold if self.proximity_threshold > 0 else np.ones(len(s), bool)
+        )
+        n, s = n[keep], s[keep]
+        sp = np.maximum(s, 0.0)
+        allow = np.minimum(self.com_vel_max, sp / dt)
+        if self.use_acceleration_limits:
+            allow = np.minimum(allow, np.sqrt(2.0 * self.com_acc_max * sp))
+        lower = np.where(s < 0.0, np.minimum(-s / dt, self.com_vel_max), -allow)
+        C = n @ r.data.Jcom[:2]
+        return C, lower, np.full(len(s), np.inf)

@@ -1,0 +1,93 @@
+"""Joint limits as a velocity box for one control step.
+
+A joint at distance ``m_up = q_max - q`` [rad or m] from its upper limit, with
+velocity limit ``v_max`` and acceleration limit ``a_max``, may move at most at
+
+    v_up = min(v_max, m_up / dt, a_max (sqrt(dt^2 + 2 m_up / a_max) - dt))
+
+The last term is the largest ``v`` with ``v dt + v^2 / (2 a_max) <= m_up``: after this
+step the joint can still brake to rest before the limit. The lower side is symmetric.
+A joint already outside a limit gets a bound that drives it back (``m / dt``, capped at
+``v_max``); the other side's bound never forbids that recovery.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import InvalidInput
+
+
+def calculate_velocity_box_constraint(
+    position_margin_lower: float,
+    position_margin_upper: float,
+    velocity_limit: float,
+    acceleration_limit: float,
+    dt: float,
+) -> tuple[float, float]:
+    """Velocity bounds of one joint for one step of length ``dt``.
+
+    Args:
+        position_margin_lower: ``q - q_min`` [rad or m] (negative when below the limit).
+        position_margin_upper: ``q_max - q`` [rad or m] (negative when above the limit).
+        velocity_limit: ``v_max`` > 0 [rad/s or m/s].
+        acceleration_limit: ``a_max`` > 0 [rad/s^2 or m/s^2]; inf disables the braking term.
+        dt: Step length > 0 [s].
+
+    Returns:
+        ``(lower, upper)`` velocity bounds [rad/s or m/s], ``lower <= upper`` whenever
+        ``q_min <= q_max``.
+
+    Raises:
+        InvalidInput: A NaN margin, a limit that is not > 0 (inf allowed) or a ``dt``
+            that is not positive and finite.
+    """
+    if math.isnan(position_margin_lower) or math.isnan(position_margin_upper):
+        raise InvalidInput("position margins must not be NaN")
+    if not (velocity_limit > 0 and acceleration_limit > 0):  # also rejects NaN
+        raise InvalidInput(
+            f"velocity_limit and acceleration_limit must be > 0, got {velocity_limit}, "
+            f"{acceleration_limit}"
+        )
+    lo, hi = velocity_box(
+        np.array([position_margin_lower]),
+        np.array([position_margin_upper]),
+        np.array([velocity_limit]),
+        np.array([acceleration_limit]),
+        dt,
+    )
+    return float(lo[0]), float(hi[0])
+
+
+def _side(margin: np.ndarray, vmax: np.ndarray, amax: np.ndarray, dt: float) -> np.ndarray:
+    """Largest velocity toward a limit ``margin`` away (negative margin: forced back)."""
+    m = np.maximum(margin, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        brake = np.where(np.isfinite(amax), amax * (np.sqrt(dt * dt + 2.0 * m / amax) - dt), np.inf)
+    bound = np.minimum(np.minimum(vmax, m / dt), brake)
+    outside = margin < 0.0
+    if outside.any():
+        bound = np.where(outside, np.maximum(margin / dt, -vmax), bound)
+    return bound
+
+
+def velocity_box(
+    margin_lower: np.ndarray,
+    margin_upper: np.ndarray,
+    velocity_limit: np.ndarray,
+    acceleration_limit: np.ndarray,
+    dt: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorized :func:`calculate_velocity_box_constraint` (inf margins mean no limit)."""
+    if not (dt > 0.0 and math.isfinite(dt)):
+        raise InvalidInput(f"dt must be positive and finite, got {dt}")
+    upper = _side(margin_upper, velocity_limit, acceleration_limit, dt)
+    lower = -_side(margin_lower, velocity_limit, acceleration_limit, dt)
+    # Outside one limit, the recovery speed wins over the other side's braking bound,
+    # which near a narrow range would otherwise forbid it (an empty box).
+    out_up, out_lo = margin_upper < 0.0, margin_lower < 0.0
+    lower = np.where(out_up & ~out_lo, np.minimum(lower, upper), lower)
+    upper = np.where(out_lo & ~out_up, np.maximum(upper, lower), upper)
+    return lower, upper

@@ -1,0 +1,142 @@
+"""User-defined rows and tight point / frame-pose constraints.
+
+- :class:`LinearConstraint`: fixed rows ``lower <= C v <= upper`` given by the user.
+- :class:`TightPointConstraint`: keep a frame's origin within ``epsilon`` of a target
+  point per world axis. With ``p`` the origin and ``J_v`` its world-aligned Jacobian:
+  ``(p* - eps - p) / dt <= J_v v <= (p* + eps - p) / dt``.
+- :class:`TightFramePoseConstraint`: the same on position and on the orientation
+  residual ``r = log3(R R*^T)`` (world axes), whose exact rate is
+  ``dr/dt = Jlog3(R R*^T)^T w``: ``(-eps - r) / dt <= Jlog3^T J_w v <= (eps - r) / dt``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from .. import _validate
+from ..errors import InvalidInput
+from ..model import RobotModel
+from ..spatial import as_se3
+from .base import Constraint
+
+
+class LinearConstraint(Constraint):
+    """Fixed user rows ``lower <= C v <= upper`` (inf entries make a row one-sided).
+
+    Raises:
+        ShapeError: ``C`` is not rows x nv or the bounds have the wrong size.
+        InvalidBounds: ``lower > upper`` somewhere.
+    """
+
+    def __init__(
+        self, name: str, robot: RobotModel, C: object, lower: object, upper: object
+    ) -> None:
+        super().__init__(name, robot)
+        self.C = _validate.matrix(C, (None, robot.nv), "C")
+        self.lower, self.upper = _validate.bounds(
+            lower, upper, self.C.shape[0], "linear constraint"
+        )
+
+    def append(self, C: object, lower: object, upper: object) -> None:
+        """Add rows below the existing ones."""
+        extra = LinearConstraint(self.name, self._robot, C, lower, upper)
+        self.C = np.vstack([self.C, extra.C])
+        self.lower = np.concatenate([self.lower, extra.lower])
+        self.upper = np.concatenate([self.upper, extra.upper])
+
+    def rows(self, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The stored rows (independent of ``dt``)."""
+        return self.C, self.lower, self.upper
+
+
+def _axis_mask(mask: object, n: int, what: str) -> np.ndarray:
+    if mask is None or (hasattr(mask, "__len__") and len(mask) == 0):  # type: ignore[arg-type]
+        return np.ones(n, dtype=bool)
+    m = _validate.vector(mask, n, what)
+    return m != 0
+
+
+class TightPointConstraint(Constraint):
+    """Hold a frame's origin within ``position_epsilon`` [m] of ``target_point`` per axis.
+
+    Args:
+        name: Constraint name.
+        robot: Robot model.
+        frame_name: Constrained frame.
+        target_point: World point [m].
+        position_epsilon: Half-width of the box [m], > 0.
+        axis_mask: Which world axes are constrained (3 entries; all when empty).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        robot: RobotModel,
+        frame_name: str,
+        target_point: object,
+        position_epsilon: float = 1e-5,
+        axis_mask: object = None,
+    ) -> None:
+        super().__init__(name, robot)
+        self._fid = robot.get_frame_id(frame_name)
+        self.frame_name = frame_name
+        self.target = _validate.vector(target_point, 3, "target_point")
+        if not position_epsilon > 0:
+            raise InvalidInput(f"position_epsilon must be > 0, got {position_epsilon}")
+        self.eps = float(position_epsilon)
+        self.mask = _axis_mask(axis_mask, 3, "axis_mask")
+
+    def rows(self, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows on the masked position axes."""
+        r = self._robot
+        J = pin.getFrameJacobian(r.model, r.data, self._fid, pin.LOCAL_WORLD_ALIGNED)[:3]
+        err = self.target - r.data.oMf[self._fid].translation
+        m = self.mask
+        return J[m], ((err - self.eps) / dt)[m], ((err + self.eps) / dt)[m]
+
+
+class TightFramePoseConstraint(Constraint):
+    """Hold a frame within an epsilon box of a target pose (position [m], rotation [rad]).
+
+    Args:
+        name: Constraint name.
+        robot: Robot model.
+        frame_name: Constrained frame.
+        target_pose: SE3 or 4x4 world pose.
+        position_epsilon: Position half-width [m], > 0.
+        orientation_epsilon: Rotation half-width [rad], > 0.
+        axis_mask: 6 entries (x, y, z, rx, ry, rz); all when empty.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        robot: RobotModel,
+        frame_name: str,
+        target_pose: object,
+        position_epsilon: float = 1e-5,
+        orientation_epsilon: float = 1e-4,
+        axis_mask: object = None,
+    ) -> None:
+        super().__init__(name, robot)
+        self._fid = robot.get_frame_id(frame_name)
+        self.frame_name = frame_name
+        self.target = pin.SE3(as_se3(target_pose, "target_pose"))
+        if not (position_epsilon > 0 and orientation_epsilon > 0):
+            raise InvalidInput("position_epsilon and orientation_epsilon must be > 0")
+        self.eps = np.array([position_epsilon] * 3 + [orientation_epsilon] * 3, dtype=float)
+        self.mask = _axis_mask(axis_mask, 6, "axis_mask")
+
+    def rows(self, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows on the masked pose axes."""
+        r = self._robot
+        oMf = r.data.oMf[self._fid]
+        J = pin.getFrameJacobian(r.model, r.data, self._fid, pin.LOCAL_WORLD_ALIGNED).copy()
+        Re = oMf.rotation @ self.target.rotation.T
+        J[3:] = pin.Jlog3(Re).T @ J[3:]
+        err = np.empty(6)
+        err[:3] = self.target.translation - oMf.translation
+        err[3:] = -pin.log3(Re)
+        m = self.mask
+        return J[m], ((err - self.eps) / dt)[m], ((err + self.eps) / dt)[m]

@@ -1,0 +1,76 @@
+"""RelativePoseConstraint: keep the pose of frame b in frame a inside per-axis bounds.
+
+The constrained coordinates are ``x = [p_ab ; phi_ab]`` with ``T_ab = T_a^-1 T_b``,
+``p_ab`` its translation (frame a axes) [m] and ``phi_ab = log3(R_ab)`` [rad]. Their
+exact rates are ``J_p v`` (see :func:`stackik.tasks.relative.relative_pose_jacobian`)
+and ``dphi/dt = Jlog3(R_ab) R_ab^T w_ab`` with ``w_ab`` the spatial angular velocity of
+``R_ab``. Each masked axis gets the velocity damper
+
+    gain (lower - x) / dt <= J_x v <= gain (upper - x) / dt
+
+so with ``gain <= 1`` a first-order step never crosses a bound.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from .. import _validate
+from ..errors import InvalidInput
+from ..model import RobotModel
+from ..tasks.relative import relative_pose_jacobian
+from .base import Constraint
+from .linear import _axis_mask
+
+
+class RelativePoseConstraint(Constraint):
+    """Bound each masked axis of ``T_a^-1 T_b``.
+
+    Args:
+        name: Constraint name.
+        robot: Robot model.
+        frame_a: Reference frame.
+        frame_b: Constrained frame.
+        lower_bounds: 6 lower bounds (position xyz [m], rotation-vector xyz [rad]).
+        upper_bounds: 6 upper bounds.
+        axis_mask: 6 entries, 1 = constrained; all when empty.
+        gain: Damper gain in (0, 1].
+    """
+
+    def __init__(
+        self,
+        name: str,
+        robot: RobotModel,
+        frame_a: str,
+        frame_b: str,
+        lower_bounds: object,
+        upper_bounds: object,
+        axis_mask: object = None,
+        gain: float = 0.5,
+    ) -> None:
+        super().__init__(name, robot)
+        self._fa, self._fb = robot.get_frame_id(frame_a), robot.get_frame_id(frame_b)
+        self.frame_a, self.frame_b = frame_a, frame_b
+        self.lower, self.upper = _validate.bounds(
+            lower_bounds, upper_bounds, 6, "relative pose bounds"
+        )
+        self.mask = _axis_mask(axis_mask, 6, "axis_mask")
+        if not 0.0 < gain <= 1.0:
+            raise InvalidInput(f"gain must be in (0, 1], got {gain}")
+        self.gain = float(gain)
+
+    def coordinates(self) -> np.ndarray:
+        """Current ``[p_ab ; log3(R_ab)]`` [m, rad]."""
+        d = self._robot.data
+        Tab = d.oMf[self._fa].actInv(d.oMf[self._fb])
+        return np.concatenate([Tab.translation, pin.log3(Tab.rotation)])
+
+    def rows(self, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Damper rows on the masked axes."""
+        Tab, J = relative_pose_jacobian(self._robot, self._fa, self._fb)
+        J[3:] = pin.Jlog3(Tab.rotation) @ Tab.rotation.T @ J[3:]
+        x = np.concatenate([Tab.translation, pin.log3(Tab.rotation)])
+        k = self.gain / dt
+        m = self.mask
+        return J[m], (k * (self.lower - x))[m], (k * (self.upper - x))[m]

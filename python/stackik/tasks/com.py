@@ -1,0 +1,50 @@
+"""COMTask: drive the centre of mass to a target position.
+
+``e = c* - c`` and ``J = J_com`` (3 x nv, world axes), with per-axis masks (e.g.
+control only the ground projection with mask ``[1, 1, 0]``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _validate
+from ..model import RobotModel
+from .base import Task, TaskType
+
+
+class COMTask(Task):
+    """Track a target centre-of-mass position (world) [m].
+
+    The target starts at the current CoM.
+    """
+
+    task_type = TaskType.COM
+
+    def __init__(self, name: str, robot: RobotModel) -> None:
+        super().__init__(name, robot, 3)
+        self._target = robot.get_com_position()
+
+    def set_position_mask(self, mask: object) -> None:
+        """Which world axes (x, y, z) of the CoM are controlled (1) or free (0)."""
+        self._set_mask(0, mask)  # type: ignore[arg-type]
+
+    def set_target_position(self, position: object) -> None:
+        """Set the target CoM position [m]."""
+        self._target = _validate.vector(position, 3, f"{self.name} target position")
+
+    @property
+    def target_position(self) -> np.ndarray:
+        """The target CoM position [m]."""
+        return self._target.copy()
+
+    @property
+    def current_position(self) -> np.ndarray:
+        """The CoM at the robot's current configuration [m]."""
+        return self._robot.get_com_position()
+
+    def _compute(self, J: np.ndarray, error: np.ndarray) -> None:
+        robot = self._robot
+        robot._ensure_com()
+        J[:] = robot.data.Jcom
+        error[:] = self._target - robot.data.com[0]

@@ -1,0 +1,115 @@
+"""FrameTask: drive a frame's position and/or orientation to a target pose.
+
+With ``T = (R, p)`` the frame's world pose and ``T* = (R*, p*)`` the target, the
+error and Jacobian are expressed in world axes (LOCAL_WORLD_ALIGNED):
+
+    e = [p* - p ; log3(R* R^T)],    J = [J_v ; J_w]
+
+where ``J_v`` maps v to the frame origin's velocity and ``J_w`` to its angular
+velocity, both in world axes. ``FRAME_POSITION`` keeps the first three rows,
+``FRAME_ORIENTATION`` the last three; per-axis masks drop further rows (simIK's
+x / y / z / alpha-beta / gamma constraints, here on world axes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from .. import _validate
+from ..errors import InvalidInput
+from ..model import RobotModel
+from ..spatial import as_se3, check_rotation
+from .base import Task, TaskType
+
+_ROWS = {
+    TaskType.FRAME_POSE: (0, 6),
+    TaskType.FRAME_POSITION: (0, 3),
+    TaskType.FRAME_ORIENTATION: (3, 6),
+}
+
+
+class FrameTask(Task):
+    """Track a target pose (or its position / orientation part) with one frame.
+
+    Args:
+        name: Task name.
+        robot: Robot model.
+        frame_name: Controlled frame.
+        task_type: ``FRAME_POSE`` (6 rows), ``FRAME_POSITION`` or ``FRAME_ORIENTATION``.
+
+    The target starts at the frame's pose at the robot's current configuration, so a
+    new task holds the frame still until a target is set.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        robot: RobotModel,
+        frame_name: str,
+        task_type: TaskType = TaskType.FRAME_POSE,
+    ) -> None:
+        if task_type not in _ROWS:
+            raise InvalidInput(f"FrameTask type must be one of {[t.name for t in _ROWS]}")
+        super().__init__(name, robot, 6)
+        self.task_type = task_type
+        self.frame_name = frame_name
+        self._fid = robot.get_frame_id(frame_name)
+        lo, hi = _ROWS[task_type]
+        self._mask[:] = False
+        self._mask[lo:hi] = True
+        self._rows = np.flatnonzero(self._mask)
+        current = robot.get_frame_pose(frame_name)
+        self._target_p = current.translation.copy()
+        self._target_R = current.rotation.copy()
+
+    def set_position_mask(self, mask: object) -> None:
+        """Which world axes (x, y, z) of the position are controlled (1) or free (0)."""
+        if self.task_type == TaskType.FRAME_ORIENTATION:
+            raise InvalidInput(f"task {self.name!r} controls no position")
+        self._set_mask(0, mask)  # type: ignore[arg-type]
+
+    def set_orientation_mask(self, mask: object) -> None:
+        """Which world rotation axes (x, y, z) are controlled (1) or free (0)."""
+        if self.task_type == TaskType.FRAME_POSITION:
+            raise InvalidInput(f"task {self.name!r} controls no orientation")
+        self._set_mask(3, mask)  # type: ignore[arg-type]
+
+    def set_target_pose(self, pose: object, rotation: object | None = None) -> None:
+        """Set the target pose as SE3 / 4x4, or as ``(position, rotation)`` [m]."""
+        if rotation is None:
+            T = as_se3(pose, f"{self.name} target pose")
+            self._target_p, self._target_R = T.translation.copy(), T.rotation.copy()
+        else:
+            self._target_p = _validate.vector(pose, 3, f"{self.name} target position")
+            self._target_R = check_rotation(rotation, f"{self.name} target rotation")
+
+    def set_target_position(self, position: object) -> None:
+        """Set the target position in world coordinates [m]."""
+        self._target_p = _validate.vector(position, 3, f"{self.name} target position")
+
+    def set_target_orientation(self, rotation: object) -> None:
+        """Set the target orientation as a 3x3 rotation matrix (world)."""
+        self._target_R = check_rotation(rotation, f"{self.name} target rotation")
+
+    @property
+    def target_pose(self) -> pin.SE3:
+        """The target pose ``T_world_target``."""
+        return pin.SE3(self._target_R, self._target_p)
+
+    @property
+    def current_position(self) -> np.ndarray:
+        """Frame position at the robot's current configuration [m]."""
+        return self._robot.data.oMf[self._fid].translation.copy()
+
+    @property
+    def current_orientation(self) -> np.ndarray:
+        """Frame rotation matrix at the robot's current configuration."""
+        return self._robot.data.oMf[self._fid].rotation.copy()
+
+    def _compute(self, J: np.ndarray, error: np.ndarray) -> None:
+        robot = self._robot
+        oMf = robot.data.oMf[self._fid]
+        J[:] = pin.getFrameJacobian(robot.model, robot.data, self._fid, pin.LOCAL_WORLD_ALIGNED)
+        error[:3] = self._target_p - oMf.translation
+        error[3:] = pin.log3(self._target_R @ oMf.rotation.T)

@@ -1,0 +1,424 @@
+"""KinematicsSolver: building the stacked Problem, solving it, settings, bad input.
+
+- ``build_problem`` is asserted on as matrices (levels by priority, same-priority
+  stacking with ``sqrt(weight)``, constraint rows and their slices, the box) and is the
+  very problem ``solve_velocity`` hands to the SNS core.
+- The issue's solver-level behaviour on the shipped 7-DoF arm: a frame task converges
+  to a reachable pose; a posture task below it leaves ``J_frame dq`` unchanged (1e-9).
+- The result object (status, message, task scales, saturated joints, timings).
+- Bad input never crashes and never gives a NaN dq: typed errors at configuration
+  time, INVALID_INPUT (or INFEASIBLE / EMPTY_PROBLEM) with a message on the hot path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from stackik import (
+    InvalidInput,
+    NonFiniteInput,
+    RobotModel,
+    ShapeError,
+    SolverStatus,
+    TaskNotFound,
+    VelocitySolverResult,
+)
+from stackik.sns import SNSSolver, TaskSolveMode
+from stackik.solver import KinematicsSolver, Problem
+from stackik.tasks import TaskType
+
+ROBOTS = Path(__file__).resolve().parents[1] / "robots"
+PANDA_READY = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])
+
+
+@pytest.fixture(scope="module")
+def panda() -> RobotModel:
+    return RobotModel(ROBOTS / "panda" / "panda.urdf", srdf_path=ROBOTS / "panda" / "panda.srdf")
+
+
+@pytest.fixture(scope="module")
+def humanoid() -> RobotModel:
+    return RobotModel(ROBOTS / "humanoid" / "humanoid.urdf", floating_base=True)
+
+
+@pytest.fixture
+def solver(panda) -> KinematicsSolver:
+    panda.update_kinematics(PANDA_READY)
+    return KinematicsSolver(panda, dt=0.01)
+
+
+def far_pose(seed: int) -> pin.SE3:
+    rng = np.random.default_rng(seed)
+    d = rng.normal(size=3)
+    return pin.SE3(pin.exp3(rng.normal(size=3)), 1.5 * d / np.linalg.norm(d))
+
+
+def reachable_pose(robot: RobotModel, frame: str, seed: int) -> tuple[pin.SE3, np.ndarray]:
+    """The frame's pose at a random configuration inside the limits (so reachable)."""
+    rng = np.random.default_rng(seed)
+    lo, hi = robot.get_joint_limits()
+    q = rng.uniform(lo + 0.3, hi - 0.3)
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, q)
+    return pin.SE3(data.oMf[robot.get_frame_id(frame)]), q
+
+
+# ============================================================================================
+# build_problem: the stacked Problem as matrices
+# ============================================================================================
+def test_levels_are_ordered_by_priority_and_stacked_with_sqrt_weight(solver, panda):
+    ee = solver.add_frame_task("ee", "panda_hand_tcp")
+    ee.priority = 2
+    ee.set_target_pose(far_pose(1))
+    com = solver.add_com_task("com")
+    com.priority = 0
+    com.set_target_position(com.current_position + np.array([0.1, 0, 0]))
+    j1 = solver.add_joint_task("j1", "panda_joint1", 0.4)
+    j1.priority, j1.weight = 1, 4.0
+    j2 = solver.add_joint_task("j2", "panda_joint2", -0.3)
+    j2.priority, j2.weight, j2.gain = 1, 0.25, 3.0
+    off = solver.add_posture_task("off")
+    off.active = False
+    off.priority = 1
+    p = solver.build_problem(PANDA_READY)
+    assert isinstance(p, Problem)
+    assert p.level_tasks == [["com"], ["j1", "j2"], ["ee"]]  # inactive task skipped
+    assert len(p.levels) == 3 and p.modes == [TaskSolveMode.SCALE] * 3
+    # Level 0: the CoM task as is (weight 1).
+    np.testing.assert_allclose(p.levels[0][0], panda.get_com_jacobian())
+    np.testing.assert_allclose(p.levels[0][1], [0.1, 0, 0], atol=1e-15)
+    # Level 1: rows times sqrt(weight); desired velocity gain * error, also times sqrt(w).
+    J1, x1 = p.levels[1]
+    np.testing.assert_array_equal(J1, np.vstack([2.0 * np.eye(7)[[0]], 0.5 * np.eye(7)[[1]]]))
+    np.testing.assert_allclose(x1, [2.0 * 0.4, 0.5 * 3.0 * (-0.3 + 0.5)], atol=1e-15)
+    # Level 2: the frame task.
+    np.testing.assert_allclose(p.levels[2][0], panda.get_frame_jacobian("panda_hand_tcp"))
+    np.testing.assert_allclose(p.levels[2][1], ee.get_error())
+    # Tasks report their current error after the build (their update ran).
+    T = panda.get_frame_pose("panda_hand_tcp")
+    np.testing.assert_allclose(ee.get_error()[:3], far_pose(1).translation - T.translation)
+
+
+def test_same_priority_tasks_are_a_weighted_least_squares(solver):
+    """Two conflicting joint targets at one level: the weighted average is achieved."""
+    a = solver.add_joint_task("a", "panda_joint1", 0.3)
+    b = solver.add_joint_task("b", "panda_joint1", -0.1)
+    for wa, wb in ((1.0, 1.0), (3.0, 1.0), (1.0, 9.0)):
+        a.weight, b.weight = wa, wb
+        dq = solver.solve_velocity_dq(PANDA_READY, apply_limits=False)
+        assert dq[0] == pytest.approx((wa * 0.3 - wb * 0.1) / (wa + wb), abs=1e-9)
+        np.testing.assert_allclose(dq[1:], 0.0, atol=1e-12)
+
+
+def test_constraint_rows_are_stacked_with_slices(panda):
+    panda.update_kinematics(PANDA_READY)
+    solver = KinematicsSolver(panda, dt=0.01)
+    solver.add_frame_task("ee", "panda_hand_tcp")
+    solver.configure_collision_constraint(0.01, max_constraints=3, activation_margin=0.2)
+    c = panda.get_com_position()[:2]
+    solver.configure_com_constraint(c + np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]))
+    solver.configure_relative_pose_constraint(
+        "panda_link0", "panda_hand_tcp", -5 * np.ones(6), 5 * np.ones(6), [1, 1, 1, 0, 0, 0]
+    )
+    solver.set_linear_velocity_constraints(np.eye(7)[:2], [-1, -1], [1, 1])
+    T = panda.get_frame_pose("panda_hand_tcp")
+    solver.add_tight_point_constraint("panda_hand_tcp", T.translation, 0.1, [1, 0, 1])
+    solver.add_tight_frame_pose_constraint("panda_link8", np.eye(4), 10.0, 10.0)
+    p = solver.build_problem(PANDA_READY)
+    sizes = {"collision": 3, "com_polygon": 4, "relative_pose": 3, "linear": 2}
+    sizes |= {"tight_point_0": 2, "tight_pose_0": 6}
+    assert list(p.constraint_slices) == list(sizes)
+    start = 0
+    for name, n in sizes.items():
+        assert p.constraint_slices[name] == slice(start, start + n)
+        start += n
+    assert p.C.shape == (start, 7) and p.lower.shape == p.upper.shape == (start,)
+    np.testing.assert_array_equal(p.C[p.constraint_slices["linear"]], np.eye(7)[:2])
+    assert "constraints=['collision', 'com_polygon', 'relative_pose', 'linear'" in repr(solver)
+    # Inactive constraints contribute nothing.
+    solver._collision.active = False
+    assert "collision" not in solver.build_problem().constraint_slices
+
+
+def test_build_problem_is_what_solve_velocity_solves(panda):
+    panda.update_kinematics(PANDA_READY)
+    solver = KinematicsSolver(panda, dt=0.01)
+    ee = solver.add_frame_task("ee", "panda_hand_tcp")
+    ee.set_target_pose(far_pose(2))
+    post = solver.add_posture_task("post")
+    post.priority = 1
+    post.set_target_configuration(PANDA_READY + 0.3)
+    solver.set_linear_velocity_constraints(np.eye(7)[[3]], [-0.2], [0.2])
+    q = PANDA_READY + 0.05
+    p = solver.build_problem(q)
+    np.testing.assert_array_equal(panda.get_current_configuration(), q)
+    ref = SNSSolver(7).solve(
+        [x for _, x in p.levels],
+        [J for J, _ in p.levels],
+        p.C,
+        p.lower,
+        p.upper,
+        box_lower=p.box_lower,
+        box_upper=p.box_upper,
+        modes=p.modes,
+    )
+    res = solver.solve_velocity(q)
+    np.testing.assert_allclose(res.solution, ref.solution, atol=1e-14)
+    np.testing.assert_array_equal(res.task_scales, ref.task_scales)
+    # An empty q means "the current configuration".
+    np.testing.assert_allclose(solver.solve_velocity([]).solution, ref.solution, atol=1e-14)
+    np.testing.assert_allclose(solver.solve_velocity_dq(), ref.solution, atol=1e-14)
+
+
+# ============================================================================================
+# The issue's behaviour on the 7-DoF arm
+# ============================================================================================
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_frame_task_converges_to_a_reachable_pose(panda, seed):
+    target, _ = reachable_pose(panda, "panda_hand_tcp", seed)
+    q = PANDA_READY.copy()
+    panda.update_kinematics(q)
+    solver = KinematicsSolver(panda, dt=0.01)
+    ee = solver.add_frame_task("ee", "panda_hand_tcp")
+    ee.gain = 10.0
+    ee.set_target_pose(target)
+    post = solver.add_posture_task("post")  # keeps the redundancy away from the limits
+    post.priority = 1
+    lo, hi = panda.get_joint_limits()
+    for _ in range(1500):
+        res = solver.solve_velocity(q)
+        assert res.status == SolverStatus.SUCCESS, res.status_message
+        q = q + res.solution * solver.dt
+        assert np.all(q >= lo - 1e-12) and np.all(q <= hi + 1e-12)
+        if np.linalg.norm(ee.get_error()) < 1e-9:
+            break
+    panda.update_kinematics(q)
+    T = panda.get_frame_pose("panda_hand_tcp")
+    assert np.linalg.norm(T.translation - target.translation) < 1e-6
+    assert np.linalg.norm(pin.log3(T.rotation @ target.rotation.T)) < 1e-6
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_posture_below_does_not_change_frame_velocity(panda, seed):
+    """Strict priority: J_frame dq is the same with and without the lower posture task."""
+    rng = np.random.default_rng(seed)
+    lo, hi = panda.get_joint_limits()
+    q = rng.uniform(lo + 0.2, hi - 0.2)
+    panda.update_kinematics(q)
+    solver = KinematicsSolver(panda, dt=0.01)
+    ee = solver.add_frame_task("ee", "panda_hand_tcp")
+    # Reachable nearby targets (full scale) and far ones (the frame task saturates).
+    near = panda.get_frame_pose("panda_hand_tcp")
+    near.translation += rng.normal(size=3) * 0.005
+    for target, saturated in ((near, False), (far_pose(seed), True)):
+        ee.set_target_pose(target)
+        alone = solver.solve_velocity(q)
+        post = solver.add_posture_task("post")
+        post.priority = 1
+        post.set_target_configuration(rng.uniform(lo, hi))
+        post.gain = 10.0
+        both = solver.solve_velocity(q)
+        solver.remove_task("post")
+        assert alone.status == both.status == SolverStatus.SUCCESS
+        J = panda.get_frame_jacobian("panda_hand_tcp")
+        np.testing.assert_allclose(J @ both.solution, J @ alone.solution, atol=1e-9)
+        assert both.task_scales[0] == pytest.approx(alone.task_scales[0], abs=1e-12)
+        if saturated:  # joints at their bounds: the frame task takes what is left
+            assert alone.task_scales[0] < 1.0 and alone.saturated_joints
+        else:  # a redundant arm: the posture moves in the frame task's null space
+            assert alone.task_scales[0] == pytest.approx(1.0)
+            assert np.linalg.norm(both.solution - alone.solution) > 1e-3
+
+
+# ============================================================================================
+# The result object
+# ============================================================================================
+def test_result_fields(solver, panda):
+    ee = solver.add_frame_task("ee", "panda_hand_tcp")
+    ee.set_target_pose(far_pose(3))
+    ee.gain = 50.0  # asks far more than the joint velocity limits allow
+    post = solver.add_posture_task("post")
+    post.priority = 1
+    res = solver.solve_velocity(PANDA_READY)
+    assert isinstance(res, VelocitySolverResult)
+    assert res.status == SolverStatus.SUCCESS and res.success and res.status_message
+    assert res.solution.shape == (7,) and np.all(np.isfinite(res.solution))
+    assert res.task_scales.shape == (2,) and 0.0 < res.task_scales[0] < 1.0
+    vmax = panda.get_velocity_limits()
+    assert res.saturated_joints, "a joint must sit at its velocity bound"
+    for j in res.saturated_joints:
+        assert abs(res.solution[j]) == pytest.approx(vmax[j], abs=1e-9)
+    assert np.all(np.abs(res.solution) <= vmax + 1e-12)
+    assert res.computation_time_ms > 0.0
+    assert res.timings == {}
+    solver.enable_timing_breakdown(True)
+    timed = solver.solve_velocity(PANDA_READY)
+    assert set(timed.timings) == {"kinematics_ms", "problem_ms", "solve_ms"}
+    assert all(v >= 0 for v in timed.timings.values())
+    assert sum(timed.timings.values()) == pytest.approx(timed.computation_time_ms, rel=1e-6)
+    np.testing.assert_array_equal(solver.solve_velocity_dq(PANDA_READY), timed.solution)
+    # Without limits the same request exceeds the velocity limits at full scale.
+    free = solver.solve_velocity(PANDA_READY, apply_limits=False)
+    assert free.task_scales[0] == pytest.approx(1.0)
+    assert np.any(np.abs(free.solution) > vmax)
+
+
+def test_no_tasks_is_an_empty_problem(solver):
+    res = solver.solve_velocity(PANDA_READY)
+    assert res.status == SolverStatus.EMPTY_PROBLEM and res.status_message
+    np.testing.assert_array_equal(res.solution, np.zeros(7))
+    solver.add_posture_task("none", [])  # a task with no rows
+    assert solver.solve_velocity(PANDA_READY).status == SolverStatus.EMPTY_PROBLEM
+
+
+def test_infeasible_constraints_give_a_status_not_nan(solver):
+    solver.add_frame_task("ee", "panda_hand_tcp").set_target_pose(far_pose(4))
+    # Joint 1 must move at >= 5 rad/s, but its velocity limit is 2.175 rad/s.
+    solver.set_linear_velocity_constraints(np.eye(7)[[0]], [5.0], [np.inf])
+    res = solver.solve_velocity(PANDA_READY)
+    assert res.status == SolverStatus.INFEASIBLE and "row 0" in res.status_message
+    assert np.all(np.isfinite(res.solution))
+    assert res.solution[0] == pytest.approx(2.175)  # the least-violating point, box kept
+
+
+# ============================================================================================
+# Task management and settings
+# ============================================================================================
+def test_task_registry(solver):
+    a = solver.add_frame_task("a", "panda_hand_tcp")
+    b = solver.add_posture_task("b")
+    c = solver.add_com_task("c")
+    assert solver.tasks == [a, b, c]
+    assert solver.get_task("b") is b
+    solver.remove_task("b")
+    assert solver.tasks == [a, c]
+    with pytest.raises(TaskNotFound) as exc:
+        solver.get_task("b")
+    assert exc.value.name == "b" and set(exc.value.available) == {"a", "c"}
+    with pytest.raises(TaskNotFound) as exc:
+        solver.remove_task("cc")
+    assert "c" in exc.value.closest
+    with pytest.raises(InvalidInput):
+        solver.add_joint_task("a", "panda_joint1")
+    b2 = solver.add_joint_task("b", "panda_joint1", 0.0)  # a removed name is free again
+    assert solver.get_task("b") is b2
+    solver.clear_tasks()
+    assert solver.tasks == []
+    assert solver.build_problem(PANDA_READY).levels == []
+    assert "tasks=[]" in repr(solver)
+
+
+def test_settings_and_their_bad_values(solver):
+    assert solver.dt == 0.01
+    solver.dt = 0.002
+    assert solver.dt == 0.002
+    for bad in (0.0, -0.01, np.nan, np.inf, "fast", None):
+        with pytest.raises(InvalidInput):
+            solver.dt = bad
+    assert solver.dt == 0.002
+    with pytest.raises(InvalidInput):
+        KinematicsSolver(solver.robot, dt=0.0)
+    for setter, bad in (
+        (solver.set_damping, -1.0),
+        (solver.set_damping, np.nan),
+        (solver.set_tolerance, -1e-3),
+        (solver.set_tolerance, np.inf),
+        (solver.set_max_iterations, 0),
+        (solver.set_limit_margin, -0.1),
+        (solver.set_limit_margin, np.nan),
+    ):
+        with pytest.raises(InvalidInput):
+            setter(bad)
+    with pytest.raises(ShapeError):
+        solver.set_joint_weights(np.ones(6))
+    with pytest.raises(InvalidInput):
+        solver.set_joint_weights(np.r_[np.ones(6), 0.0])
+    with pytest.raises(NonFiniteInput):
+        solver.set_joint_weights(np.r_[np.ones(6), np.nan])
+    solver.set_damping(0.01)
+    solver.set_tolerance(0.02)
+    solver.set_max_iterations(3)
+    solver.add_frame_task("ee", "panda_hand_tcp").set_target_pose(far_pose(5))
+    res = solver.solve_velocity(PANDA_READY)
+    assert res.status in (SolverStatus.SUCCESS, SolverStatus.MAX_ITERATIONS)
+    assert np.all(np.isfinite(res.solution))
+
+
+def test_joint_weights_make_a_joint_move_less(solver):
+    ee = solver.add_frame_task("ee", "panda_hand_tcp", TaskType.FRAME_POSITION)
+    ee.set_target_position(ee.current_position + np.array([0.02, 0.01, -0.01]))
+    light = solver.solve_velocity_dq(PANDA_READY, apply_limits=False)
+    solver.set_joint_weights([100.0, 1, 1, 1, 1, 1, 1])
+    heavy = solver.solve_velocity_dq(PANDA_READY, apply_limits=False)
+    J = solver.robot.get_frame_jacobian("panda_hand_tcp")[:3]
+    np.testing.assert_allclose(J @ heavy, J @ light, atol=1e-12)  # same task velocity
+    assert abs(heavy[0]) < 0.1 * abs(light[0])
+
+
+# ============================================================================================
+# Bad input on the hot path: a status and a message, never a crash or NaN
+# ============================================================================================
+@pytest.mark.parametrize(
+    ("q", "fragment"),
+    [
+        (np.zeros(5), "expected shape (7,)"),
+        (np.zeros(8), "expected shape (7,)"),
+        (np.zeros((7, 1)), "expected shape (7,)"),
+        (np.full(7, np.nan), "NaN"),
+        (np.r_[np.zeros(6), np.inf], "NaN or inf"),
+        ("seven", "q"),
+        (object(), "q"),
+    ],
+)
+def test_bad_q_gives_invalid_input_status(solver, panda, q, fragment):
+    ee = solver.add_frame_task("ee", "panda_hand_tcp")
+    ee.set_target_pose(far_pose(6))
+    solver.add_posture_task("post").priority = 1
+    before = panda.get_current_configuration()
+    res = solver.solve_velocity(q)
+    assert res.status == SolverStatus.INVALID_INPUT
+    assert fragment in res.status_message
+    np.testing.assert_array_equal(res.solution, np.zeros(7))
+    assert res.task_scales.shape == (2,)
+    np.testing.assert_array_equal(solver.solve_velocity_dq(q), np.zeros(7))
+    # Nothing changed: the next good call works from the previous configuration.
+    np.testing.assert_array_equal(panda.get_current_configuration(), before)
+    assert solver.solve_velocity(PANDA_READY).status == SolverStatus.SUCCESS
+    with pytest.raises((ShapeError, NonFiniteInput)):
+        solver.build_problem(q)
+
+
+def test_bad_floating_base_quaternion(humanoid):
+    q = humanoid.neutral_configuration()
+    humanoid.update_kinematics(q)
+    solver = KinematicsSolver(humanoid)
+    solver.add_frame_task("hand", "left_hand").set_target_pose(far_pose(7))
+    q_bad = q.copy()
+    q_bad[3:7] = 0.0
+    res = solver.solve_velocity(q_bad)
+    assert res.status == SolverStatus.INVALID_INPUT and "quaternion" in res.status_message
+    assert np.all(res.solution == 0.0) and res.solution.shape == (humanoid.nv,)
+    # An unnormalized quaternion is normalized, not rejected.
+    q_scaled = q.copy()
+    q_scaled[3:7] *= 3.0
+    assert solver.solve_velocity(q_scaled).status == SolverStatus.SUCCESS
+
+
+def test_nan_targets_are_rejected_at_configuration_time(solver):
+    ee = solver.add_frame_task("ee", "panda_hand_tcp")
+    target = ee.target_pose
+    with pytest.raises(NonFiniteInput):
+        ee.set_target_position([0.3, np.nan, 0.5])
+    with pytest.raises(NonFiniteInput):
+        ee.set_target_velocity([np.nan] * 6)
+    post = solver.add_posture_task("post")
+    with pytest.raises(NonFiniteInput):
+        post.set_target_configuration(np.full(7, np.nan))
+    assert ee.target_pose.isApprox(target)
+    res = solver.solve_velocity(PANDA_READY)
+    assert res.status == SolverStatus.SUCCESS
+    np.testing.assert_allclose(res.solution, 0.0, atol=1e-12)
