@@ -396,7 +396,9 @@ def test_collision_distance_row_matches_finite_differences(which):
     robot = load_panda() if which == "panda" else load_dual_arm()
     _tighten_gjk(robot)
     solver = KinematicsSolver(robot, dt=0.01)
-    solver.configure_collision_constraint(0.0, max_constraints=10_000, activation_margin=10.0)
+    solver.configure_collision_constraint(
+        0.0, max_constraints=10_000, activation_margin=10.0, patch_tolerance=0.0
+    )
     cc = solver._collision
     gm = robot.collision_model
     ref = pin.GeometryData(gm)  # independent distance evaluation for the reference
@@ -433,10 +435,66 @@ def test_collision_distance_row_matches_finite_differences(which):
     assert checked > 100
 
 
+def test_collision_support_point_rows_match_finite_differences():
+    """Each row (witness or support point) is the exact rate of its plane gap.
+
+    For a row point ``s`` and normal ``n``: the gap ``n . (p - s)`` with ``s`` fixed to
+    geometry 1 and the plane (through ``p = s``, normal ``n``) fixed to geometry 2, i.e.
+    the two bodies' relative velocity at ``s`` along ``n``.
+    """
+    panda = load_panda()  # its own: tightening GJK must not leak into other tests
+    _tighten_gjk(panda)
+    solver = KinematicsSolver(panda, dt=0.01)
+    solver.configure_collision_constraint(
+        0.0, max_constraints=10_000, activation_margin=10.0, patch_tolerance=10.0
+    )
+    cc = solver._collision
+    gm = panda.collision_model
+    rng = np.random.default_rng(11)
+    checked = 0
+    for _ in range(3):
+        q = panda.random_configuration(rng)
+        panda.update_kinematics(q)
+        C, _, _ = cc.rows(0.01)
+        oMg0 = [pin.SE3(cc._gd.oMg[i]) for i in range(gm.ngeoms)]
+        # Rebuild each row's gap from its point (fixed to geometry 1) and the plane
+        # through it with the row's normal (fixed to geometry 2); witness rows included.
+        for row, ((g_pt, g_plane), s, n) in enumerate(
+            zip(cc.last_row_geometries, cc.last_row_points, cc.last_row_normals, strict=True)
+        ):
+            s_local = oMg0[g_pt].actInv(s)
+            p_local = oMg0[g_plane].actInv(s)
+            n_local = oMg0[g_plane].rotation.T @ n
+
+            def gap(
+                qq, s_local=s_local, p_local=p_local, n_local=n_local, g_pt=g_pt, g_plane=g_plane
+            ):
+                data = panda.model.createData()
+                pin.forwardKinematics(panda.model, data, qq)
+                ref = pin.GeometryData(gm)
+                pin.updateGeometryPlacements(panda.model, data, gm, ref)
+                sw = ref.oMg[int(g_pt)].act(s_local)
+                pw = ref.oMg[int(g_plane)].act(p_local)
+                return float((ref.oMg[int(g_plane)].rotation @ n_local) @ (pw - sw))
+
+            fd = np.array(
+                [
+                    (gap(panda.integrate(q, 1e-6 * e)) - gap(panda.integrate(q, -1e-6 * e))) / 2e-6
+                    for e in np.eye(panda.nv)
+                ]
+            )
+            # The row is the rate of the gap: the bodies' relative velocity at the point.
+            np.testing.assert_allclose(C[row], fd, atol=1e-7)
+            checked += 1
+    assert checked > 20
+
+
 def test_collision_rows_structure(panda):
     panda.update_kinematics(PANDA_READY)
     solver = KinematicsSolver(panda, dt=0.02)
-    solver.configure_collision_constraint(0.01, max_constraints=4, gain=0.3, activation_margin=0.1)
+    solver.configure_collision_constraint(
+        0.01, max_constraints=4, gain=0.3, activation_margin=0.1, patch_tolerance=0.0
+    )
     p = solver.build_problem(PANDA_READY)
     cc = solver._collision
     rows = p.constraint_slices["collision"]
@@ -479,7 +537,7 @@ def test_collision_nearest_pair_only(panda):
     panda.update_kinematics(PANDA_READY)
     solver = KinematicsSolver(panda)
     solver.configure_collision_constraint(
-        0.01, nearest_points_all_pairs=False, activation_margin=1.0
+        0.01, nearest_points_all_pairs=False, activation_margin=1.0, patch_tolerance=0.0
     )
     p = solver.build_problem(PANDA_READY)
     assert p.constraint_slices["collision"].stop - p.constraint_slices["collision"].start == 1
@@ -510,7 +568,9 @@ def test_collision_pair_selection_and_names(panda):
 def test_collision_pair_min_distance_overrides(panda):
     panda.update_kinematics(PANDA_READY)
     solver = KinematicsSolver(panda, dt=0.01)
-    solver.configure_collision_constraint(0.01, max_constraints=100, activation_margin=0.2)
+    solver.configure_collision_constraint(
+        0.01, max_constraints=100, activation_margin=0.2, patch_tolerance=0.0
+    )
     assert solver.get_collision_pair_min_distance_overrides() == []
     # The closest pair at the ready pose is link3 / link5 at 0.0223 m.
     assert panda.compute_min_collision_distance() == pytest.approx(0.02234, abs=1e-4)
@@ -556,7 +616,9 @@ def test_collision_constraint_follows_robot_pair_changes():
     robot = load_panda()
     robot.update_kinematics(PANDA_READY)
     solver = KinematicsSolver(robot)
-    solver.configure_collision_constraint(0.01, max_constraints=1000, activation_margin=1.0)
+    solver.configure_collision_constraint(
+        0.01, max_constraints=1000, activation_margin=1.0, patch_tolerance=0.0
+    )
     solver.add_frame_task("ee", "panda_hand_tcp")
     before = solver.get_active_collision_pairs()
     robot.apply_collision_exclusions(
@@ -667,20 +729,16 @@ def _face_on_scenario(name: str):
     return robot, q0, {"left_tcp": mid, "right_tcp": mid}, 5.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="single-witness velocity damper: when a hand box meets another body face-on "
-    "(a contact patch) GJK returns one arbitrary patch point, and a rotation brings "
-    "another patch point closer than the row predicts; 1.5-3.7 mm below min_distance",
-)
 @pytest.mark.parametrize("scenario", ["panda-base", "panda-column", "dual_arm-hands"])
 def test_collision_face_on_contact_keeps_min_distance(scenario):
+    """A hand box pressed face-on against another body (a contact patch) stays clear."""
     robot, q0, targets, gain = _face_on_scenario(scenario)
     dmin_off, _, _ = _collision_rollout(robot, q0, targets, 200, 0.01, on=False, gain=gain)
     assert dmin_off.min() < 0.0  # (holds: without the constraint these runs collide)
     dmin, _, _ = _collision_rollout(robot, q0, targets, 250, 0.01, gain=gain)
     assert dmin.min() < 0.0105  # (holds: the constraint becomes active)
-    assert dmin.min() >= 0.01 - 1e-4  # fails: see the reason
+    # Face-on contact patches: the support-point rows keep every patch point clear too.
+    assert dmin.min() >= 0.01 - 1e-4
 
 
 # ============================================================================================

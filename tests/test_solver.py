@@ -118,7 +118,9 @@ def test_constraint_rows_are_stacked_with_slices(panda):
     panda.update_kinematics(PANDA_READY)
     solver = KinematicsSolver(panda, dt=0.01)
     solver.add_frame_task("ee", "panda_hand_tcp")
-    solver.configure_collision_constraint(0.01, max_constraints=3, activation_margin=0.2)
+    solver.configure_collision_constraint(
+        0.01, max_constraints=3, activation_margin=0.2, patch_tolerance=0.0
+    )
     c = panda.get_com_position()[:2]
     solver.configure_com_constraint(c + np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]))
     solver.configure_relative_pose_constraint(

@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _validate
+from .constraints._box_kernel import limit_box
 from .constraints.base import Constraint
 from .constraints.collision import CollisionConstraint
 from .constraints.com_polygon import ComPolygonConstraint
-from .constraints.limits import calculate_velocity_box_constraint, velocity_box
+from .constraints.limits import calculate_velocity_box_constraint
 from .constraints.linear import LinearConstraint, TightFramePoseConstraint, TightPointConstraint
 from .constraints.relative_pose import RelativePoseConstraint
 from .errors import InvalidInput, StackIKError, TaskNotFound
@@ -286,6 +287,7 @@ class KinematicsSolver:
         *,
         gain: float = 0.5,
         activation_margin: float = 0.05,
+        patch_tolerance: float = 0.01,
     ) -> None:
         """Enable self-collision avoidance; see :class:`~stackik.constraints.collision.CollisionConstraint`."""  # noqa: E501
         self._collision = CollisionConstraint(
@@ -298,6 +300,7 @@ class KinematicsSolver:
             max_constraints,
             gain,
             activation_margin,
+            patch_tolerance,
         )
 
     def add_collision_constraint(
@@ -491,19 +494,19 @@ class KinematicsSolver:
             vmax = r.model.velocityLimit
             lo, hi = -vmax.copy(), vmax.copy()
         if apply_limits and self._position_limits and self._lim_q.size:
-            q = r._q[self._lim_q]
-            m = self._limit_margin
-            vmax = hi[self._lim_v] if self._velocity_limits else np.full(self._lim_v.size, np.inf)
-            amax = r._acceleration_limits[self._lim_v]
-            bl, bu = velocity_box(
-                q - (r.model.lowerPositionLimit[self._lim_q] + m),
-                (r.model.upperPositionLimit[self._lim_q] - m) - q,
-                vmax,
-                amax,
+            m = r.model
+            limit_box(
+                r._q,
+                self._lim_q,
+                self._lim_v,
+                m.lowerPositionLimit,
+                m.upperPositionLimit,
+                self._limit_margin,
+                r._acceleration_limits,
                 self._dt,
+                lo,
+                hi,
             )
-            lo[self._lim_v] = np.maximum(lo[self._lim_v], bl)
-            hi[self._lim_v] = np.minimum(hi[self._lim_v], bu)
         if self._base_ori_bounds is not None:
             lo[3:6] = np.maximum(lo[3:6], self._base_ori_bounds[0])
             hi[3:6] = np.minimum(hi[3:6], self._base_ori_bounds[1])

@@ -2,35 +2,75 @@
 
 For a pair at signed distance ``d`` with witness points ``p1`` (on geometry 1) and
 ``p2`` (on geometry 2) and unit normal ``n`` from 1 to 2, the distance rate is
-``d_dot = n^T (J_p2 - J_p1) v``, where ``J_p`` is the world-aligned linear Jacobian of
-the point ``p`` fixed to its geometry's joint: ``J_p = J_v,joint - [p - o_joint]x J_w,joint``.
-Each active pair gives the velocity-damper row (Faverjon and Tournassoud, 1987):
+``d_dot = n^T (J_p2 - J_p1) v``, where ``J_p`` is the world linear Jacobian of the point
+``p`` moving with its geometry's joint: ``J_p = J_lin - [p]x J_ang`` over that joint's
+supporting columns of Pinocchio's world joint Jacobian. Each near pair gives the
+velocity-damper row (Faverjon and Tournassoud, 1987):
 
     n^T (J_p2 - J_p1) v >= -gain (d - min_distance) / dt
 
-A bounding-sphere broadphase skips the exact (GJK/EPA) query for pairs whose spheres
-are farther apart than ``min_distance + activation_margin``; only pairs closer than
-that produce rows, at most ``max_constraints`` of them (the closest).
+**Contact patches.** When two faces meet face-on, GJK returns one arbitrary point of the
+closest patch, and a rotation can bring another patch point closer than that row sees.
+So each near pair also gets rows at the *support points* of both shapes (box corners,
+cylinder rim points, capsule end caps, hull vertices) lying within ``patch_tolerance``
+of the closest distance. A support point ``s`` of geometry 1 is at least
+``g_s = n . (p2 - s)`` from geometry 2 (which lies beyond the plane through ``p2``
+normal to ``n``); the plane moves with geometry 2, and the exact rate of ``g_s`` is
+``n^T (J_s^(2) - J_s^(1)) v``: the relative velocity at ``s`` of the two bodies. The row
+is the same damper on ``g_s`` (symmetrically for geometry 2's points), except that it
+never demands separation: ``g_s`` is only a lower bound of that point's distance, and
+the witness row alone drives a pair that is too close apart.
+
+**Broadphase.** Bounding spheres and temporal coherence: each geometry accumulates an
+upper bound of how far it has moved since a pair's last check (``sum_k L_gk |dq_k|``
+with configuration-independent levers ``L_gk`` from the bounding spheres and the joint
+placements), so a pair known to be far stays unqueried until its bound says it could
+be near; then a bounding-sphere test (a valid lower bound) runs before any exact
+GJK/EPA query. Only pairs closer than ``min_distance + activation_margin`` produce rows,
+for at most ``max_constraints`` pairs (the closest).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import coal
 import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidInput
 from ..model import RobotModel
 from ..model.collision import validate_pairs
+from ._collision_kernel import damper_rows, motion_broadphase
 from .base import Constraint
 
+#: Support points per cylinder rim (the rim between two points is at most
+#: ``r (1 - cos(pi / n))`` closer: 1.9 % of the radius for 16).
+_RIM_POINTS = 16
 
-def _skew_rows(r: np.ndarray, Jw: np.ndarray) -> np.ndarray:
-    """``[r]x Jw`` for a 3-vector r and a 3 x n matrix Jw."""
-    return np.array(
-        [r[1] * Jw[2] - r[2] * Jw[1], r[2] * Jw[0] - r[0] * Jw[2], r[0] * Jw[1] - r[1] * Jw[0]]
-    )
+
+def _support_points(geom: object) -> tuple[np.ndarray, float]:
+    """Local support points of a shape and the radius to add along the normal.
+
+    Box corners, cylinder rim points, capsule segment ends (radius added), convex hull
+    vertices; a sphere has none (its witness point is unique).
+    """
+    if isinstance(geom, coal.Box):
+        h = np.asarray(geom.halfSide)
+        signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+        return signs * h, 0.0
+    if isinstance(geom, coal.Cylinder):
+        a = np.linspace(0.0, 2 * np.pi, _RIM_POINTS, endpoint=False)
+        ring = np.column_stack([geom.radius * np.cos(a), geom.radius * np.sin(a)])
+        caps = [
+            np.column_stack([ring, np.full(len(a), z)]) for z in (-geom.halfLength, geom.halfLength)
+        ]
+        return np.vstack(caps), 0.0
+    if isinstance(geom, coal.Capsule):
+        return np.array([[0.0, 0.0, -geom.halfLength], [0.0, 0.0, geom.halfLength]]), geom.radius
+    if isinstance(geom, coal.ConvexBase):
+        return np.array(geom.points()).reshape(-1, 3), 0.0
+    return np.zeros((0, 3)), 0.0
 
 
 class CollisionConstraint(Constraint):
@@ -48,6 +88,8 @@ class CollisionConstraint(Constraint):
         gain: Damper gain in (0, 1]; 1 lets a pair close the gap in one step.
         activation_margin: Pairs farther than ``min_distance + activation_margin`` [m]
             produce no row.
+        patch_tolerance: Support points within this distance [m] of a near pair's
+            closest distance get rows of their own (contact patches); 0 disables them.
 
     Raises:
         InvalidInput: The robot has no collision geometry or an argument is out of range.
@@ -65,6 +107,7 @@ class CollisionConstraint(Constraint):
         max_constraints: int = 8,
         gain: float = 0.5,
         activation_margin: float = 0.05,
+        patch_tolerance: float = 0.01,
     ) -> None:
         super().__init__(name, robot)
         if not robot.has_collision_geometry():
@@ -77,6 +120,9 @@ class CollisionConstraint(Constraint):
             raise InvalidInput(f"gain must be in (0, 1], got {gain}")
         if not activation_margin >= 0:
             raise InvalidInput(f"activation_margin must be >= 0, got {activation_margin}")
+        if not patch_tolerance >= 0:
+            raise InvalidInput(f"patch_tolerance must be >= 0, got {patch_tolerance}")
+        self.patch_tolerance = float(patch_tolerance)
         self.min_distance = float(min_distance)
         self.max_constraints = int(max_constraints)
         self.gain = float(gain)
@@ -107,15 +153,26 @@ class CollisionConstraint(Constraint):
         self._pair_min = np.full(len(self._pairs), self.min_distance)
         self._pending: dict[int, float] = {}
         # Bounding spheres: centre in the geometry frame and radius [m].
-        centers, radii = [], []
+        centers, radii, support, support_radius = [], [], [], []
         for o in objs:
             g = o.geometry
             g.computeLocalAABB()
             centers.append(np.array(g.aabb_center))
             radii.append(float(g.aabb_radius))
-        self._centers_local = np.array(centers).reshape(-1, 3)
+            pts, rad = _support_points(g)
+            support.append(pts)
+            support_radius.append(rad)
+        self._centers_geom = np.array(centers).reshape(-1, 3)
+        self._centers_joint = np.array(
+            [o.placement.act(c) for o, c in zip(objs, self._centers_geom, strict=True)]
+        ).reshape(-1, 3)
         self._radii = np.array(radii)
+        self._support_local = support
+        self._support_radius = support_radius
         self._joint_of = np.array([o.parentJoint for o in objs], dtype=int)
+        self._index_levers()
+        self._reset_motion()
+        self.exact_queries = 0
         self.last_distances = np.zeros(0)
         self.last_pairs: list[int] = []
 
@@ -176,7 +233,56 @@ class CollisionConstraint(Constraint):
             if k >= 0
         ]
 
-    # -- rows ------------------------------------------------------------------------------
+    # -- broadphase state ------------------------------------------------------------------
+    def _index_levers(self) -> None:
+        """Per-geometry motion levers and joint-support masks (configuration independent).
+
+        ``lever[g, k]`` bounds how far a point of geometry g moves per unit of velocity
+        coordinate k: 1 for translations; for rotations the largest distance from the
+        joint's origin to the geometry's bounding sphere, at most the lengths of the joint
+        placements along the path plus the sphere's offset and radius.
+        """
+        m = self._robot.model
+        ng = len(self._radii)
+        self._lever = np.zeros((ng, m.nv))
+        self._support = np.zeros((ng, m.nv), dtype=np.bool_)
+        self._has_mimic = False
+        offset = np.linalg.norm(self._centers_joint, axis=1) + self._radii
+        step = [float(np.linalg.norm(m.jointPlacements[k].translation)) for k in range(m.njoints)]
+        for g in range(ng):
+            path = list(m.supports[int(self._joint_of[g])])[1:]  # joint ids from the root
+            for pos, i in enumerate(path):
+                jm = m.joints[i]
+                L = sum(step[k] for k in path[pos + 1 :]) + offset[g]
+                kind = jm.shortname()
+                if kind == "JointModelMimic":
+                    mm = jm.extract()
+                    self._lever[g, mm.idx_v] += abs(float(mm.scaling)) * L
+                    self._support[g, mm.idx_v] = True
+                    self._has_mimic = True
+                    continue
+                lo, n = jm.idx_v, jm.nv
+                self._support[g, lo : lo + n] = True
+                if kind.startswith("JointModelP") and not kind.startswith("JointModelPlanar"):
+                    self._lever[g, lo : lo + n] += 1.0
+                elif kind == "JointModelFreeFlyer":
+                    self._lever[g, lo : lo + 3] += 1.0
+                    self._lever[g, lo + 3 : lo + 6] += L
+                elif n == 1:  # revolute, bounded or continuous
+                    self._lever[g, lo] += L
+                else:  # planar, spherical, composite: conservative
+                    self._lever[g, lo : lo + n] += L + 1.0
+
+    def _reset_motion(self) -> None:
+        """Forget every pair's last distance: the next step re-checks all of them."""
+        npairs = len(self._pairs)
+        self._moved = np.zeros(len(self._radii))
+        self._d_last = np.where(self._pairs >= 0, -np.inf, np.inf)
+        self._moved_first = np.zeros(npairs)
+        self._moved_second = np.zeros(npairs)
+        self._listed = np.zeros(npairs, dtype=np.int64)
+        self._q_last: np.ndarray | None = None
+
     def _sync_pairs(self) -> None:
         """Follow changes of the robot's pair list (SRDF, exclusions, reset).
 
@@ -194,66 +300,186 @@ class CollisionConstraint(Constraint):
             for f, s in zip(self._first, self._second, strict=True)
         ]
         self._pairs = np.array([i if i < npairs else -1 for i in idx], dtype=int)
+        self._reset_motion()
 
-    def _candidates(self) -> np.ndarray:
-        """Pair slots whose bounding spheres are within the activation distance."""
-        r = self._robot
-        self._sync_pairs()
-        pin.updateGeometryPlacements(r.model, r.data, self._gm, self._gd)
-        oMg = self._gd.oMg
-        centers = np.array([oMg[i].act(c) for i, c in enumerate(self._centers_local)])
-        gap = (
-            np.linalg.norm(centers[self._first] - centers[self._second], axis=1)
-            - self._radii[self._first]
-            - self._radii[self._second]
-        )
-        near = np.flatnonzero((gap <= self._pair_min + self.activation_margin) & (self._pairs >= 0))
-        if not self.nearest_points_all_pairs and near.size > 1:
-            near = near[[int(np.argmin(gap[near]))]]
-        return near
-
+    # -- rows ------------------------------------------------------------------------------
     def rows(self, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Damper rows for the closest active pairs."""
+        """Damper rows for the closest pairs within the activation distance."""
+        self.last_distances, self.last_pairs, self.exact_queries = np.zeros(0), [], 0
         if not len(self._pairs):
             return self._empty()
+        self._sync_pairs()
         r = self._robot
-        near = self._candidates()
-        if near.size == 0:
-            self.last_distances, self.last_pairs = np.zeros(0), []
+        q = r._q
+        if self._q_last is None:
+            dq_abs = np.zeros(r.nv)
+        else:
+            dq_abs = np.abs(pin.difference(r.model, self._q_last, q))
+        self._q_last = q
+        threshold = self._pair_min + self.activation_margin
+        count = motion_broadphase(
+            dq_abs,
+            self._lever,
+            self._moved,
+            self._first,
+            self._second,
+            self._d_last,
+            self._moved_first,
+            self._moved_second,
+            threshold,
+            self._listed,
+        )
+        if self._pending:
+            self._latch_pending()
+        if count == 0:
             return self._empty()
-        dists = np.empty(near.size)
-        results = []
-        for n, k in enumerate(near):
+        pin.updateGeometryPlacements(r.model, r.data, self._gm, self._gd)
+        oMg = self._gd.oMg
+        moved, first, second = self._moved, self._first, self._second
+        listed, gaps = [], []
+        for k in self._listed[:count]:
+            k = int(k)
+            f, s = int(first[k]), int(second[k])
+            self._moved_first[k], self._moved_second[k] = moved[f], moved[s]
+            cf = oMg[f].act(self._centers_geom[f])
+            cs = oMg[s].act(self._centers_geom[s])
+            gap = float(np.linalg.norm(cf - cs)) - self._radii[f] - self._radii[s]
+            if gap > threshold[k]:  # spheres apart: a valid lower bound, no exact query
+                self._d_last[k] = gap
+            else:
+                listed.append(k)
+                gaps.append(gap)
+        if listed and not self.nearest_points_all_pairs:
+            listed = [listed[int(np.argmin(gaps))]]
+        hits = []
+        for k in listed:
             res = pin.computeDistance(self._gm, self._gd, int(self._pairs[k]))
-            dists[n] = res.min_distance
-            results.append(res)
-        for k in list(self._pending):  # latch overrides that have become satisfiable
-            hit = np.flatnonzero(near == k)
-            if hit.size and dists[hit[0]] >= self._pending[k]:
+            self.exact_queries += 1
+            d = res.min_distance
+            self._d_last[k] = d
+            if self._pending.get(k, np.inf) <= d:
                 self._pair_min[k] = self._pending.pop(k)
-        limits = self._pair_min[near]
-        active = np.flatnonzero(dists < limits + self.activation_margin)
-        active = active[np.argsort(dists[active])][: self.max_constraints]
-        self.last_distances, self.last_pairs = dists[active], near[active].tolist()
-        if active.size == 0:
+            if d < self._pair_min[k] + self.activation_margin:
+                hits.append((d, k, res))
+        if not hits:
             return self._empty()
-        C = np.empty((active.size, r.nv))
-        lower = np.empty(active.size)
-        for row, a in enumerate(active):
-            k, res = near[a], results[a]
-            # coal's normal points from geometry 1 to 2, also when they penetrate.
-            p1, p2, nrm = res.getNearestPoint1(), res.getNearestPoint2(), np.asarray(res.normal)
-            C[row] = nrm @ (
-                self._point_jacobian(self._second[k], p2) - self._point_jacobian(self._first[k], p1)
+        hits.sort(key=lambda h: h[0])
+        hits = hits[: self.max_constraints]
+        self.last_distances = np.array([h[0] for h in hits])
+        self.last_pairs = [h[1] for h in hits]
+        return self._assemble(hits, oMg, dt)
+
+    def _latch_pending(self) -> None:
+        """Apply pending per-pair overrides whose pair is now known to be clear enough."""
+        for k in list(self._pending):
+            bound = (
+                self._d_last[k]
+                - (self._moved[self._first[k]] - self._moved_first[k])
+                - (self._moved[self._second[k]] - self._moved_second[k])
             )
-            lower[row] = -self.gain * (dists[a] - limits[a]) / dt
-        return C, lower, np.full(active.size, np.inf)
+            if bound >= self._pending[k]:
+                self._pair_min[k] = self._pending.pop(k)
+
+    def _assemble(
+        self, hits: list, oMg: object, dt: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Witness and support-point rows of the near pairs (``hits``: distance, slot, result)."""
+        g1, g2, pts, nrm, gap, dmin = [], [], [], [], [], []
+        tol = self.patch_tolerance
+        for d, k, res in hits:
+            f, s = int(self._first[k]), int(self._second[k])
+            # coal's normal points from geometry 1 to geometry 2, also when they penetrate.
+            n = np.asarray(res.normal)
+            p1, p2 = res.getNearestPoint1(), res.getNearestPoint2()
+            g1.append(f)
+            g2.append(s)
+            pts.append(p1)
+            nrm.append(n)
+            gap.append(d)
+            dmin.append(self._pair_min[k])
+            if tol <= 0.0:
+                continue
+            for geom, sign, plane in ((f, 1.0, p2), (s, -1.0, p1)):
+                local = self._support_local[geom]
+                if not len(local):
+                    continue
+                M = oMg[geom]
+                world = local @ M.rotation.T + M.translation + sign * self._support_radius[geom] * n
+                # Lower bound on each point's distance to the other shape (beyond the plane).
+                g = sign * ((plane - world) @ n)
+                for i in np.flatnonzero(g < d + tol):
+                    g1.append(f)
+                    g2.append(s)
+                    pts.append(world[i])
+                    nrm.append(n)
+                    # g is only a lower bound of the point's distance: its row forbids
+                    # approaching faster than the damper allows, and never demands
+                    # separation (the witness row recovers a violated pair).
+                    gap.append(max(g[i], self._pair_min[k]))
+                    dmin.append(self._pair_min[k])
+        rows = len(g1)
+        C = np.empty((rows, self._robot.nv))
+        lower = np.empty(rows)
+        P = np.array(pts)
+        # Kept for inspection: per row, the two geometries, the point and the normal.
+        self.last_row_geometries = np.column_stack([g1, g2])
+        self.last_row_points, self.last_row_normals = P, np.array(nrm)
+        if self._has_mimic:
+            self._rows_python(
+                np.array(g1),
+                np.array(g2),
+                P,
+                np.array(nrm),
+                np.array(gap),
+                np.array(dmin),
+                dt,
+                C,
+                lower,
+            )
+        else:
+            damper_rows(
+                self._robot.data.J,
+                self._support,
+                np.array(g1),
+                np.array(g2),
+                P,
+                P,
+                np.array(nrm),
+                np.array(gap),
+                np.array(dmin),
+                self.gain / dt,
+                C,
+                lower,
+            )
+        return C, lower, np.full(rows, np.inf)
+
+    def _rows_python(
+        self,
+        g1: np.ndarray,
+        g2: np.ndarray,
+        P: np.ndarray,
+        N: np.ndarray,
+        gap: np.ndarray,
+        dmin: np.ndarray,
+        dt: float,
+        C: np.ndarray,
+        lower: np.ndarray,
+    ) -> None:
+        """Row assembly through Pinocchio's joint Jacobians (models with mimic joints)."""
+        for row in range(len(g1)):
+            Js = self._point_jacobian(g2[row], P[row]) - self._point_jacobian(g1[row], P[row])
+            C[row] = N[row] @ Js
+            lower[row] = -self.gain * (gap[row] - dmin[row]) / dt
 
     def _point_jacobian(self, geom: int, p: np.ndarray) -> np.ndarray:
-        """World-aligned linear Jacobian (3 x nv) of point ``p`` fixed to a geometry's joint."""
+        """World linear Jacobian (3 x nv) of point ``p`` moving with a geometry's joint."""
         r = self._robot
         j = int(self._joint_of[geom])
         if j == 0:
             return np.zeros((3, r.nv))
         J = pin.getJointJacobian(r.model, r.data, j, pin.LOCAL_WORLD_ALIGNED)
-        return J[:3] - _skew_rows(p - r.data.oMi[j].translation, J[3:])
+        d = p - r.data.oMi[j].translation
+        Jw = J[3:]
+        return J[:3] - np.array(
+            [d[1] * Jw[2] - d[2] * Jw[1], d[2] * Jw[0] - d[0] * Jw[2], d[0] * Jw[1] - d[1] * Jw[0]]
+        )

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from ..errors import InvalidInput
+from ._box_kernel import limit_box
 
 
 def calculate_velocity_box_constraint(
@@ -61,18 +62,6 @@ def calculate_velocity_box_constraint(
     return float(lo[0]), float(hi[0])
 
 
-def _side(margin: np.ndarray, vmax: np.ndarray, amax: np.ndarray, dt: float) -> np.ndarray:
-    """Largest velocity toward a limit ``margin`` away (negative margin: forced back)."""
-    m = np.maximum(margin, 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        brake = np.where(np.isfinite(amax), amax * (np.sqrt(dt * dt + 2.0 * m / amax) - dt), np.inf)
-    bound = np.minimum(np.minimum(vmax, m / dt), brake)
-    outside = margin < 0.0
-    if outside.any():
-        bound = np.where(outside, np.maximum(margin / dt, -vmax), bound)
-    return bound
-
-
 def velocity_box(
     margin_lower: np.ndarray,
     margin_upper: np.ndarray,
@@ -80,14 +69,29 @@ def velocity_box(
     acceleration_limit: np.ndarray,
     dt: float,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Vectorized :func:`calculate_velocity_box_constraint` (inf margins mean no limit)."""
+    """Vectorized :func:`calculate_velocity_box_constraint` (inf margins mean no limit).
+
+    Outside one limit, the recovery speed wins over the other side's braking bound,
+    which near a narrow range would otherwise forbid it (an empty box).
+    """
     if not (dt > 0.0 and math.isfinite(dt)):
         raise InvalidInput(f"dt must be positive and finite, got {dt}")
-    upper = _side(margin_upper, velocity_limit, acceleration_limit, dt)
-    lower = -_side(margin_lower, velocity_limit, acceleration_limit, dt)
-    # Outside one limit, the recovery speed wins over the other side's braking bound,
-    # which near a narrow range would otherwise forbid it (an empty box).
-    out_up, out_lo = margin_upper < 0.0, margin_lower < 0.0
-    lower = np.where(out_up & ~out_lo, np.minimum(lower, upper), lower)
-    upper = np.where(out_lo & ~out_up, np.maximum(upper, lower), upper)
-    return lower, upper
+    ml = np.asarray(margin_lower, dtype=float)
+    n = ml.shape[0]
+    vmax = np.asarray(velocity_limit, dtype=float)
+    lo, hi = -vmax.copy(), vmax.copy()
+    # The kernel reads margins as limits around q = 0: q_lower = -m_low, q_upper = m_up.
+    index = np.arange(n)
+    limit_box(
+        np.zeros(n),
+        index,
+        index,
+        -ml,
+        np.asarray(margin_upper, dtype=float),
+        0.0,
+        np.asarray(acceleration_limit, dtype=float),
+        float(dt),
+        lo,
+        hi,
+    )
+    return lo, hi
