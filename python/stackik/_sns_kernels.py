@@ -863,7 +863,10 @@ def sns_run(
     for j in range(n):
         v = dq[j]
         viol = max(viol, bl[j] - v, v - bu[j])
-        if v <= bl[j] + acttol * (1.0 + abs(bl[j])) or v >= bu[j] - acttol * (1.0 + abs(bu[j])):
+        # (infinite bounds are never active; the guard also avoids inf - inf)
+        at_lo = bl[j] > -_INF and v <= bl[j] + acttol * (1.0 + abs(bl[j]))
+        at_hi = bu[j] < _INF and v >= bu[j] - acttol * (1.0 + abs(bu[j]))
+        if at_lo or at_hi:
             act[nact] = j
             nact += 1
     nbox = nact
@@ -872,7 +875,9 @@ def sns_run(
         for j in range(n):
             v += Cg[i, j] * dq[j]
         viol = max(viol, gl[i] - v, v - gu[i])
-        if v <= gl[i] + acttol * (1.0 + abs(gl[i])) or v >= gu[i] - acttol * (1.0 + abs(gu[i])):
+        at_lo = gl[i] > -_INF and v <= gl[i] + acttol * (1.0 + abs(gl[i]))
+        at_hi = gu[i] < _INF and v >= gu[i] - acttol * (1.0 + abs(gu[i]))
+        if at_lo or at_hi:
             act[nact] = i
             nact += 1
     fout[0] = viol

@@ -57,6 +57,7 @@ DEFAULT_TOLERANCE = 1e-3
 _FEAS_TOL = 1e-12  # relative slack of the saturation test: |bound| * tol + tol
 _ACTIVE_TOL = 1e-9  # a row within this (relative) distance of a bound is reported active
 _VIOLATION_TOL = 1e-9  # largest accepted constraint violation of a returned dq
+_SNAP_TOL = 1e-12  # largest rounding miss of a projected start point that is snapped away
 _QP_REG = 1e-7  # proximal weight that makes the lexicographic QP stages strictly convex
 
 _F64 = np.float64
@@ -556,6 +557,14 @@ class SNSSolver:
         n = self.n
         rows, lo, hi = self._weighted_rows(Cg, gl, gu, bl, bu)
         A, b, eq = _ineq_rows(rows, np.zeros(rows.shape[0]), lo, hi, 0.0, widen=False)
+        u = _start_by_projection(rows, lo, hi)
+        if u is not None:
+            # Snap: the saturation test needs the start point exactly inside, so the
+            # bounds it misses by rounding (at most _SNAP_TOL) are widened to it.
+            u = np.clip(u, bl / self._wis, bu / self._wis)
+            self._u[:] = u
+            v = rows[n:] @ u
+            return np.minimum(gl, v), np.maximum(gu, v), ""
         u = _quadprog(np.eye(n), np.zeros(n), A, b, eq)
         if u is not None and _max_violation(rows, u, lo, hi) <= _VIOLATION_TOL:
             self._u[:] = u
@@ -728,6 +737,41 @@ def _ineq_rows(R, v0, lo, hi, slack, widen=True):
             ]
         )
     return A, b, int(is_eq.sum())
+
+
+def _start_by_projection(rows, lo, hi, max_rounds: int = 4):
+    """Minimum-norm point on the violated rows' bounds, if it satisfies every row.
+
+    Starting from ``u = 0``, the rows ``u`` violates are made equalities at the bound
+    they cross and ``u`` becomes the minimum-norm point satisfying them; rows violated
+    by that point join the set, a few rounds at most. This is the exact QP answer
+    whenever the final active set is right (the usual case: a few damper rows asking
+    for recovery), found with one small least-squares solve per round.
+
+    Returns:
+        The point, or None when the rounds do not reach a feasible point.
+    """
+    n = rows.shape[1]
+    u = np.zeros(n)
+    active = np.zeros(rows.shape[0], dtype=bool)
+    target = np.zeros(rows.shape[0])
+    for _ in range(max_rounds):
+        v = rows @ u
+        below = v < lo - _SNAP_TOL
+        above = v > hi + _SNAP_TOL
+        if not (below.any() or above.any()):
+            return u
+        new = (below | above) & ~active
+        if not new.any():
+            return None  # an active row is still missed: inconsistent guess, use the QP
+        active |= new
+        target[below] = lo[below]
+        target[above] = hi[above]
+        A = rows[active]
+        u = np.linalg.lstsq(A, target[active], rcond=None)[0]
+    v = rows @ u
+    ok = np.all(v >= lo - _SNAP_TOL) and np.all(v <= hi + _SNAP_TOL)
+    return u if ok else None
 
 
 def _quadprog(G, a, A, b, meq):

@@ -288,6 +288,7 @@ class KinematicsSolver:
         gain: float = 0.5,
         activation_margin: float = 0.05,
         patch_tolerance: float = 0.01,
+        recovery_deadband: float = 5e-5,
     ) -> None:
         """Enable self-collision avoidance; see :class:`~stackik.constraints.collision.CollisionConstraint`."""  # noqa: E501
         self._collision = CollisionConstraint(
@@ -301,6 +302,7 @@ class KinematicsSolver:
             gain,
             activation_margin,
             patch_tolerance,
+            recovery_deadband,
         )
 
     def add_collision_constraint(

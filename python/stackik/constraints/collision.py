@@ -9,11 +9,16 @@ velocity-damper row (Faverjon and Tournassoud, 1987):
 
     n^T (J_p2 - J_p1) v >= -gain (d - min_distance) / dt
 
+A pair that has drifted less than ``recovery_deadband`` below ``min_distance`` (the
+linearization error of a held contact) gets a zero right-hand side instead: it may not
+approach, but is not pushed back, which would fight the tasks every step.
+
 **Contact patches.** When two faces meet face-on, GJK returns one arbitrary point of the
 closest patch, and a rotation can bring another patch point closer than that row sees.
 So each near pair also gets rows at the *support points* of both shapes (box corners,
 cylinder rim points, capsule end caps, hull vertices) lying within ``patch_tolerance``
-of the closest distance. A support point ``s`` of geometry 1 is at least
+of the closest distance, once the pair is within ``patch_tolerance`` of its limit. A
+support point ``s`` of geometry 1 is at least
 ``g_s = n . (p2 - s)`` from geometry 2 (which lies beyond the plane through ``p2``
 normal to ``n``); the plane moves with geometry 2, and the exact rate of ``g_s`` is
 ``n^T (J_s^(2) - J_s^(1)) v``: the relative velocity at ``s`` of the two bodies. The row
@@ -88,8 +93,12 @@ class CollisionConstraint(Constraint):
         gain: Damper gain in (0, 1]; 1 lets a pair close the gap in one step.
         activation_margin: Pairs farther than ``min_distance + activation_margin`` [m]
             produce no row.
-        patch_tolerance: Support points within this distance [m] of a near pair's
-            closest distance get rows of their own (contact patches); 0 disables them.
+        patch_tolerance: When a pair is within this distance [m] of its limit, its support
+            points within this distance of the closest distance get rows of their own
+            (contact patches); 0 disables them.
+        recovery_deadband: A pair less than this [m] below its limit is only kept from
+            approaching further, not pushed back (a pair may sit up to this far inside
+            ``min_distance``).
 
     Raises:
         InvalidInput: The robot has no collision geometry or an argument is out of range.
@@ -108,6 +117,7 @@ class CollisionConstraint(Constraint):
         gain: float = 0.5,
         activation_margin: float = 0.05,
         patch_tolerance: float = 0.01,
+        recovery_deadband: float = 5e-5,
     ) -> None:
         super().__init__(name, robot)
         if not robot.has_collision_geometry():
@@ -123,6 +133,9 @@ class CollisionConstraint(Constraint):
         if not patch_tolerance >= 0:
             raise InvalidInput(f"patch_tolerance must be >= 0, got {patch_tolerance}")
         self.patch_tolerance = float(patch_tolerance)
+        if not recovery_deadband >= 0:
+            raise InvalidInput(f"recovery_deadband must be >= 0, got {recovery_deadband}")
+        self.recovery_deadband = float(recovery_deadband)
         self.min_distance = float(min_distance)
         self.max_constraints = int(max_constraints)
         self.gain = float(gain)
@@ -369,6 +382,20 @@ class CollisionConstraint(Constraint):
         self.last_pairs = [h[1] for h in hits]
         return self._assemble(hits, oMg, dt)
 
+    def _recovery_distance(self, d: float, d_min: float) -> float:
+        """Distance fed to the damper: a violation within the deadband asks no recovery.
+
+        A pair the damper holds at ``d_min`` drifts below it by the linearization error
+        (micrometres); asking to recover that would fight the tasks every step. Within
+        ``recovery_deadband`` the row only forbids approaching; deeper, it recovers to
+        ``d_min - recovery_deadband`` (the bound is continuous in ``d``).
+        """
+        if d >= d_min:
+            return d
+        if d >= d_min - self.recovery_deadband:
+            return d_min
+        return d + self.recovery_deadband
+
     def _latch_pending(self) -> None:
         """Apply pending per-pair overrides whose pair is now known to be clear enough."""
         for k in list(self._pending):
@@ -395,10 +422,10 @@ class CollisionConstraint(Constraint):
             g2.append(s)
             pts.append(p1)
             nrm.append(n)
-            gap.append(d)
+            gap.append(self._recovery_distance(d, self._pair_min[k]))
             dmin.append(self._pair_min[k])
-            if tol <= 0.0:
-                continue
+            if tol <= 0.0 or d - self._pair_min[k] > tol:
+                continue  # far from its limit, a pair's patch cannot come closer in one step
             for geom, sign, plane in ((f, 1.0, p2), (s, -1.0, p1)):
                 local = self._support_local[geom]
                 if not len(local):
