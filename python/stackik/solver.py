@@ -108,6 +108,9 @@ class KinematicsSolver:
         self._base_pos_bounds: tuple[np.ndarray, np.ndarray] | None = None
         self._base_ori_bounds: tuple[np.ndarray, np.ndarray] | None = None
         self._sns: SNSSolver | None = None
+        self._plan_key: tuple = ()
+        self._plan_cache: list | None = None
+        self._all_scale = True
         self._index_limited_joints()
 
     def _index_limited_joints(self) -> None:
@@ -213,6 +216,7 @@ class KinematicsSolver:
         if task.name in self._tasks:
             raise InvalidInput(f"a task named {task.name!r} already exists")
         self._tasks[task.name] = task
+        self._plan_cache = None
         return task
 
     def add_frame_task(
@@ -266,10 +270,12 @@ class KinematicsSolver:
         """Remove a task by name (TaskNotFound if absent)."""
         self.get_task(name)
         del self._tasks[name]
+        self._plan_cache = None
 
     def clear_tasks(self) -> None:
         """Remove every task."""
         self._tasks.clear()
+        self._plan_cache = None
 
     def clear_all_target_velocities(self) -> None:
         """Remove the feed-forward velocity of every task."""
@@ -538,24 +544,43 @@ class KinematicsSolver:
             self._robot.update_kinematics(current_q)
         return self._build(apply_limits)
 
+    def _plan(self) -> list[tuple[list[Task], list[float], TaskSolveMode]]:
+        """Priority levels of the active tasks: ``(tasks, sqrt weights, mode)``, cached.
+
+        The cache key is every task's (priority, weight, active, mode); tasks added or
+        removed change the registry and invalidate it too.
+        """
+        key = tuple((t.priority, t.weight, t.active, t.solve_mode) for t in self._tasks.values())
+        if key != self._plan_key or self._plan_cache is None:
+            groups: dict[int, list[Task]] = {}
+            for t in self._tasks.values():
+                if t.active:
+                    groups.setdefault(int(t.priority), []).append(t)
+            self._plan_cache = [
+                (groups[p], [float(np.sqrt(t.weight)) for t in groups[p]], groups[p][0].solve_mode)
+                for p in sorted(groups)
+            ]
+            self._plan_key = key
+            self._all_scale = all(m == TaskSolveMode.SCALE for _, _, m in self._plan_cache)
+        return self._plan_cache
+
     def _build(self, apply_limits: bool) -> Problem:
-        by_priority: dict[int, list[Task]] = {}
-        for t in self._tasks.values():
-            if t.active:
-                t.update()
-                by_priority.setdefault(int(t.priority), []).append(t)
         levels, names, modes = [], [], []
-        for p in sorted(by_priority):
-            group = by_priority[p]
-            if len(group) == 1 and group[0].weight == 1.0:
-                J, x = group[0].get_jacobian(), group[0].get_velocity()
+        for group, roots, mode in self._plan():
+            for t in group:
+                t.update()
+            if len(group) == 1 and roots[0] == 1.0:
+                levels.append(group[0].rows_for_solver())
             else:
-                w = [np.sqrt(t.weight) for t in group]
-                J = np.vstack([wi * t.get_jacobian() for wi, t in zip(w, group, strict=True)])
-                x = np.concatenate([wi * t.get_velocity() for wi, t in zip(w, group, strict=True)])
-            levels.append((J, x))
+                parts = [t.rows_for_solver() for t in group]
+                levels.append(
+                    (
+                        np.vstack([w * J for w, (J, _) in zip(roots, parts, strict=True)]),
+                        np.concatenate([w * x for w, (_, x) in zip(roots, parts, strict=True)]),
+                    )
+                )
             names.append([t.name for t in group])
-            modes.append(group[0].solve_mode)
+            modes.append(mode)
         box_lo, box_hi = self._box(apply_limits)
         rows, slices, start = [], {}, 0
         for c in self._constraints():
@@ -631,7 +656,7 @@ class KinematicsSolver:
             problem.upper,
             box_lower=problem.box_lower,
             box_upper=problem.box_upper,
-            modes=problem.modes,
+            modes=None if self._all_scale else problem.modes,
         )
         t3 = time.perf_counter()
         result.computation_time_ms = (t3 - t0) * 1e3

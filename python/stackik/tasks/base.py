@@ -137,6 +137,7 @@ class Task:
                 f"task {self.name!r}: joint indices {bad} outside [0, {self._robot.nv})"
             )
         self._excluded = sorted(set(idx))
+        self._exclusions_changed()
 
     def get_excluded_joint_indices(self) -> list[int]:
         """Velocity indices excluded from this task."""
@@ -145,6 +146,10 @@ class Task:
     def clear_excluded_joint_indices(self) -> None:
         """Let the task move every joint again."""
         self._excluded = []
+        self._exclusions_changed()
+
+    def _exclusions_changed(self) -> None:
+        """Hook for tasks with a constant Jacobian: rebuild it (zeroed excluded columns)."""
 
     def set_target_velocity(self, velocity: object) -> None:
         """Feed-forward task velocity added to ``gain * error`` (full, unmasked size)."""
@@ -166,6 +171,19 @@ class Task:
     def _compute(self, J: np.ndarray, error: np.ndarray) -> None:
         """Fill ``J`` (dimension x nv) and ``error`` (dimension) in place."""
         raise NotImplementedError
+
+    def rows_for_solver(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(J, xdot)`` of the last :meth:`update`, masked; internal buffers when unmasked.
+
+        The solver's hot path reads these without copying; they are overwritten by the
+        next :meth:`update`, so callers that keep them must copy.
+        """
+        xdot = self.gain * self._error
+        if self._target_velocity is not None:
+            xdot += self._target_velocity
+        if self._rows.size == self._dim:
+            return self._J, xdot
+        return self._J[self._rows], xdot[self._rows]
 
     def get_jacobian(self) -> np.ndarray:
         """Masked task Jacobian of the last :meth:`update` (rows x nv)."""

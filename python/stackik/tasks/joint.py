@@ -93,7 +93,9 @@ class MultiJointTask(Task):
         if c.any():
             err[c] = (err[c] + np.pi) % (2.0 * np.pi) - np.pi
         self._error[:] = err
-        # Rebuild every time: clearing the exclusions must restore the zeroed columns.
+
+    def _exclusions_changed(self) -> None:
+        """Rebuild the constant Jacobian (selection rows, excluded columns zeroed)."""
         self._J[:] = 0.0
         self._J[np.arange(len(self._iv)), self._iv] = 1.0
         if self._excluded:

@@ -86,7 +86,9 @@ class PostureTask(Task):
         """Recompute the error; the Jacobian is constant (identity rows)."""
         robot = self._robot
         self._error[:] = pin.difference(robot.model, robot._q, self._target_q)
-        # Rebuild every time: clearing the exclusions must restore the zeroed columns.
-        self._J[:] = np.eye(robot.nv)
+
+    def _exclusions_changed(self) -> None:
+        """Rebuild the constant Jacobian: identity with the excluded columns zeroed."""
+        self._J[:] = np.eye(self._robot.nv)
         if self._excluded:
             self._J[:, self._excluded] = 0.0
