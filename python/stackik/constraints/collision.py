@@ -17,7 +17,8 @@ approach, but is not pushed back, which would fight the tasks every step.
 closest patch, and a rotation can bring another patch point closer than that row sees.
 So each near pair also gets rows at the *support points* of both shapes (box corners,
 cylinder rim points, capsule end caps, hull vertices) lying within ``patch_tolerance``
-of the closest distance, once the pair is within ``patch_tolerance`` of its limit. A
+of the closest distance, once the pair is within ``patch_tolerance`` of its limit (the
+points extreme along 8 in-plane directions when the patch has more). A
 support point ``s`` of geometry 1 is at least
 ``g_s = n . (p2 - s)`` from geometry 2 (which lies beyond the plane through ``p2``
 normal to ``n``); the plane moves with geometry 2, and the exact rate of ``g_s`` is
@@ -46,12 +47,16 @@ import pinocchio as pin
 from ..errors import InvalidInput
 from ..model import RobotModel
 from ..model.collision import validate_pairs
-from ._collision_kernel import damper_rows, motion_broadphase
+from ._collision_kernel import contact_rows, motion_broadphase
 from .base import Constraint
 
 #: Support points per cylinder rim (the rim between two points is at most
 #: ``r (1 - cos(pi / n))`` closer: 1.9 % of the radius for 16).
 _RIM_POINTS = 16
+
+#: Directions (evenly spaced in the contact plane) whose extreme support points are kept
+#: when more points than this lie in a contact patch.
+_PATCH_DIRECTIONS = 8
 
 
 def _support_points(geom: object) -> tuple[np.ndarray, float]:
@@ -182,6 +187,15 @@ class CollisionConstraint(Constraint):
         self._radii = np.array(radii)
         self._support_local = support
         self._support_radius = support_radius
+        self._sup_points = (
+            np.vstack([pts.reshape(-1, 3) for pts in support]) if support else np.zeros((0, 3))
+        )
+        self._sup_offset = np.concatenate([[0], np.cumsum([len(pts) for pts in support])]).astype(
+            np.int64
+        )
+        self._sup_radius = np.array(support_radius, dtype=float)
+        self._rot = np.zeros((len(objs), 3, 3))
+        self._trans = np.zeros((len(objs), 3))
         self._joint_of = np.array([o.parentJoint for o in objs], dtype=int)
         self._index_levers()
         self._reset_motion()
@@ -411,92 +425,70 @@ class CollisionConstraint(Constraint):
         self, hits: list, oMg: object, dt: float
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Witness and support-point rows of the near pairs (``hits``: distance, slot, result)."""
-        g1, g2, pts, nrm, gap, dmin = [], [], [], [], [], []
-        tol = self.patch_tolerance
-        for d, k, res in hits:
+        nh = len(hits)
+        first = np.empty(nh, dtype=np.int64)
+        second = np.empty(nh, dtype=np.int64)
+        dist, d_eff, d_min = np.empty(nh), np.empty(nh), np.empty(nh)
+        normal, p1, p2 = np.empty((nh, 3)), np.empty((nh, 3)), np.empty((nh, 3))
+        for h, (d, k, res) in enumerate(hits):
             f, s = int(self._first[k]), int(self._second[k])
+            first[h], second[h] = f, s
+            dm = float(self._pair_min[k])
+            dist[h], d_eff[h], d_min[h] = d, self._recovery_distance(d, dm), dm
             # coal's normal points from geometry 1 to geometry 2, also when they penetrate.
-            n = np.asarray(res.normal)
-            p1, p2 = res.getNearestPoint1(), res.getNearestPoint2()
-            g1.append(f)
-            g2.append(s)
-            pts.append(p1)
-            nrm.append(n)
-            gap.append(self._recovery_distance(d, self._pair_min[k]))
-            dmin.append(self._pair_min[k])
-            if tol <= 0.0 or d - self._pair_min[k] > tol:
-                continue  # far from its limit, a pair's patch cannot come closer in one step
-            for geom, sign, plane in ((f, 1.0, p2), (s, -1.0, p1)):
-                local = self._support_local[geom]
-                if not len(local):
-                    continue
-                M = oMg[geom]
-                world = local @ M.rotation.T + M.translation + sign * self._support_radius[geom] * n
-                # Lower bound on each point's distance to the other shape (beyond the plane).
-                g = sign * ((plane - world) @ n)
-                for i in np.flatnonzero(g < d + tol):
-                    g1.append(f)
-                    g2.append(s)
-                    pts.append(world[i])
-                    nrm.append(n)
-                    # g is only a lower bound of the point's distance: its row forbids
-                    # approaching faster than the damper allows, and never demands
-                    # separation (the witness row recovers a violated pair).
-                    gap.append(max(g[i], self._pair_min[k]))
-                    dmin.append(self._pair_min[k])
-        rows = len(g1)
-        C = np.empty((rows, self._robot.nv))
-        lower = np.empty(rows)
-        P = np.array(pts)
+            normal[h] = res.normal
+            p1[h] = res.getNearestPoint1()
+            p2[h] = res.getNearestPoint2()
+            if d - dm <= self.patch_tolerance:
+                for g in (f, s):
+                    self._rot[g] = oMg[g].rotation
+                    self._trans[g] = oMg[g].translation
+        cap = nh * (1 + 2 * _PATCH_DIRECTIONS)
+        C = np.empty((cap, self._robot.nv))
+        lower = np.empty(cap)
+        geoms = np.empty((cap, 2), dtype=np.int64)
+        points, normals = np.empty((cap, 3)), np.empty((cap, 3))
+        rows = contact_rows(
+            self._robot.data.J,
+            self._support,
+            first,
+            second,
+            dist,
+            d_eff,
+            d_min,
+            normal,
+            p1,
+            p2,
+            self._rot,
+            self._trans,
+            self._sup_points,
+            self._sup_offset,
+            self._sup_radius,
+            self.patch_tolerance,
+            self.gain / dt,
+            _PATCH_DIRECTIONS,
+            C,
+            lower,
+            geoms,
+            points,
+            normals,
+        )
         # Kept for inspection: per row, the two geometries, the point and the normal.
-        self.last_row_geometries = np.column_stack([g1, g2])
-        self.last_row_points, self.last_row_normals = P, np.array(nrm)
-        if self._has_mimic:
+        self.last_row_geometries = geoms[:rows]
+        self.last_row_points, self.last_row_normals = points[:rows], normals[:rows]
+        if self._has_mimic:  # Pinocchio's joint Jacobians know the mimic couplings
             self._rows_python(
-                np.array(g1),
-                np.array(g2),
-                P,
-                np.array(nrm),
-                np.array(gap),
-                np.array(dmin),
-                dt,
-                C,
-                lower,
+                geoms[:rows, 0], geoms[:rows, 1], points[:rows], normals[:rows], C[:rows]
             )
-        else:
-            damper_rows(
-                self._robot.data.J,
-                self._support,
-                np.array(g1),
-                np.array(g2),
-                P,
-                P,
-                np.array(nrm),
-                np.array(gap),
-                np.array(dmin),
-                self.gain / dt,
-                C,
-                lower,
-            )
-        return C, lower, np.full(rows, np.inf)
+        return C[:rows], lower[:rows], np.full(rows, np.inf)
 
     def _rows_python(
-        self,
-        g1: np.ndarray,
-        g2: np.ndarray,
-        P: np.ndarray,
-        N: np.ndarray,
-        gap: np.ndarray,
-        dmin: np.ndarray,
-        dt: float,
-        C: np.ndarray,
-        lower: np.ndarray,
+        self, g1: np.ndarray, g2: np.ndarray, P: np.ndarray, N: np.ndarray, C: np.ndarray
     ) -> None:
-        """Row assembly through Pinocchio's joint Jacobians (models with mimic joints)."""
+        """Recompute the rows through Pinocchio's joint Jacobians (models with mimic joints)."""
         for row in range(len(g1)):
             Js = self._point_jacobian(g2[row], P[row]) - self._point_jacobian(g1[row], P[row])
             C[row] = N[row] @ Js
-            lower[row] = -self.gain * (gap[row] - dmin[row]) / dt
 
     def _point_jacobian(self, geom: int, p: np.ndarray) -> np.ndarray:
         """World linear Jacobian (3 x nv) of point ``p`` moving with a geometry's joint."""
