@@ -277,7 +277,10 @@ class RobotModel:
         self._data = model.createData()
         self._dyn_data = model.createData()
         self._q = pin.neutral(model)
-        self._v = np.zeros(model.nv)
+        self._zero_v = np.zeros(model.nv)
+        self._zero_v.flags.writeable = False  # shared by every update without v
+        self._v = self._zero_v
+        self._moving = False
         self._refresh()
 
     def _reduce(
@@ -662,16 +665,19 @@ class RobotModel:
         """
         qv = self._check_q(q)
         if v is None or (hasattr(v, "__len__") and len(v) == 0):  # type: ignore[arg-type]
-            vv = np.zeros(self._model.nv)
+            self._q = qv.copy()
+            self._v = self._zero_v
+            self._moving = False
         else:
             vv = self._check_v(v)
-        self._q = qv.copy()
-        self._v = vv.copy()
+            self._q = qv.copy()
+            self._v = vv.copy()
+            self._moving = bool(vv.any())
         self._refresh()
 
     def _refresh(self) -> None:
         m, d = self._model, self._data
-        if np.any(self._v):
+        if self._moving:
             pin.forwardKinematics(m, d, self._q, self._v)
             pin.computeJointJacobians(m, d)
         else:
