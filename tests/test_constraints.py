@@ -995,6 +995,54 @@ def test_relative_pose_holds_while_tasks_pull_apart(dual_arm):
     assert "relative_pose" not in solver.build_problem().constraint_slices
 
 
+def test_relative_pose_with_reference_rotation_near_pi(dual_arm):
+    """Mirrored TCPs (relative rotation ~pi): bounds about a reference rotation hold."""
+    q = dual_ready(dual_arm)
+    dual_arm.update_kinematics(q)
+    Ta, Tb = dual_arm.get_frame_pose("left_tcp"), dual_arm.get_frame_pose("right_tcp")
+    R0 = Ta.actInv(Tb).rotation
+    assert np.linalg.norm(pin.log3(R0)) > 2.8  # the plain rotation vector is near its wrap
+    # Rows against finite differences of the reference-relative coordinates.
+    con = RelativePoseConstraint(
+        "r", dual_arm, "left_tcp", "right_tcp", -np.ones(6), np.ones(6), reference_rotation=R0
+    )
+    rng = np.random.default_rng(8)
+    for _ in range(2):
+        qq = q + 0.05 * rng.standard_normal(dual_arm.nq)
+        dual_arm.update_kinematics(qq)
+        C, _, _ = con.rows(0.01)
+        np.testing.assert_allclose(C, fd_vector(dual_arm, qq, con.coordinates), atol=1e-6)
+        Tab = dual_arm.get_frame_pose("left_tcp").actInv(dual_arm.get_frame_pose("right_tcp"))
+        np.testing.assert_allclose(con.coordinates()[3:], pin.log3(R0.T @ Tab.rotation), atol=1e-12)
+    # A rollout pulling the hands apart and twisting one stays inside the bounds.
+    dual_arm.update_kinematics(q)
+    solver = KinematicsSolver(dual_arm, dt=0.01)
+    half = np.array([0.05, 0.05, 0.05, 0.1, 0.1, 0.1])
+    x0 = np.r_[Ta.actInv(Tb).translation, np.zeros(3)]
+    solver.configure_relative_pose_constraint(
+        "left_tcp", "right_tcp", x0 - half, x0 + half, reference_rotation=R0
+    )
+    left = solver.add_frame_task("l", "left_tcp")
+    right = solver.add_frame_task("r", "right_tcp")
+    left.set_target_pose(
+        pin.SE3(
+            pin.exp3(np.array([0.5, 0, 0])) @ Ta.rotation, Ta.translation + np.array([0, 0.3, 0.1])
+        )
+    )
+    right.set_target_pose(pin.SE3(Tb.rotation, Tb.translation + np.array([0.0, -0.3, -0.1])))
+    con = solver._relative
+    worst = -np.inf
+    for _ in range(300):
+        res = solver.solve_velocity(q)
+        assert res.status == SolverStatus.SUCCESS, res.status_message
+        q = q + res.solution * solver.dt
+        dual_arm.update_kinematics(q)
+        worst = max(worst, max_violation(con.coordinates(), x0 - half, x0 + half))
+    assert worst <= 1e-9
+    x = con.coordinates()
+    assert np.min(np.minimum(x - (x0 - half), (x0 + half) - x)) < 1e-3  # it is at a bound
+
+
 def test_relative_pose_bad_input(dual_arm):
     solver = KinematicsSolver(dual_arm)
     with pytest.raises(InvalidBounds):

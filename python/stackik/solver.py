@@ -388,10 +388,19 @@ class KinematicsSolver:
         lower_bounds: object,
         upper_bounds: object,
         axis_mask: object = None,
+        *,
+        reference_rotation: object | None = None,
     ) -> None:
         """Bound ``T_a^-1 T_b`` per axis; see :class:`~stackik.constraints.relative_pose.RelativePoseConstraint`."""  # noqa: E501
         self._relative = RelativePoseConstraint(
-            "relative_pose", self._robot, frame_a, frame_b, lower_bounds, upper_bounds, axis_mask
+            "relative_pose",
+            self._robot,
+            frame_a,
+            frame_b,
+            lower_bounds,
+            upper_bounds,
+            axis_mask,
+            reference_rotation=reference_rotation,
         )
 
     def clear_relative_pose_constraint(self) -> None:

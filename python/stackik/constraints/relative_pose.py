@@ -1,10 +1,14 @@
 """RelativePoseConstraint: keep the pose of frame b in frame a inside per-axis bounds.
 
 The constrained coordinates are ``x = [p_ab ; phi_ab]`` with ``T_ab = T_a^-1 T_b``,
-``p_ab`` its translation (frame a axes) [m] and ``phi_ab = log3(R_ab)`` [rad]. Their
-exact rates are ``J_p v`` (see :func:`stackik.tasks.relative.relative_pose_jacobian`)
-and ``dphi/dt = Jlog3(R_ab) R_ab^T w_ab`` with ``w_ab`` the spatial angular velocity of
-``R_ab``. Each masked axis gets the velocity damper
+``p_ab`` its translation (frame a axes) [m] and ``phi_ab = log3(R_ref^T R_ab)`` [rad],
+the rotation away from a reference ``R_ref`` (identity by default). Their exact rates
+are ``J_p v`` (see :func:`stackik.tasks.relative.relative_pose_jacobian`) and
+``dphi/dt = Jlog3(R_ref^T R_ab) R_ab^T w_ab`` with ``w_ab`` the spatial angular velocity
+of ``R_ab``. The rotation vector wraps at pi and its rate is singular there, so frames
+whose relative rotation is near pi (mirrored frames of a dual arm) should bound the
+rotation relative to a reference near their working relative rotation. Each masked
+axis gets the velocity damper
 
     gain (lower - x) / dt <= J_x v <= gain (upper - x) / dt
 
@@ -19,6 +23,7 @@ import pinocchio as pin
 from .. import _validate
 from ..errors import InvalidInput
 from ..model import RobotModel
+from ..spatial import check_rotation
 from ..tasks.relative import relative_pose_jacobian
 from .base import Constraint
 from .linear import _axis_mask
@@ -36,6 +41,8 @@ class RelativePoseConstraint(Constraint):
         upper_bounds: 6 upper bounds.
         axis_mask: 6 entries, 1 = constrained; all when empty.
         gain: Damper gain in (0, 1].
+        reference_rotation: ``R_ref``, the relative rotation the rotation bounds are
+            measured from (identity when omitted).
     """
 
     def __init__(
@@ -48,8 +55,14 @@ class RelativePoseConstraint(Constraint):
         upper_bounds: object,
         axis_mask: object = None,
         gain: float = 0.5,
+        reference_rotation: object | None = None,
     ) -> None:
         super().__init__(name, robot)
+        self.reference_rotation = (
+            np.eye(3)
+            if reference_rotation is None
+            else check_rotation(reference_rotation, "reference_rotation")
+        )
         self._fa, self._fb = robot.get_frame_id(frame_a), robot.get_frame_id(frame_b)
         self.frame_a, self.frame_b = frame_a, frame_b
         self.lower, self.upper = _validate.bounds(
@@ -61,16 +74,18 @@ class RelativePoseConstraint(Constraint):
         self.gain = float(gain)
 
     def coordinates(self) -> np.ndarray:
-        """Current ``[p_ab ; log3(R_ab)]`` [m, rad]."""
+        """Current ``[p_ab ; log3(R_ref^T R_ab)]`` [m, rad]."""
         d = self._robot.data
         Tab = d.oMf[self._fa].actInv(d.oMf[self._fb])
-        return np.concatenate([Tab.translation, pin.log3(Tab.rotation)])
+        return np.concatenate([Tab.translation, pin.log3(self.reference_rotation.T @ Tab.rotation)])
 
     def rows(self, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Damper rows on the masked axes."""
         Tab, J = relative_pose_jacobian(self._robot, self._fa, self._fb)
-        J[3:] = pin.Jlog3(Tab.rotation) @ Tab.rotation.T @ J[3:]
-        x = np.concatenate([Tab.translation, pin.log3(Tab.rotation)])
+        Re = self.reference_rotation.T @ Tab.rotation
+        # R_ref is constant: R_e's body angular velocity is R_ab's, R_ab^T w_ab.
+        J[3:] = pin.Jlog3(Re) @ Tab.rotation.T @ J[3:]
+        x = np.concatenate([Tab.translation, pin.log3(Re)])
         k = self.gain / dt
         m = self.mask
         return J[m], (k * (self.lower - x))[m], (k * (self.upper - x))[m]
