@@ -24,6 +24,8 @@ from .errors import (
 )
 from .model import ReferenceFrame, RobotModel
 from .results import SolverStatus, VelocitySolverResult
+from .sns import TaskSolveMode
+from .solver import KinematicsSolver, Problem
 from .spatial import (
     Rt,
     as_se3,
@@ -34,20 +36,40 @@ from .spatial import (
     q2r,
     r2q,
 )
+from .tasks import (
+    AbsoluteFrameTask,
+    COMTask,
+    FrameTask,
+    JointTask,
+    MultiJointTask,
+    PostureTask,
+    RelativeFrameTask,
+    Task,
+    TaskType,
+)
 
 __all__ = [
+    "AbsoluteFrameTask",
+    "COMTask",
     "CollisionGeometryNotFound",
     "FrameNotFound",
+    "FrameTask",
     "InvalidBounds",
     "InvalidInput",
     "InvalidTransform",
     "JointNotFound",
+    "JointTask",
+    "KinematicsSolver",
     "MalformedDescription",
     "MeshNotFound",
+    "MultiJointTask",
     "NameNotFound",
     "NonFiniteInput",
     "NotWithinLimits",
+    "PostureTask",
+    "Problem",
     "ReferenceFrame",
+    "RelativeFrameTask",
     "RobotFileNotFound",
     "RobotLoadError",
     "RobotModel",
@@ -55,7 +77,10 @@ __all__ = [
     "ShapeError",
     "SolverStatus",
     "StackIKError",
+    "Task",
     "TaskNotFound",
+    "TaskSolveMode",
+    "TaskType",
     "VelocitySolverResult",
     "__version__",
     "as_se3",
