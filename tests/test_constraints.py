@@ -964,22 +964,23 @@ def test_relative_pose_rows_match_finite_differences(dual_arm):
         checked += 1
 
 
-def test_relative_pose_holds_while_tasks_pull_apart(dual_arm):
-    q = dual_ready(dual_arm, right_joint5=1.5)  # relative rotation 1.65 rad, far from pi
-    dual_arm.update_kinematics(q)
-    solver = KinematicsSolver(dual_arm, dt=0.01)
-    Ta, Tb = dual_arm.get_frame_pose("left_tcp"), dual_arm.get_frame_pose("right_tcp")
-    x0 = np.r_[Ta.actInv(Tb).translation, pin.log3(Ta.actInv(Tb).rotation)]
+def _pull_apart_rollout(robot, q, reference_rotation=None):
+    """Tasks pull the TCPs apart (and twist one) against relative-pose bounds of
+    +-5 cm / +-0.1 rad around the start; returns the solver, bounds and worst violation."""
+    robot.update_kinematics(q)
+    solver = KinematicsSolver(robot, dt=0.01)
+    Ta, Tb = robot.get_frame_pose("left_tcp"), robot.get_frame_pose("right_tcp")
+    Rref = np.eye(3) if reference_rotation is None else reference_rotation
+    x0 = np.r_[Ta.actInv(Tb).translation, pin.log3(Rref.T @ Ta.actInv(Tb).rotation)]
     half = np.array([0.05, 0.05, 0.05, 0.1, 0.1, 0.1])
     lo, hi = x0 - half, x0 + half
-    solver.configure_relative_pose_constraint("left_tcp", "right_tcp", lo, hi)
+    solver.configure_relative_pose_constraint(
+        "left_tcp", "right_tcp", lo, hi, reference_rotation=reference_rotation
+    )
     left = solver.add_frame_task("l", "left_tcp")
     right = solver.add_frame_task("r", "right_tcp")
-    left.set_target_pose(
-        pin.SE3(
-            pin.exp3(np.array([0.5, 0, 0])) @ Ta.rotation, Ta.translation + np.array([0, 0.3, 0.1])
-        )
-    )
+    twist = pin.exp3(np.array([0.5, 0, 0]))
+    left.set_target_pose(pin.SE3(twist @ Ta.rotation, Ta.translation + np.array([0, 0.3, 0.1])))
     right.set_target_pose(pin.SE3(Tb.rotation, Tb.translation + np.array([0.0, -0.3, -0.1])))
     con = solver._relative
     worst = -np.inf
@@ -987,10 +988,18 @@ def test_relative_pose_holds_while_tasks_pull_apart(dual_arm):
         res = solver.solve_velocity(q)
         assert res.status == SolverStatus.SUCCESS, res.status_message
         q = q + res.solution * solver.dt
-        dual_arm.update_kinematics(q)
+        robot.update_kinematics(q)
         worst = max(worst, max_violation(con.coordinates(), lo, hi))
+    x = con.coordinates()
+    at_bound = np.min(np.minimum(x - lo, hi - x))
+    return solver, worst, at_bound
+
+
+def test_relative_pose_holds_while_tasks_pull_apart(dual_arm):
+    q = dual_ready(dual_arm, right_joint5=1.5)  # relative rotation 1.65 rad, far from pi
+    solver, worst, at_bound = _pull_apart_rollout(dual_arm, q)
     assert worst <= 1e-9
-    assert np.min(np.minimum(con.coordinates() - lo, hi - con.coordinates())) < 1e-3  # at a bound
+    assert at_bound < 1e-3  # the tasks pushed it to a bound
     solver.clear_relative_pose_constraint()
     assert "relative_pose" not in solver.build_problem().constraint_slices
 
@@ -1014,33 +1023,9 @@ def test_relative_pose_with_reference_rotation_near_pi(dual_arm):
         np.testing.assert_allclose(C, fd_vector(dual_arm, qq, con.coordinates), atol=1e-6)
         Tab = dual_arm.get_frame_pose("left_tcp").actInv(dual_arm.get_frame_pose("right_tcp"))
         np.testing.assert_allclose(con.coordinates()[3:], pin.log3(R0.T @ Tab.rotation), atol=1e-12)
-    # A rollout pulling the hands apart and twisting one stays inside the bounds.
-    dual_arm.update_kinematics(q)
-    solver = KinematicsSolver(dual_arm, dt=0.01)
-    half = np.array([0.05, 0.05, 0.05, 0.1, 0.1, 0.1])
-    x0 = np.r_[Ta.actInv(Tb).translation, np.zeros(3)]
-    solver.configure_relative_pose_constraint(
-        "left_tcp", "right_tcp", x0 - half, x0 + half, reference_rotation=R0
-    )
-    left = solver.add_frame_task("l", "left_tcp")
-    right = solver.add_frame_task("r", "right_tcp")
-    left.set_target_pose(
-        pin.SE3(
-            pin.exp3(np.array([0.5, 0, 0])) @ Ta.rotation, Ta.translation + np.array([0, 0.3, 0.1])
-        )
-    )
-    right.set_target_pose(pin.SE3(Tb.rotation, Tb.translation + np.array([0.0, -0.3, -0.1])))
-    con = solver._relative
-    worst = -np.inf
-    for _ in range(300):
-        res = solver.solve_velocity(q)
-        assert res.status == SolverStatus.SUCCESS, res.status_message
-        q = q + res.solution * solver.dt
-        dual_arm.update_kinematics(q)
-        worst = max(worst, max_violation(con.coordinates(), x0 - half, x0 + half))
+    _, worst, at_bound = _pull_apart_rollout(dual_arm, q, reference_rotation=R0)
     assert worst <= 1e-9
-    x = con.coordinates()
-    assert np.min(np.minimum(x - (x0 - half), (x0 + half) - x)) < 1e-3  # it is at a bound
+    assert at_bound < 1e-3
 
 
 def test_relative_pose_bad_input(dual_arm):
