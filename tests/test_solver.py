@@ -424,3 +424,18 @@ def test_nan_targets_are_rejected_at_configuration_time(solver):
     res = solver.solve_velocity(PANDA_READY)
     assert res.status == SolverStatus.SUCCESS
     np.testing.assert_allclose(res.solution, 0.0, atol=1e-12)
+
+
+def test_a_level_mixing_solve_modes_is_invalid_input():
+    robot = RobotModel(ROBOTS / "panda" / "panda.urdf")
+    robot.update_kinematics(np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8]))
+    solver = KinematicsSolver(robot)
+    solver.add_frame_task("ee", "panda_hand_tcp")
+    post = solver.add_posture_task("posture")
+    post.solve_mode = TaskSolveMode.MIN_ERROR  # same priority 0 as "ee", other mode
+    res = solver.solve_velocity()
+    assert res.status == SolverStatus.INVALID_INPUT
+    assert "share priority 0" in res.status_message and "MIN_ERROR" in res.status_message
+    assert np.all(res.solution == 0.0)
+    post.priority = 1  # its own level: fine
+    assert solver.solve_velocity().status == SolverStatus.SUCCESS

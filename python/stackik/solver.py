@@ -565,6 +565,13 @@ class KinematicsSolver:
             for t in self._tasks.values():
                 if t.active:
                     groups.setdefault(int(t.priority), []).append(t)
+            for p, group in groups.items():
+                mixed = {t.solve_mode for t in group}
+                if len(mixed) > 1:
+                    raise InvalidInput(
+                        f"tasks {[t.name for t in group]} share priority {p} but not a solve "
+                        f"mode ({sorted(m.name for m in mixed)}): one level has one mode"
+                    )
             self._plan_cache = [
                 (groups[p], [float(np.sqrt(t.weight)) for t in groups[p]], groups[p][0].solve_mode)
                 for p in sorted(groups)

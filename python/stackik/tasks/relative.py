@@ -143,7 +143,11 @@ class AbsoluteFrameTask(_PairTask):
         return self._alpha
 
     def set_alpha(self, alpha: float) -> None:
-        """Set the interpolation ratio in [0, 1]."""
+        """Set the interpolation ratio in [0, 1].
+
+        The target pose is kept: the newly tracked frame is driven to it. Call
+        :meth:`capture_current_as_target` to hold the new frame where it is instead.
+        """
         self._alpha = self._check_alpha(alpha)
 
     def _current(self) -> pin.SE3:
