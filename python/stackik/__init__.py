@@ -22,8 +22,10 @@ from .errors import (
     StackIKError,
     TaskNotFound,
 )
+from .global_ik import BatchIKOptions, BranchFlags
 from .model import ReferenceFrame, RobotModel
-from .results import SolverStatus, VelocitySolverResult
+from .position_ik import PositionIKOptions, PositionStepOptions, ResolutionMethod, TaskTarget
+from .results import PathResult, PositionIKResult, SolverStatus, VelocitySolverResult
 from .sns import TaskSolveMode
 from .solver import KinematicsSolver, Problem
 from .spatial import (
@@ -50,6 +52,8 @@ from .tasks import (
 
 __all__ = [
     "AbsoluteFrameTask",
+    "BatchIKOptions",
+    "BranchFlags",
     "COMTask",
     "CollisionGeometryNotFound",
     "FrameNotFound",
@@ -66,10 +70,15 @@ __all__ = [
     "NameNotFound",
     "NonFiniteInput",
     "NotWithinLimits",
+    "PathResult",
+    "PositionIKOptions",
+    "PositionIKResult",
+    "PositionStepOptions",
     "PostureTask",
     "Problem",
     "ReferenceFrame",
     "RelativeFrameTask",
+    "ResolutionMethod",
     "RobotFileNotFound",
     "RobotLoadError",
     "RobotModel",
@@ -80,6 +89,7 @@ __all__ = [
     "Task",
     "TaskNotFound",
     "TaskSolveMode",
+    "TaskTarget",
     "TaskType",
     "VelocitySolverResult",
     "__version__",

@@ -73,3 +73,86 @@ class VelocitySolverResult:
     def success(self) -> bool:
         """Whether ``status`` is :attr:`SolverStatus.SUCCESS`."""
         return self.status == SolverStatus.SUCCESS
+
+
+@dataclass
+class PositionIKResult:
+    """Result of a position-level IK call (:meth:`solve_position`, :meth:`solve_position_step`).
+
+    Attributes:
+        solution: Joint configuration (size nq) [rad or m per joint]. For
+            ``solve_position`` the iterate with the lowest pose error (the solution when
+            ``success``, the best configuration found otherwise); for
+            ``solve_position_step`` the configuration after the last step.
+        status: Outcome of the call.
+        status_message: Human-readable explanation of ``status``.
+        iterations: Velocity solves performed (one per iteration / step).
+        final_error: ``sqrt(sum |e_p|^2 + |e_o|^2)`` over the targets at ``solution``
+            [m and rad mixed, as EmbodiK reports it].
+        position_error: Largest position error over the targets at ``solution`` [m].
+        orientation_error: Largest orientation error (rotation angle) over the targets at
+            ``solution`` [rad].
+        converged: Every target met both tolerances at ``solution``.
+        computation_time_ms: Wall-clock time of the call [ms].
+        task_scales: ``task_scales`` of the last velocity solve (one per priority level).
+        target_errors: Per target task name, ``(position_error [m], orientation_error
+            [rad])`` at ``solution``.
+        path: Every iterate, start included (size iterations + 1, nq), when the options
+            asked to record it; otherwise empty.
+    """
+
+    solution: np.ndarray
+    status: SolverStatus
+    status_message: str = ""
+    iterations: int = 0
+    final_error: float = float("inf")
+    position_error: float = float("inf")
+    orientation_error: float = float("inf")
+    converged: bool = False
+    computation_time_ms: float = 0.0
+    task_scales: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    target_errors: dict[str, tuple[float, float]] = field(default_factory=dict)
+    path: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+
+    @property
+    def success(self) -> bool:
+        """Whether ``status`` is :attr:`SolverStatus.SUCCESS`."""
+        return self.status == SolverStatus.SUCCESS
+
+    @property
+    def q_solution(self) -> np.ndarray:
+        """Alias of :attr:`solution` (EmbodiK's name)."""
+        return self.solution
+
+
+@dataclass
+class PathResult:
+    """Result of a straight-line Cartesian path query (:meth:`generate_path`).
+
+    Attributes:
+        status: ``SUCCESS``, or why the path stopped: ``INFEASIBLE`` (a point cannot be
+            reached), ``CONSTRAINT_VIOLATION`` (a point breaks the limits, a collision
+            distance or the validation callback, or the joints jump between two
+            consecutive points), ``INVALID_INPUT`` (the start configuration is invalid).
+        status_message: Human-readable reason, naming the point.
+        bad_index: Index of the first point that failed (-1 on success).
+        reason: Short machine-readable reason: ``""``, ``"unreachable"``,
+            ``"joint_jump"``, ``"limits"``, ``"collision"``, ``"validation"``.
+        configurations: Configurations of the points reached so far, shape (k, nq);
+            all ``n_points`` of them on success (row 0 is the start configuration).
+        poses: World poses of every path point (4x4 each, shape (n_points, 4, 4)).
+        computation_time_ms: Wall-clock time of the call [ms].
+    """
+
+    status: SolverStatus
+    status_message: str = ""
+    bad_index: int = -1
+    reason: str = ""
+    configurations: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    poses: np.ndarray = field(default_factory=lambda: np.zeros((0, 4, 4)))
+    computation_time_ms: float = 0.0
+
+    @property
+    def success(self) -> bool:
+        """Whether ``status`` is :attr:`SolverStatus.SUCCESS`."""
+        return self.status == SolverStatus.SUCCESS

@@ -30,7 +30,9 @@ from .constraints.limits import calculate_velocity_box_constraint
 from .constraints.linear import LinearConstraint, TightFramePoseConstraint, TightPointConstraint
 from .constraints.relative_pose import RelativePoseConstraint
 from .errors import InvalidInput, StackIKError, TaskNotFound
+from .global_ik import GlobalIKMixin
 from .model import RobotModel
+from .position_ik import PositionIKMixin
 from .results import SolverStatus, VelocitySolverResult
 from .sns import DEFAULT_DAMPING, DEFAULT_TOLERANCE, SNSSolver, TaskSolveMode
 from .tasks.base import Task, TaskType
@@ -79,8 +81,13 @@ class Problem:
     constraint_slices: dict[str, slice] = field(default_factory=dict)
 
 
-class KinematicsSolver:
-    """Prioritized velocity IK on a :class:`RobotModel`.
+class KinematicsSolver(PositionIKMixin, GlobalIKMixin):
+    """Prioritized velocity IK on a :class:`RobotModel`, with position and global IK.
+
+    Position IK (``solve_position``, ``solve_position_step``, ``solve_position_in_tcp``)
+    comes from :class:`~stackik.position_ik.PositionIKMixin`; global IK (``find_configs``,
+    ``branch_flags``, ``alternate_configs``, ``generate_path``, ``solve_position_batch``)
+    from :class:`~stackik.global_ik.GlobalIKMixin`.
 
     Args:
         robot: The robot; the solver shares (and updates) its kinematics cache.
