@@ -48,17 +48,6 @@ POS_OK = 1e-4  # m
 ORI_OK = 1e-3  # rad
 
 
-def solver_class() -> type:
-    """KinematicsSolver, with the IK mixins added if it does not list them yet."""
-    from stackik.global_ik import GlobalIKMixin
-    from stackik.position_ik import PositionIKMixin
-
-    missing = tuple(
-        m for m in (PositionIKMixin, GlobalIKMixin) if not issubclass(KinematicsSolver, m)
-    )
-    return type("Solver", (*missing, KinematicsSolver), {}) if missing else KinematicsSolver
-
-
 def cpu_name() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -173,7 +162,7 @@ def run(robot: str, n: int, seed: int, budget: float, collision: bool, validate:
     urdf, base, tip = CASES[robot]
     srdf = urdf.with_suffix(".srdf")
     model = RobotModel(urdf, srdf_path=srdf if srdf.exists() else None)
-    solver = solver_class()(model)
+    solver = KinematicsSolver(model)
     if collision:
         solver.configure_collision_constraint(0.0)
     solver.prepare_global_ik(tip)  # chain extraction and numba's cache, off the clock

@@ -36,8 +36,7 @@ from stackik import (
     ShapeError,
     SolverStatus,
 )
-from stackik.global_ik import BatchIKOptions, BranchFlags, GlobalIKMixin
-from stackik.position_ik import PositionIKMixin
+from stackik.global_ik import BatchIKOptions, BranchFlags
 from stackik.solver import KinematicsSolver
 
 ROBOTS = Path(__file__).resolve().parents[1] / "robots"
@@ -85,9 +84,8 @@ SPHERICAL_URDF = """<?xml version="1.0"?>
 """
 
 
-# KinematicsSolver with the position and global IK mixins (until it lists them as bases).
-_MISSING = tuple(m for m in (PositionIKMixin, GlobalIKMixin) if not issubclass(KinematicsSolver, m))
-Solver = type("Solver", (*_MISSING, KinematicsSolver), {}) if _MISSING else KinematicsSolver
+# KinematicsSolver carries the position and global IK mixins.
+Solver = KinematicsSolver
 
 
 @pytest.fixture(scope="module")

@@ -33,9 +33,7 @@ from stackik import (
     SolverStatus,
     TaskNotFound,
 )
-from stackik.global_ik import GlobalIKMixin
 from stackik.position_ik import (
-    PositionIKMixin,
     PositionIKOptions,
     PositionStepOptions,
     ResolutionMethod,
@@ -48,9 +46,8 @@ PANDA_READY = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])
 TIP = "panda_hand_tcp"
 
 
-# KinematicsSolver with the position and global IK mixins (until it lists them as bases).
-_MISSING = tuple(m for m in (PositionIKMixin, GlobalIKMixin) if not issubclass(KinematicsSolver, m))
-Solver = type("Solver", (*_MISSING, KinematicsSolver), {}) if _MISSING else KinematicsSolver
+# KinematicsSolver carries the position and global IK mixins.
+Solver = KinematicsSolver
 
 
 @pytest.fixture(scope="module")

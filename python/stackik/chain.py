@@ -32,8 +32,8 @@ import pinocchio as pin
 
 from . import _validate
 from ._jit import lazy_njit
-from .errors import FrameNotFound, InvalidInput, ShapeError
-from .spatial import ROTATION_TOLERANCE, as_se3, check_rotation
+from .errors import FrameNotFound, InvalidInput
+from .spatial import ROTATION_TOLERANCE, as_se3, check_pose_stack, check_rotation
 
 if TYPE_CHECKING:
     from .model.robot import RobotModel
@@ -1152,22 +1152,8 @@ class SerialChain:
             NonFiniteInput: NaN or inf entries.
             InvalidTransform: A target is not a rigid transform.
         """
-        Ts = np.asarray(targets, dtype=float)
-        if Ts.ndim != 3 or Ts.shape[1:] != (4, 4):
-            raise ShapeError("targets", ("N", 4, 4), Ts.shape)
+        Ts = check_pose_stack(targets, "targets")
         N = Ts.shape[0]
-        Rs = Ts[:, :3, :3]
-        with np.errstate(invalid="ignore"):
-            gram = np.abs(np.einsum("kji,kjl->kil", Rs, Rs) - np.eye(3)).max(axis=(1, 2), initial=0)
-            bad = (
-                ~np.isfinite(Ts).all(axis=(1, 2))
-                | (np.abs(Ts[:, 3] - (0.0, 0.0, 0.0, 1.0)).max(axis=1, initial=0) > 1e-12)
-                | ~(gram <= ROTATION_TOLERANCE)
-                | ~(np.abs(np.linalg.det(Rs) - 1.0) <= ROTATION_TOLERANCE)
-            )
-        if bad.any():
-            k = int(np.flatnonzero(bad)[0])
-            as_se3(Ts[k], f"targets[{k}]")  # raises the typed error
         T34 = np.ascontiguousarray(Ts[:, :3, :])
         if seeds is None:
             seeds = self.mid_configuration()

@@ -40,9 +40,9 @@ import pinocchio as pin
 
 from . import _validate
 from .chain import SerialChain
-from .errors import InvalidInput, JointNotFound, ShapeError
+from .errors import InvalidInput, JointNotFound
 from .results import PathResult, SolverStatus
-from .spatial import ROTATION_TOLERANCE, as_se3
+from .spatial import as_se3, check_pose_stack
 
 if TYPE_CHECKING:
     from .solver import KinematicsSolver
@@ -235,22 +235,6 @@ def _as_branch(branch: object) -> tuple[int | None, int | None, int | None] | No
             f"branch must be BranchFlags, 3 values in (+1, -1, None) or a code 0-7, got {branch!r}"
         )
     return tuple(None if v is None else int(v) for v in items)  # type: ignore[return-value]
-
-
-def _check_poses(Ts: np.ndarray, what: str) -> None:
-    """Vectorized check of an (N, 4, 4) stack of poses; raises the first bad one's error."""
-    Rs = Ts[:, :3, :3]
-    with np.errstate(invalid="ignore"):
-        gram = np.abs(np.einsum("kji,kjl->kil", Rs, Rs) - np.eye(3)).max(axis=(1, 2), initial=0)
-        bad = (
-            ~np.isfinite(Ts).all(axis=(1, 2))
-            | (np.abs(Ts[:, 3] - (0.0, 0.0, 0.0, 1.0)).max(axis=1, initial=0) > 1e-12)
-            | ~(gram <= ROTATION_TOLERANCE)
-            | ~(np.abs(np.linalg.det(Rs) - 1.0) <= ROTATION_TOLERANCE)
-        )
-    if bad.any():
-        k = int(np.flatnonzero(bad)[0])
-        as_se3(Ts[k], f"{what}[{k}]")
 
 
 # -- setup and checking ---------------------------------------------------------------------
@@ -1072,10 +1056,7 @@ class GlobalIKMixin:
         opts = options if options is not None else BatchIKOptions()
         if not isinstance(opts, BatchIKOptions):
             raise InvalidInput(f"options must be BatchIKOptions, got {type(opts).__name__}")
-        Ts = np.asarray(target_poses, dtype=float)
-        if Ts.ndim != 3 or Ts.shape[1:] != (4, 4):
-            raise ShapeError("target_poses", ("N", 4, 4), Ts.shape)
-        _check_poses(Ts, "target_poses")
+        Ts = check_pose_stack(target_poses, "target_poses")
         N = Ts.shape[0]
         if seeds is None:
             S = np.broadcast_to(robot.get_current_configuration(), (N, robot.nq))

@@ -74,6 +74,36 @@ def as_se3(pose: object, what: str = "pose") -> pin.SE3:
     return pin.SE3(check_rotation(T[:3, :3], f"{what} rotation"), T[:3, 3].copy())
 
 
+def check_pose_stack(poses: object, what: str = "poses") -> np.ndarray:
+    """Return an (N, 4, 4) stack of homogeneous poses as floats, checking every one.
+
+    Vectorized for large batches; on the first bad pose it raises the same typed error
+    as :func:`as_se3` would, naming its index.
+
+    Raises:
+        ShapeError: Not N x 4 x 4.
+        NonFiniteInput: A pose has NaN or inf entries.
+        InvalidTransform: A rotation block is not a rotation or a last row is not
+            ``[0, 0, 0, 1]``.
+    """
+    Ts = np.asarray(poses, dtype=float)
+    if Ts.ndim != 3 or Ts.shape[1:] != (4, 4):
+        raise ShapeError(what, ("N", 4, 4), Ts.shape)
+    Rs = Ts[:, :3, :3]
+    with np.errstate(invalid="ignore"):  # NaN entries are reported below
+        gram = np.abs(np.einsum("kji,kjl->kil", Rs, Rs) - np.eye(3)).max(axis=(1, 2), initial=0)
+        bad = (
+            ~np.isfinite(Ts).all(axis=(1, 2))
+            | (np.abs(Ts[:, 3] - (0.0, 0.0, 0.0, 1.0)).max(axis=1, initial=0) > 1e-12)
+            | ~(gram <= ROTATION_TOLERANCE)
+            | ~(np.abs(np.linalg.det(Rs) - 1.0) <= ROTATION_TOLERANCE)
+        )
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        as_se3(Ts[k], f"{what}[{k}]")  # raises the typed error
+    return Ts
+
+
 def Rt(R: object | None = None, t: object | None = None) -> pin.SE3:
     """Build an SE3 pose from a rotation matrix and a translation [m].
 
