@@ -20,107 +20,23 @@ from __future__ import annotations
 import argparse
 import platform
 import time
-from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
+from trac_ik_protocol import CASES, Verifier, cpu_name, make_trac_ik, ratio, stats
 
 from stackik.chain import SerialChain
-
-ROBOTS = Path(__file__).resolve().parents[1] / "robots"
-CASES = {
-    "panda": (ROBOTS / "panda" / "panda.urdf", "panda_link0", "panda_hand_tcp"),
-    "ur5": (ROBOTS / "ur5" / "ur5.urdf", "base_link", "tool0"),
-}
-POS_OK = 1e-4  # m
-ORI_OK = 1e-3  # rad
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
-class Verifier:
-    """Success test of the protocol with Pinocchio FK and the model's limits."""
-
-    def __init__(self, chain: SerialChain) -> None:
-        self.chain = chain
-        self.data = chain.model.createData()
-        self.fid = chain.model.getFrameId(chain.tip_frame)
-
-    def pose(self, q_chain: np.ndarray) -> pin.SE3:
-        """Tip pose by Pinocchio."""
-        pin.framesForwardKinematics(self.chain.model, self.data, self.chain.to_full(q_chain))
-        return pin.SE3(self.data.oMf[self.fid])
-
-    def ok(self, q_chain: np.ndarray | None, target: pin.SE3) -> bool:
-        """Inside the limits and within the protocol's tolerances of ``target``."""
-        if q_chain is None or not np.all(np.isfinite(q_chain)):
-            return False
-        ch = self.chain
-        if np.any(q_chain < ch.lower) or np.any(q_chain > ch.upper):
-            return False
-        T = self.pose(q_chain)
-        pos = np.linalg.norm(T.translation - target.translation)
-        ori = np.linalg.norm(pin.log3(target.rotation @ T.rotation.T))
-        return bool(pos < POS_OK and ori < ORI_OK)
-
-
-def make_trac_ik(urdf: Path, base: str, tip: str, chain: SerialChain, budget: float):
-    """A pytracik solver with the URDF's limits, or None when pytracik is missing."""
-    try:
-        import pytracik
-    except ImportError:
-        return None
-    solver = pytracik.TRAC_IK(base, tip, urdf.read_text(), budget, 1e-5, pytracik.SolveType.Speed)
-    if pytracik.get_num_joints(solver) != chain.n:
-        raise RuntimeError("TRAC-IK and stackik disagree on the chain")
-    # pytracik reads <safety_controller> limits when present; pass the URDF's own limits.
-    pytracik.set_joint_limits(solver, chain.lower.tolist(), chain.upper.tolist())
-
-    def solve(
-        seed: np.ndarray, T: pin.SE3, quat_xyzw: np.ndarray
-    ) -> tuple[np.ndarray | None, float]:
-        p = T.translation
-        qx, qy, qz, qw = quat_xyzw
-        t0 = time.perf_counter()
-        r = pytracik.ik(solver, seed, p[0], p[1], p[2], qx, qy, qz, qw)
-        dt = time.perf_counter() - t0
-        return (np.asarray(r[1:]) if r[0] >= 0 else None), dt
-
-    return solve
-
-
-def stats(name: str, ok: np.ndarray, times_ms: np.ndarray) -> dict[str, float]:
-    out = {
-        "success": 100.0 * ok.mean(),
-        "median": float(np.median(times_ms)),
-        "p95": float(np.percentile(times_ms, 95)),
-        "max": float(times_ms.max()),
-        "mean": float(times_ms.mean()),
-    }
-    print(
-        f"  {name:8s} success {out['success']:6.2f} %  median {out['median']:.3f} ms  "
-        f"p95 {out['p95']:.3f} ms  max {out['max']:.3f} ms  mean {out['mean']:.3f} ms"
-    )
-    return out
 
 
 def run(robot: str, n: int, seed: int, budget: float) -> None:
     urdf, base, tip = CASES[robot]
     model = pin.buildModelFromUrdf(str(urdf))
     chain = SerialChain.from_model(model, tip)
-    check = Verifier(chain)
+    check = Verifier(urdf, tip)  # the chain is the whole arm: chain q = model q
     rng = np.random.default_rng(seed)
     Q = rng.uniform(chain.lower, chain.upper, (n, chain.n))
     q_seed = chain.mid_configuration()
-    targets = [check.pose(q) for q in Q]
+    targets = [check.pose(chain.to_full(q)) for q in Q]
     quats = [pin.Quaternion(T.rotation).coeffs().copy() for T in targets]  # x, y, z, w
     print(f"{robot}: {chain.n} joints, {n} targets (seed {seed}), budget {budget * 1e3:g} ms")
 
@@ -140,7 +56,7 @@ def run(robot: str, n: int, seed: int, budget: float) -> None:
         t0 = clock()
         res = chain.solve(R, p, q_seed, time_budget=budget)
         t_ms[k] = (clock() - t0) * 1e3
-        ok[k] = res.success and check.ok(res.q, T)
+        ok[k] = res.success and check.ok(chain.to_full(res.q), T)
         iters[k] = res.iterations
         restarts[k] = res.restarts
     ours = stats("stackik", ok, t_ms)
@@ -156,14 +72,17 @@ def run(robot: str, n: int, seed: int, budget: float) -> None:
     rows, success = chain.solve_batch(H, q_seed, time_budget=budget, return_success=True)
     t_batch = clock() - t0
     batch_ok = np.array(
-        [s and check.ok(r[2:], T) for s, r, T in zip(success, rows, targets, strict=True)]
+        [
+            s and check.ok(chain.to_full(r[2:]), T)
+            for s, r, T in zip(success, rows, targets, strict=True)
+        ]
     )
     print(
         f"  batch    success {100 * batch_ok.mean():6.2f} %  {t_batch / n * 1e3:.3f} ms per "
         f"target on average ({n / t_batch:.0f} solves/s)"
     )
 
-    trac = make_trac_ik(urdf, base, tip, chain, budget)
+    trac = make_trac_ik(urdf, base, tip, check, budget)
     if trac is None:
         print("  TRAC-IK  (pytracik not importable: skipped)")
         return
@@ -175,12 +94,7 @@ def run(robot: str, n: int, seed: int, budget: float) -> None:
         q, dt = trac(q_seed, T, quats[k])
         t_t[k] = dt * 1e3
         ok_t[k] = check.ok(q, T)
-    theirs = stats("TRAC-IK", ok_t, t_t)
-    print(
-        f"  ratio    TRAC-IK / stackik: median {theirs['median'] / ours['median']:.1f}x, "
-        f"p95 {theirs['p95'] / ours['p95']:.1f}x, mean {theirs['mean'] / ours['mean']:.1f}x; "
-        f"success {ours['success'] - theirs['success']:+.2f} points"
-    )
+    ratio("TRAC-IK", ours, stats("TRAC-IK", ok_t, t_t))
 
 
 def main() -> None:
