@@ -38,15 +38,13 @@ from stackik import (
 )
 from stackik.global_ik import BatchIKOptions, BranchFlags
 from stackik.solver import KinematicsSolver
+from ur5_dh import ur5_closed_form
 
 ROBOTS = Path(__file__).resolve().parents[1] / "robots"
 PANDA_READY = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])
 TIP = "panda_hand_tcp"
 POS_OK, ORI_OK = 1e-5, 1e-4  # the solvers' default tolerances [m, rad]
 
-UR5_D = [0.089159, 0.0, 0.0, 0.10915, 0.09465, 0.0823]
-UR5_A = [0.0, -0.425, -0.39225, 0.0, 0.0, 0.0]
-UR5_ALPHA = [math.pi / 2, 0.0, 0.0, math.pi / 2, -math.pi / 2, 0.0]
 
 # A 6R arm with a spherical wrist (axes 4, 5, 6 meet at the wrist centre), a shoulder
 # offset and an elbow offset, like common industrial arms.
@@ -146,58 +144,6 @@ def random_target(robot: RobotModel, frame: str, seed: int, shrink: float = 0.0)
 
 
 # -- UR5 closed form (standard DH, robots/README.md) --------------------------------------
-def sdh(d: float, theta: float, a: float, alpha: float) -> np.ndarray:
-    ct, st, ca, sa = math.cos(theta), math.sin(theta), math.cos(alpha), math.sin(alpha)
-    return np.array(
-        [
-            [ct, -st * ca, st * sa, a * ct],
-            [st, ct * ca, -ct * sa, a * st],
-            [0, sa, ca, d],
-            [0, 0, 0, 1],
-        ]
-    )
-
-
-def ur5_closed_form(target: np.ndarray) -> list[tuple[tuple[int, int, int], np.ndarray]]:
-    """All closed-form UR5 solutions with their (shoulder, elbow, wrist) branch signs."""
-    d1, a2, a3, d4, d6 = UR5_D[0], UR5_A[1], UR5_A[2], UR5_D[3], UR5_D[5]
-    wrist = target @ np.array([0.0, 0.0, -d6, 1.0])
-    inv = np.linalg.inv(target)
-    out = []
-    for s1 in (1, -1):
-        t1 = (
-            math.atan2(wrist[1], wrist[0])
-            + s1 * math.acos(d4 / math.hypot(wrist[0], wrist[1]))
-            + math.pi / 2
-        )
-        c5 = (target[0, 3] * math.sin(t1) - target[1, 3] * math.cos(t1) - d4) / d6
-        for s5 in (1, -1):
-            t5 = s5 * math.acos(max(-1.0, min(1.0, c5)))
-            t6 = math.atan2(
-                (-inv[1, 0] * math.sin(t1) + inv[1, 1] * math.cos(t1)) / math.sin(t5),
-                (inv[0, 0] * math.sin(t1) - inv[0, 1] * math.cos(t1)) / math.sin(t5),
-            )
-            t14 = (
-                np.linalg.inv(sdh(d1, t1, 0.0, UR5_ALPHA[0]))
-                @ target
-                @ np.linalg.inv(sdh(d6, t6, 0.0, 0.0))
-                @ np.linalg.inv(sdh(UR5_D[4], t5, 0.0, UR5_ALPHA[4]))
-            )
-            p3 = t14[:3, 3] - d4 * np.array([0.0, 0.0, 1.0])
-            c3 = (p3[0] ** 2 + p3[1] ** 2 - a2 * a2 - a3 * a3) / (2 * a2 * a3)
-            if abs(c3) > 1.0:
-                continue
-            for s3 in (1, -1):
-                t3 = s3 * math.acos(c3)
-                t2 = math.atan2(p3[1], p3[0]) - math.atan2(
-                    a3 * math.sin(t3), a2 + a3 * math.cos(t3)
-                )
-                t34 = np.linalg.inv(sdh(0.0, t2, a2, 0.0) @ sdh(0.0, t3, a3, 0.0)) @ t14
-                t4 = math.atan2(t34[1, 0], t34[0, 0])
-                out.append(((s1, s3, s5), np.array([t1, t2, t3, t4, t5, t6])))
-    return out
-
-
 # -- find_configs ----------------------------------------------------------------------------
 def test_find_configs_returns_distinct_verified_solutions(solver, panda):
     _, target = random_target(panda, TIP, 1, shrink=0.2)

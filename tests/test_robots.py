@@ -11,6 +11,8 @@ import pinocchio as pin
 import pytest
 import xacro
 
+from ur5_dh import UR5_A, UR5_ALPHA, UR5_D, sdh, ur5_closed_form
+
 ROBOTS = Path(__file__).resolve().parents[1] / "robots"
 PANDA = ROBOTS / "panda" / "panda.urdf"
 UR5 = ROBOTS / "ur5" / "ur5.urdf"
@@ -33,9 +35,6 @@ PANDA_MOVING_MASS = 4.970684 + 0.646926 + 3.228604 + 3.587895 + 1.225946 + 1.666
 PANDA_HAND_MASS = 0.73
 PANDA_LINK0_MASS = 2.0
 
-UR5_D = [0.089159, 0.0, 0.0, 0.10915, 0.09465, 0.0823]
-UR5_A = [0.0, -0.425, -0.39225, 0.0, 0.0, 0.0]
-UR5_ALPHA = [math.pi / 2, 0.0, 0.0, math.pi / 2, -math.pi / 2, 0.0]
 UR5_JOINTS = [
     "shoulder_pan_joint",
     "shoulder_lift_joint",
@@ -102,11 +101,6 @@ def trans(x: float, y: float, z: float) -> np.ndarray:
 def mdh(a: float, alpha: float, d: float, theta: float) -> np.ndarray:
     """Modified (Craig) DH: RotX(alpha_{i-1}) TransX(a_{i-1}) RotZ(theta_i) TransZ(d_i)."""
     return rot_x(alpha) @ trans(a, 0, 0) @ rot_z(theta) @ trans(0, 0, d)
-
-
-def sdh(d: float, theta: float, a: float, alpha: float) -> np.ndarray:
-    """Standard DH: RotZ(theta_i) TransZ(d_i) TransX(a_i) RotX(alpha_i)."""
-    return rot_z(theta) @ trans(0, 0, d) @ trans(a, 0, 0) @ rot_x(alpha)
 
 
 def panda_frames(q: np.ndarray) -> dict[str, np.ndarray]:
@@ -429,47 +423,6 @@ def test_ur5_zero_configuration():
     np.testing.assert_allclose(tool0.translation, [a2 + a3, -(d4 + d6), d1 - d5], atol=1e-12)
 
 
-def ur5_analytic_ik(target: np.ndarray) -> list[tuple[tuple[int, int, int], np.ndarray]]:
-    """Closed-form UR5 IK on the standard DH table; branch flags (shoulder, elbow, wrist)."""
-    d1, a2, a3, d4, d5, d6 = UR5_D[0], UR5_A[1], UR5_A[2], UR5_D[3], UR5_D[4], UR5_D[5]
-    assert d1 > 0 and d5 > 0
-    wrist = target @ np.array([0.0, 0.0, -d6, 1.0])  # origin of DH frame 5
-    inv = np.linalg.inv(target)
-    solutions = []
-    for s1 in (1, -1):
-        t1 = (
-            math.atan2(wrist[1], wrist[0])
-            + s1 * math.acos(d4 / math.hypot(wrist[0], wrist[1]))
-            + math.pi / 2
-        )
-        c5 = (target[0, 3] * math.sin(t1) - target[1, 3] * math.cos(t1) - d4) / d6
-        for s5 in (1, -1):
-            t5 = s5 * math.acos(max(-1.0, min(1.0, c5)))
-            t6 = math.atan2(
-                (-inv[1, 0] * math.sin(t1) + inv[1, 1] * math.cos(t1)) / math.sin(t5),
-                (inv[0, 0] * math.sin(t1) - inv[0, 1] * math.cos(t1)) / math.sin(t5),
-            )
-            t14 = (
-                np.linalg.inv(sdh(UR5_D[0], t1, UR5_A[0], UR5_ALPHA[0]))
-                @ target
-                @ np.linalg.inv(sdh(UR5_D[5], t6, UR5_A[5], UR5_ALPHA[5]))
-                @ np.linalg.inv(sdh(UR5_D[4], t5, UR5_A[4], UR5_ALPHA[4]))
-            )
-            p3 = t14[:3, 3] - d4 * np.array([0.0, 0.0, 1.0])
-            c3 = (p3[0] ** 2 + p3[1] ** 2 - a2 * a2 - a3 * a3) / (2 * a2 * a3)
-            if abs(c3) > 1.0:  # this shoulder/wrist branch cannot reach the target
-                continue
-            for s3 in (1, -1):
-                t3 = s3 * math.acos(c3)
-                t2 = math.atan2(p3[1], p3[0]) - math.atan2(
-                    a3 * math.sin(t3), a2 + a3 * math.cos(t3)
-                )
-                t34 = np.linalg.inv(sdh(0.0, t2, a2, 0.0) @ sdh(0.0, t3, a3, 0.0)) @ t14
-                t4 = math.atan2(t34[1, 0], t34[0, 0])
-                solutions.append(((s1, s3, s5), np.array([t1, t2, t3, t4, t5, t6])))
-    return solutions
-
-
 def ur5_branch_flags(model: pin.Model, data: pin.Data, q: np.ndarray) -> tuple[int, int, int]:
     """Branch flags of a configuration, as documented in robots/README.md."""
     pin.framesForwardKinematics(model, data, q)
@@ -489,7 +442,7 @@ def test_ur5_closed_form_branches_match_urdf():
         q = rng.uniform(-math.pi, math.pi, 6)
         pin.framesForwardKinematics(model, data, q)
         target = homogeneous(data.oMf[model.getFrameId("tool0")])
-        solutions = ur5_analytic_ik(target)
+        solutions = ur5_closed_form(target)
         assert len({flags for flags, _ in solutions}) == len(solutions) >= 2
         counts.append(len(solutions))
         matched = 0
