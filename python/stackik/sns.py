@@ -363,39 +363,27 @@ class SNSSolver:
             p = Cg.shape[0]
             gl = np.full(p, -np.inf) if lower is None else _fresh(lower)
             gu = np.full(p, np.inf) if upper is None else _fresh(upper)
-            if gl.shape != (p,):
-                return err(
-                    SolverStatus.SHAPE_MISMATCH,
-                    f"lower: expected shape ({p},) to match C, given {gl.shape}",
-                    t0,
-                    nlev,
-                )
-            if gu.shape != (p,):
-                return err(
-                    SolverStatus.SHAPE_MISMATCH,
-                    f"upper: expected shape ({p},) to match C, given {gu.shape}",
-                    t0,
-                    nlev,
-                )
+            for name, b in (("lower", gl), ("upper", gu)):
+                if b.shape != (p,):
+                    return err(
+                        SolverStatus.SHAPE_MISMATCH,
+                        f"{name}: expected shape ({p},) to match C, given {b.shape}",
+                        t0,
+                        nlev,
+                    )
         p = Cg.shape[0]
 
         # Joint velocity box.
         bl = self._box_lo if box_lower is None else _fresh(box_lower)
         bu = self._box_hi if box_upper is None else _fresh(box_upper)
-        if bl.shape != (n,):
-            return err(
-                SolverStatus.SHAPE_MISMATCH,
-                f"box_lower: expected shape ({n},), given {bl.shape}",
-                t0,
-                nlev,
-            )
-        if bu.shape != (n,):
-            return err(
-                SolverStatus.SHAPE_MISMATCH,
-                f"box_upper: expected shape ({n},), given {bu.shape}",
-                t0,
-                nlev,
-            )
+        for name, b in (("box_lower", bl), ("box_upper", bu)):
+            if b.shape != (n,):
+                return err(
+                    SolverStatus.SHAPE_MISMATCH,
+                    f"{name}: expected shape ({n},), given {b.shape}",
+                    t0,
+                    nlev,
+                )
 
         if n == 0:
             return VelocitySolverResult(
