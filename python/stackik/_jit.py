@@ -1,41 +1,192 @@
-"""Lazy numba compilation for small hot-path kernels.
+"""The one JIT loader of stackik: every compiled kernel of the package goes through it.
 
-Kernels are written as plain Python loops. :func:`lazy_njit` wraps one so that the
-first call compiles it with ``numba.njit(cache=True)`` (later processes load the cached
-machine code) and imports numba only then, keeping ``import stackik`` fast. Without
-numba the plain Python function runs.
+Kernels are plain Python functions written as explicit loops, decorated with
+:func:`kernel`. Nothing is compiled and numba is not imported at ``import stackik``.
+The first call of any kernel (or :func:`load`, or :func:`stackik.warmup`) imports numba
+once and binds every registered kernel to a ``numba.njit(cache=True, nogil=True)``
+dispatcher, in every module that holds a reference to it, so compiled kernels call
+each other directly. Later processes load the machine code from numba's cache.
+
+Cache location:
+    ``STACKIK_CACHE_DIR`` when set (it becomes numba's ``CACHE_DIR``), else numba's
+    own rule: ``NUMBA_CACHE_DIR``, else ``__pycache__`` beside the sources when it is
+    writable, else a per-user cache folder.
+
+Fallback:
+    Without numba, or with ``STACKIK_DISABLE_JIT=1`` (or numba's ``NUMBA_DISABLE_JIT``),
+    the same functions run as plain Python: identical results, about a thousand times
+    slower. Useful for debugging.
+
+Warm-up:
+    Modules register small warm-up callables with :func:`register_warmup`; they call
+    their kernels once on tiny inputs so that the compiled (or cached) specialisations
+    are ready before a control loop's first tick.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
+__all__ = [
+    "Kernel",
+    "cache_dir",
+    "is_compiled",
+    "kernel",
+    "lazy_njit",
+    "load",
+    "register_warmup",
+    "warmup",
+]
 
-class lazy_njit:
-    """Decorator: compile ``func`` with numba on its first call.
+_LOCK = threading.RLock()
+_KERNELS: list[Kernel] = []
+_WARMUPS: list[Callable[[], None]] = []
+_STATE: dict[str, Any] = {"loaded": False, "numba": None}
 
-    Args:
-        func: A numba-compatible function.
+
+class Kernel:
+    """A registered kernel: the Python function and, once loaded, its compiled form.
+
+    Calling a :class:`Kernel` loads every kernel on first use and then calls the
+    compiled implementation. Hot paths that keep a reference should read :attr:`impl`
+    once and call that.
+
+    Attributes:
+        py_func: The plain Python function.
+        module: Name of the module that defines it.
+        name: Its name in that module.
     """
 
     def __init__(self, func: Callable[..., Any]) -> None:
         self.py_func = func
-        self._impl: Callable[..., Any] | None = None
-        self.__doc__ = func.__doc__
+        self.module = func.__module__
+        self.name = func.__name__
         self.__name__ = func.__name__
+        self.__doc__ = func.__doc__
+        self._impl: Callable[..., Any] | None = None
 
-    def compile(self) -> Callable[..., Any]:
-        """Compile now (if numba is installed) and return the implementation."""
+    @property
+    def impl(self) -> Callable[..., Any]:
+        """The callable to use: the numba dispatcher (or the Python function)."""
         if self._impl is None:
-            try:
-                import numba
-            except ImportError:  # pragma: no cover - numba is a dependency
-                self._impl = self.py_func
-            else:
-                self._impl = numba.njit(cache=True, nogil=True)(self.py_func)
+            load()
+        assert self._impl is not None
         return self._impl
 
     def __call__(self, *args: Any) -> Any:
-        impl = self._impl if self._impl is not None else self.compile()
+        impl = self._impl if self._impl is not None else self.impl
         return impl(*args)
+
+    def __repr__(self) -> str:
+        state = "unloaded" if self._impl is None else ("compiled" if is_compiled() else "python")
+        return f"<stackik kernel {self.module}.{self.name} ({state})>"
+
+
+def kernel(func: Callable[..., Any]) -> Kernel:
+    """Register ``func`` as a compiled kernel (decorator).
+
+    Args:
+        func: A numba-compatible function (loops over NumPy arrays and scalars).
+
+    Returns:
+        The :class:`Kernel` wrapper that stands in the module until loading.
+    """
+    k = Kernel(func)
+    with _LOCK:
+        _KERNELS.append(k)
+        if _STATE["loaded"]:
+            # A module imported after loading: bind its kernels now.
+            _bind(k)
+            _rebind_module(k.module, extra={k.name: k})
+    return k
+
+
+def register_warmup(func: Callable[[], None]) -> Callable[[], None]:
+    """Register a warm-up callable (decorator): it runs kernels once on tiny inputs."""
+    with _LOCK:
+        _WARMUPS.append(func)
+    return func
+
+
+def _numba() -> Any | None:
+    """numba, configured with the stackik cache folder, or None (plain Python)."""
+    if os.environ.get("STACKIK_DISABLE_JIT", "").strip() not in ("", "0"):
+        return None
+    custom = os.environ.get("STACKIK_CACHE_DIR", "").strip()
+    if custom:
+        os.environ.setdefault("NUMBA_CACHE_DIR", custom)
+    try:
+        import numba
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return None
+    if custom:
+        numba.config.CACHE_DIR = custom
+    return numba
+
+
+def _bind(k: Kernel) -> None:
+    numba = _STATE["numba"]
+    if numba is None or numba.config.DISABLE_JIT:
+        k._impl = k.py_func
+    else:
+        k._impl = numba.njit(cache=True, nogil=True)(k.py_func)
+
+
+def _rebind_module(module_name: str, extra: dict[str, Kernel] | None = None) -> None:
+    """Replace every :class:`Kernel` object held in a module's globals by its impl."""
+    mod = sys.modules.get(module_name)
+    if mod is None:  # the decorator runs while the module is being imported
+        return
+    space = mod.__dict__
+    for name, value in list(space.items()):
+        if isinstance(value, Kernel) and value._impl is not None:
+            space[name] = value._impl
+    for name, value in (extra or {}).items():
+        if value._impl is not None:
+            space[name] = value._impl
+
+
+def load() -> bool:
+    """Bind every registered kernel (import numba once); return whether they are compiled.
+
+    Safe to call many times and from several threads; only the first call works.
+    """
+    with _LOCK:
+        if not _STATE["loaded"]:
+            _STATE["numba"] = _numba()
+            for k in _KERNELS:
+                _bind(k)
+            for module_name in {k.module for k in _KERNELS}:
+                _rebind_module(module_name)
+            _STATE["loaded"] = True
+    return is_compiled()
+
+
+def is_compiled() -> bool:
+    """Whether kernels run as numba machine code (False: plain Python fallback)."""
+    numba = _STATE["numba"]
+    return bool(_STATE["loaded"] and numba is not None and not numba.config.DISABLE_JIT)
+
+
+def cache_dir() -> str:
+    """Where compiled kernels are cached (a description when numba decides per module)."""
+    custom = os.environ.get("STACKIK_CACHE_DIR") or os.environ.get("NUMBA_CACHE_DIR")
+    return custom or "numba default (__pycache__ beside the sources, or the user cache)"
+
+
+def warmup() -> int:
+    """Load every kernel and run every registered warm-up; return how many ran."""
+    load()
+    with _LOCK:
+        runs = list(_WARMUPS)
+    for func in runs:
+        func()
+    return len(runs)
+
+
+#: Transitional name of :func:`kernel` (removed once every module uses ``kernel``).
+lazy_njit = kernel

@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 
-from .._jit import lazy_njit
+from .._jit import kernel
 
 
-@lazy_njit
+@kernel
 def limit_box(
     q: np.ndarray,
     q_index: np.ndarray,

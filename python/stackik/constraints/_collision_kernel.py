@@ -15,10 +15,10 @@ import math
 
 import numpy as np
 
-from .._jit import lazy_njit
+from .._jit import kernel
 
 
-@lazy_njit
+@kernel
 def motion_broadphase(
     dq_abs: np.ndarray,
     lever: np.ndarray,
@@ -60,7 +60,7 @@ def motion_broadphase(
     return count
 
 
-@lazy_njit
+@kernel
 def contact_rows(
     J: np.ndarray,
     support: np.ndarray,
