@@ -25,7 +25,7 @@ import numpy as np
 import pinocchio as pin
 from trac_ik_protocol import CASES, Verifier, cpu_name, make_trac_ik, ratio, stats
 
-from stackik.chain import SerialChain
+from stackik.ik.chain import SerialChain
 
 
 def run(robot: str, n: int, seed: int, budget: float) -> None:

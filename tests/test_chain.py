@@ -1,4 +1,4 @@
-"""Tests of stackik.chain: compiled chain kinematics and the global pose IK.
+"""Tests of stackik.ik.chain: compiled chain kinematics and the global pose IK.
 
 Every number is checked against an independent computation: Pinocchio's frame
 placements and LOCAL_WORLD_ALIGNED Jacobians for the kinematics, and Pinocchio forward
@@ -23,8 +23,8 @@ from stackik import (
     RobotModel,
     ShapeError,
 )
-from stackik import chain as chain_mod
-from stackik.chain import ChainIKResult, SerialChain
+from stackik.ik import chain as chain_mod
+from stackik.ik.chain import ChainIKResult, SerialChain
 
 ROOT = Path(__file__).resolve().parents[1]
 ROBOTS = ROOT / "robots"
@@ -568,7 +568,7 @@ def test_mimic_joint_is_rejected():
 
 
 def test_import_does_not_import_numba():
-    code = "import sys, stackik, stackik.chain; assert 'numba' not in sys.modules"
+    code = "import sys, stackik, stackik.ik.chain; assert 'numba' not in sys.modules"
     subprocess.run(
         [sys.executable, "-c", code],
         check=True,

@@ -1,7 +1,7 @@
 """Global IK: multi-start search, alternate configurations, branch flags, Cartesian paths.
 
 Every query runs the compiled Levenberg-Marquardt search of
-:class:`~stackik.chain.SerialChain` on the joints between the world (or the last joint
+:class:`~stackik.ik.chain.SerialChain` on the joints between the world (or the last joint
 the chain cannot model, e.g. a free-flyer) and the target frame; the other joints are
 held at a reference configuration. Each candidate is then checked on the full
 :class:`~stackik.model.RobotModel`, exactly as the
@@ -39,8 +39,8 @@ import numpy as np
 import pinocchio as pin
 
 from . import _validate
-from .chain import SerialChain
 from .errors import InvalidInput, JointNotFound
+from .ik.chain import SerialChain
 from .results import PathResult, SolverStatus
 from .spatial import as_se3, check_pose_stack
 

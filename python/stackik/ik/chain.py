@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pinocchio as pin
 
-from . import _validate
-from ._jit import lazy_njit
-from .errors import FrameNotFound, InvalidInput
-from .spatial import ROTATION_TOLERANCE, as_se3, check_pose_stack, check_rotation
+from .. import _validate
+from .._jit import lazy_njit
+from ..errors import FrameNotFound, InvalidInput
+from ..spatial import ROTATION_TOLERANCE, as_se3, check_pose_stack, check_rotation
 
 if TYPE_CHECKING:
-    from .model.robot import RobotModel
+    from ..model.robot import RobotModel
 
 __all__ = ["ChainIKResult", "SerialChain"]
 
