@@ -115,15 +115,13 @@ def run(robot: str, n: int, seed: int, budget: float, collision: bool, validate:
         )
 
     # The batched form: one compiled loop, every row checked on the robot.
-    from stackik.global_ik import BatchIKOptions
+    from stackik import BatchIKOptions
 
     t0 = clock()
-    rows, success = solver.solve_position_batch(
-        np.stack(H), tip, mid, BatchIKOptions(time_budget=budget, return_success=True)
-    )
+    batch = solver.solve_position_batch(np.stack(H), tip, mid, BatchIKOptions(time_budget=budget))
     t_batch = clock() - t0
     batch_ok = np.array(
-        [s and check.ok(r[2:], T) for s, r, T in zip(success, rows, targets, strict=True)]
+        [s and check.ok(q, T) for s, q, T in zip(batch.success, batch.q, targets, strict=True)]
     )
     print(
         f"  batch     success {100 * batch_ok.mean():6.2f} %  {t_batch / n * 1e3:.3f} ms per "

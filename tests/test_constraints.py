@@ -344,7 +344,7 @@ def test_floating_base_bounds(humanoid):
     np.testing.assert_array_equal(p.box_lower[3:6], -0.2)
     np.testing.assert_array_equal(p.box_upper[3:6], 0.2)
     assert np.all(np.isinf(p.box_upper[:3]))  # the free-flyer has no velocity limit
-    rows = p.constraint_slices["base_position"]
+    rows = p.constraint_slices["base_bounds"]
     np.testing.assert_allclose(p.C[rows][:, :3], humanoid.data.oMi[1].rotation)
     np.testing.assert_allclose(p.lower[rows], (lo - q[:3]) / 0.01)
     worst = -np.inf
@@ -383,10 +383,10 @@ def test_base_bounds_bad_input(humanoid):
 # ============================================================================================
 # Self-collision
 # ============================================================================================
-def _tighten_gjk(robot: RobotModel) -> None:
+def _tighten_gjk(constraint) -> None:
     # The witness points (hence the normal) are only as good as GJK's tolerance (1e-6 by
     # default); the FD comparison needs them much better than that.
-    for req in robot.collision_data.distanceRequests:
+    for req in constraint.state.geom_data.distanceRequests:
         req.gjk_tolerance = 1e-12
         req.gjk_max_iterations = 1000
 
@@ -394,12 +394,12 @@ def _tighten_gjk(robot: RobotModel) -> None:
 @pytest.mark.parametrize("which", ["panda", "dual_arm"])
 def test_collision_distance_row_matches_finite_differences(which):
     robot = load_panda() if which == "panda" else load_dual_arm()
-    _tighten_gjk(robot)
     solver = KinematicsSolver(robot, dt=0.01)
     solver.configure_collision_constraint(
         0.0, max_constraints=10_000, activation_margin=10.0, patch_tolerance=0.0
     )
-    cc = solver._collision
+    cc = solver.get_constraint("collision")
+    _tighten_gjk(cc)
     gm = robot.collision_model
     ref = pin.GeometryData(gm)  # independent distance evaluation for the reference
     for req in ref.distanceRequests:
@@ -410,10 +410,10 @@ def test_collision_distance_row_matches_finite_differences(which):
     checked = 0
     for _ in range(2):
         q = robot.random_configuration(rng)
-        robot.update_kinematics(q)
+        solver.kinematics.update(q)
         C, lower, upper = cc.rows(0.01)
         assert np.all(upper == np.inf) and np.all(np.isfinite(lower))
-        pair_ids = [int(cc._pairs[k]) for k in cc.last_pairs]
+        pair_ids = [int(cc.pair_indices[k]) for k in cc.last_pairs]
         d0 = cc.last_distances.copy()
         separated = d0 > 5e-3
 
@@ -443,20 +443,20 @@ def test_collision_support_point_rows_match_finite_differences():
     the two bodies' relative velocity at ``s`` along ``n``.
     """
     panda = load_panda()  # its own: tightening GJK must not leak into other tests
-    _tighten_gjk(panda)
     solver = KinematicsSolver(panda, dt=0.01)
     solver.configure_collision_constraint(
         0.0, max_constraints=10_000, activation_margin=10.0, patch_tolerance=10.0
     )
-    cc = solver._collision
+    cc = solver.get_constraint("collision")
+    _tighten_gjk(cc)
     gm = panda.collision_model
     rng = np.random.default_rng(11)
     checked = 0
     for _ in range(3):
         q = panda.random_configuration(rng)
-        panda.update_kinematics(q)
+        solver.kinematics.update(q)
         C, _, _ = cc.rows(0.01)
-        oMg0 = [pin.SE3(cc._gd.oMg[i]) for i in range(gm.ngeoms)]
+        oMg0 = [pin.SE3(cc.state.geom_data.oMg[i]) for i in range(gm.ngeoms)]
         # Rebuild each row's gap from its point (fixed to geometry 1) and the plane
         # through it with the row's normal (fixed to geometry 2); witness rows included.
         for row, ((g_pt, g_plane), s, n) in enumerate(
@@ -496,7 +496,7 @@ def test_collision_rows_structure(panda):
         0.01, max_constraints=4, gain=0.3, activation_margin=0.1, patch_tolerance=0.0
     )
     p = solver.build_problem(PANDA_READY)
-    cc = solver._collision
+    cc = solver.get_constraint("collision")
     rows = p.constraint_slices["collision"]
     n = rows.stop - rows.start
     assert 1 <= n <= 4
@@ -517,15 +517,16 @@ def test_collision_broadphase_never_drops_a_close_pair(dual_arm):
     """Every pair closer than min_distance + margin (exact distance) gets a row."""
     solver = KinematicsSolver(dual_arm)
     solver.configure_collision_constraint(0.02, max_constraints=10_000, activation_margin=0.08)
-    cc = solver._collision
+    cc = solver.get_constraint("collision")
     rng = np.random.default_rng(4)
     names = dual_arm.get_collision_pair_names()
     total = 0
     for _ in range(5):
-        dual_arm.update_kinematics(dual_arm.random_configuration(rng))
+        q = dual_arm.random_configuration(rng)
+        dual_arm.update_kinematics(q)
         exact = np.array(dual_arm.compute_collision_distances())
         close = {names[k] for k in np.flatnonzero(exact < 0.02 + 0.08 - 1e-6)}
-        solver.build_problem()
+        solver.build_problem(q)
         rowed = {cc.pair_names()[k] for k in cc.last_pairs}
         assert close <= rowed
         assert np.all(cc.last_distances < 0.1)
@@ -580,7 +581,7 @@ def test_collision_pair_min_distance_overrides(panda):
     assert over and set(over.values()) == {0.02}
     assert all(k.startswith("panda_link3_") and "|panda_link5_" in k for k in over)
     p = solver.build_problem(PANDA_READY)
-    cc = solver._collision
+    cc = solver.get_constraint("collision")
     names = cc.pair_names()
     for row, slot in enumerate(cc.last_pairs):
         a, b = names[slot]
@@ -899,7 +900,9 @@ def test_com_polygon_other_bad_input(panda):
         solver.configure_com_constraint(tri, proximity_fraction=-1.0)
     # Clockwise and 3-D vertices are accepted (reordered, z dropped).
     solver.configure_com_constraint([[0, 0, 5], [0, 1, 5], [1, 0, 5]])
-    np.testing.assert_array_equal(solver._com.vertices, [[1, 0], [0, 1], [0, 0]])
+    np.testing.assert_array_equal(
+        solver.get_constraint("com_polygon").vertices, [[1, 0], [0, 1], [0, 0]]
+    )
 
 
 @pytest.mark.parametrize("target_xy", [(0.6, 0.3), (-0.4, 0.0), (0.0, -0.5)])
@@ -917,7 +920,7 @@ def test_com_stays_in_support_polygon_when_pushed_out(humanoid, target_xy):
     post = solver.add_posture_task("post")
     post.priority = 2
     post.weight = 0.01
-    con = solver._com
+    con = solver.get_constraint("com_polygon")
     assert con.slacks().min() > 0.05  # starts well inside
     assert np.any(con._half_planes(poly)[0] @ np.array(target_xy) - con._half_planes(poly)[1] < 0)
     feet0 = [humanoid.get_frame_pose(f.frame_name) for f in feet]
@@ -982,7 +985,7 @@ def _pull_apart_rollout(robot, q, reference_rotation=None):
     twist = pin.exp3(np.array([0.5, 0, 0]))
     left.set_target_pose(pin.SE3(twist @ Ta.rotation, Ta.translation + np.array([0, 0.3, 0.1])))
     right.set_target_pose(pin.SE3(Tb.rotation, Tb.translation + np.array([0.0, -0.3, -0.1])))
-    con = solver._relative
+    con = solver.get_constraint("relative_pose")
     worst = -np.inf
     for _ in range(300):
         res = solver.solve_velocity(q)

@@ -36,7 +36,8 @@ from stackik import (
     ShapeError,
     SolverStatus,
 )
-from stackik.global_ik import BatchIKOptions, BranchFlags
+from stackik.ik.batch import BatchIKOptions
+from stackik.ik.branches import BranchFlags
 from stackik.solver import KinematicsSolver
 from ur5_dh import ur5_closed_form
 
@@ -243,7 +244,10 @@ def test_find_configs_on_a_floating_base_holds_the_base():
 
 def test_unreachable_target_gives_an_empty_list(solver):
     far = pin.SE3(np.eye(3), np.array([2.0, 0.0, 0.5]))
-    assert solver.find_configs(far, TIP, 1, 0.005, PANDA_READY) == []
+    found = solver.find_configs(far, TIP, 1, 0.005, PANDA_READY)
+    assert len(found) == 0 and not found and list(found) == []
+    assert found.attempts >= 1 and found.stopped_by == "time_budget"
+    assert found.rejected["unreachable"] + found.rejected["budget"] == found.attempts
     assert solver.nearest_config(far, TIP, PANDA_READY, time_budget=0.005) is None
 
 
@@ -426,29 +430,26 @@ def test_solve_position_batch_rows(solver, panda):
     lo, hi = panda.get_joint_limits()
     Q = rng.uniform(lo, hi, (40, 7))
     targets = np.array([fk(panda, q, TIP).homogeneous for q in Q])
-    rows = solver.solve_position_batch(targets, TIP)
-    assert rows.shape == (40, 9)
-    rows2, ok = solver.solve_position_batch(
-        targets, TIP, PANDA_READY, BatchIKOptions(return_success=True, max_iterations=20000)
+    res = solver.solve_position_batch(targets, TIP)
+    assert len(res) == 40 and res.q.shape == (40, 7) and res.as_rows().shape == (40, 9)
+    assert res.success.shape == res.iterations.shape == res.residual.shape == (40,)
+    res2 = solver.solve_position_batch(
+        targets, TIP, PANDA_READY, BatchIKOptions(max_iterations=20000)
     )
-    assert ok.all()
-    for r, T in zip(rows2, targets, strict=True):
-        assert r[0] >= 0 and r[1] < 1.5e-4
-        assert verifies(panda, r[2:], TIP, pin.SE3(T))
+    assert res2.success.all()
+    for q, it, residual, T in zip(res2.q, res2.iterations, res2.residual, targets, strict=True):
+        assert it >= 0 and residual < 1.5e-4
+        assert verifies(panda, q, TIP, pin.SE3(T))
     # a validation callback sends rejected rows to a new search
-    rows3, ok3 = solver.solve_position_batch(
-        targets[:10],
-        TIP,
-        Q[:10],
-        BatchIKOptions(return_success=True, time_budget=0.05),
-        validate=lambda q: q[0] > 0,
+    res3 = solver.solve_position_batch(
+        targets[:10], TIP, Q[:10], BatchIKOptions(time_budget=0.05), validate=lambda q: q[0] > 0
     )
-    for r, good in zip(rows3, ok3, strict=True):
+    for q, residual, good in zip(res3.q, res3.residual, res3.success, strict=True):
         if good:
-            assert r[2] > 0
+            assert q[0] > 0
         else:
-            assert r[1] == np.inf
-    assert ok3.sum() >= 5
+            assert residual == np.inf
+    assert res3.success.sum() >= 5
 
 
 # -- bad input ---------------------------------------------------------------------------

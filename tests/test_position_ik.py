@@ -33,7 +33,7 @@ from stackik import (
     SolverStatus,
     TaskNotFound,
 )
-from stackik.position_ik import (
+from stackik.ik.position import (
     PositionIKOptions,
     PositionStepOptions,
     ResolutionMethod,
@@ -118,8 +118,8 @@ def test_converges_from_nearby_seeds_to_1e6(robot_name, frame, request):
         assert in_limits(robot, res.solution)
         assert 0 < res.iterations <= 15
         assert res.computation_time_ms > 0
-        # the robot's cache is left at the solution
-        np.testing.assert_allclose(robot.get_current_configuration(), res.solution)
+        # the solver's own cache is left at the solution
+        np.testing.assert_allclose(s.kinematics.q, res.solution)
 
 
 def test_target_as_4x4_and_se3_give_the_same_result(solver, panda):
@@ -194,12 +194,22 @@ def test_temporary_task_is_removed_and_registered_tasks_work_below_it(solver, pa
     posture.weight = 0.5
     posture.gain = 0.2
     _, target, seed = nearby_problem(panda, TIP, 7)
-    saved = (solver.dt, solver._velocity_limits, solver._limit_margin, solver._damping)
+    saved = (
+        solver.dt,
+        solver.velocity_limits_enabled(),
+        solver.get_limit_margin(),
+        solver.get_damping(),
+    )
     res = solver.solve_position(seed, target, TIP)
     assert res.success
     assert [t.name for t in solver.tasks] == ["posture"]
     assert (posture.priority, posture.weight, posture.gain) == (3, 0.5, 0.2)
-    assert (solver.dt, solver._velocity_limits, solver._limit_margin, solver._damping) == saved
+    assert (
+        solver.dt,
+        solver.velocity_limits_enabled(),
+        solver.get_limit_margin(),
+        solver.get_damping(),
+    ) == saved
     # the posture task pulls the redundancy (in the target task's null space) toward its
     # target: iterating longer drifts the solution toward it, without the posture task not
     q_post = posture.target_configuration
@@ -218,7 +228,12 @@ def test_temporary_task_is_removed_and_registered_tasks_work_below_it(solver, pa
     with pytest.raises(InvalidInput):
         solver.solve_position(seed, target, TIP, PositionIKOptions(max_joint_step=-1.0))
     assert [t.name for t in solver.tasks] == ["posture"]
-    assert (solver.dt, solver._velocity_limits, solver._limit_margin, solver._damping) == saved
+    assert (
+        solver.dt,
+        solver.velocity_limits_enabled(),
+        solver.get_limit_margin(),
+        solver.get_damping(),
+    ) == saved
 
 
 def test_settings_are_restored_after_damped_least_squares(solver, panda):
@@ -228,8 +243,12 @@ def test_settings_are_restored_after_damped_least_squares(solver, panda):
     _, target, seed = nearby_problem(panda, TIP, 8)
     opts = PositionIKOptions(method="damped_least_squares", damping=0.05, joint_limit_margin=0.1)
     assert solver.solve_position(seed, target, TIP, opts).success
-    assert (solver._damping, solver._tolerance, solver._limit_margin) == (2e-3, 3e-3, 0.01)
-    assert solver.dt == 0.01 and solver._velocity_limits
+    assert (solver.get_damping(), solver.get_tolerance(), solver.get_limit_margin()) == (
+        2e-3,
+        3e-3,
+        0.01,
+    )
+    assert solver.dt == 0.01 and solver.velocity_limits_enabled()
 
 
 # -- unreachable targets ---------------------------------------------------------------------

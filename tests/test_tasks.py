@@ -130,16 +130,29 @@ TIP = {
 
 
 # -- finite-difference helpers ---------------------------------------------------------------
+# Tasks read their solver's own kinematics cache: the helpers move the robot's cache and
+# the cache of the solver made by ``make_solver`` together.
+_SOLVERS: list[KinematicsSolver] = []
+
+
+def set_q(robot: RobotModel, q: np.ndarray) -> None:
+    """Update the robot's cache and the current solver's cache at ``q``."""
+    robot.update_kinematics(q)
+    for solver in _SOLVERS:
+        if solver.robot is robot:
+            solver.kinematics.update(q)
+
+
 def fd_vector(robot: RobotModel, q: np.ndarray, value) -> np.ndarray:
     """Central difference of ``value()`` (read from the robot's cache) along each tangent."""
     cols = []
     for e in np.eye(robot.nv):
-        robot.update_kinematics(robot.integrate(q, EPS * e))
+        set_q(robot, robot.integrate(q, EPS * e))
         plus = np.array(value(), dtype=float)
-        robot.update_kinematics(robot.integrate(q, -EPS * e))
+        set_q(robot, robot.integrate(q, -EPS * e))
         minus = np.array(value(), dtype=float)
         cols.append((plus - minus) / (2 * EPS))
-    robot.update_kinematics(q)
+    set_q(robot, q)
     return np.array(cols).T
 
 
@@ -147,12 +160,12 @@ def fd_rotation(robot: RobotModel, q: np.ndarray, rotation) -> np.ndarray:
     """World angular velocity per tangent direction: ``log3(R(+) R(-)^T) / (2 eps)``."""
     cols = []
     for e in np.eye(robot.nv):
-        robot.update_kinematics(robot.integrate(q, EPS * e))
+        set_q(robot, robot.integrate(q, EPS * e))
         Rp = np.array(rotation())
-        robot.update_kinematics(robot.integrate(q, -EPS * e))
+        set_q(robot, robot.integrate(q, -EPS * e))
         Rm = np.array(rotation())
         cols.append(pin.log3(Rp @ Rm.T) / (2 * EPS))
-    robot.update_kinematics(q)
+    set_q(robot, q)
     return np.array(cols).T
 
 
@@ -181,7 +194,9 @@ def nearby(robot: RobotModel, q: np.ndarray, seed: int, scale: float = 0.15) -> 
 
 def make_solver(robot: RobotModel, q: np.ndarray, dt: float = 0.01) -> KinematicsSolver:
     robot.update_kinematics(q)
-    return KinematicsSolver(robot, dt=dt)
+    solver = KinematicsSolver(robot, dt=dt)
+    _SOLVERS[:] = [solver]
+    return solver
 
 
 # ============================================================================================
@@ -487,7 +502,7 @@ def test_zero_velocity_when_task_is_met(dual_arm, kind):
 # ============================================================================================
 def _set_reachable_target(task, robot: RobotModel, q_goal: np.ndarray, q_now: np.ndarray) -> None:
     """Make the task's value at ``q_goal`` its target, then return the robot to ``q_now``."""
-    robot.update_kinematics(q_goal)
+    set_q(robot, q_goal)
     if isinstance(task, FrameTask):
         task.set_target_pose(robot.get_frame_pose(task.frame_name))
     elif isinstance(task, PostureTask):
@@ -500,7 +515,7 @@ def _set_reachable_target(task, robot: RobotModel, q_goal: np.ndarray, q_now: np
         task.capture_current_as_target()
     else:  # pragma: no cover
         raise AssertionError(type(task))
-    robot.update_kinematics(q_now)
+    set_q(robot, q_now)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -518,7 +533,7 @@ def test_error_strictly_decreases_in_rollout(dual_arm, kind):
         res = solver.solve_velocity(q)
         assert res.status == SolverStatus.SUCCESS, res.status_message
         q = dual_arm.integrate(q, res.solution * solver.dt)
-        dual_arm.update_kinematics(q)
+        set_q(dual_arm, q)
         task.update()
         errors.append(np.linalg.norm(task.get_error()))
         if errors[-1] < 1e-9:
@@ -538,7 +553,7 @@ def test_frame_task_rollout_on_floating_base(humanoid):
     errors = []
     for _ in range(120):
         q = humanoid.integrate(q, solver.solve_velocity_dq(q) * solver.dt)
-        humanoid.update_kinematics(q)
+        set_q(humanoid, q)
         hand.update()
         errors.append(np.linalg.norm(hand.get_error()))
     assert np.all(np.diff(errors)[np.array(errors[1:]) > 1e-10] < 0)
@@ -714,7 +729,7 @@ def test_bad_task_input_raises_typed_errors(panda, dual_arm):
 
 
 def test_task_classes_are_exported_and_typed(panda):
-    panda.update_kinematics(PANDA_READY)
+    set_q(panda, PANDA_READY)
     assert JointTask("j", panda, "panda_joint1", 0.2).get_type() == TaskType.JOINT
     assert PostureTask("p", panda).get_type() == TaskType.POSTURE
     assert COMTask("c", panda).get_type() == TaskType.COM

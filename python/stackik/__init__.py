@@ -3,7 +3,9 @@
 The public API is re-exported here; see the README and ``docs/`` for a tour.
 """
 
+from ._jit import warmup
 from ._version import __version__
+from .engine import Problem, VelocityEngine
 from .errors import (
     CollisionGeometryNotFound,
     FrameNotFound,
@@ -22,12 +24,20 @@ from .errors import (
     StackIKError,
     TaskNotFound,
 )
-from .global_ik import BatchIKOptions, BranchFlags
-from .model import ReferenceFrame, RobotModel
-from .position_ik import PositionIKOptions, PositionStepOptions, ResolutionMethod, TaskTarget
-from .results import PathResult, PositionIKResult, SolverStatus, VelocitySolverResult
+from .ik.batch import BatchIKOptions
+from .ik.branches import BranchFlags
+from .ik.position import PositionIKOptions, PositionStepOptions, ResolutionMethod, TaskTarget
+from .model import JointKind, Kinematics, ReferenceFrame, RobotModel
+from .results import (
+    BatchIKResult,
+    FindConfigsResult,
+    PathResult,
+    PositionIKResult,
+    SolverStatus,
+    VelocitySolverResult,
+)
 from .sns import TaskSolveMode
-from .solver import KinematicsSolver, Problem
+from .solver import KinematicsSolver
 from .spatial import (
     Rt,
     as_se3,
@@ -53,16 +63,20 @@ from .tasks import (
 __all__ = [
     "AbsoluteFrameTask",
     "BatchIKOptions",
+    "BatchIKResult",
     "BranchFlags",
     "COMTask",
     "CollisionGeometryNotFound",
+    "FindConfigsResult",
     "FrameNotFound",
     "FrameTask",
     "InvalidBounds",
     "InvalidInput",
     "InvalidTransform",
+    "JointKind",
     "JointNotFound",
     "JointTask",
+    "Kinematics",
     "KinematicsSolver",
     "MalformedDescription",
     "MeshNotFound",
@@ -91,6 +105,7 @@ __all__ = [
     "TaskSolveMode",
     "TaskTarget",
     "TaskType",
+    "VelocityEngine",
     "VelocitySolverResult",
     "__version__",
     "as_se3",
@@ -100,4 +115,5 @@ __all__ = [
     "normalize_quaternion",
     "q2r",
     "r2q",
+    "warmup",
 ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import InvalidBounds, NonFiniteInput, ShapeError
+from .errors import InvalidBounds, InvalidInput, NonFiniteInput, ShapeError
 
 
 def vector(x: object, n: int, what: str) -> np.ndarray:
@@ -74,3 +74,30 @@ def bounds(
     if inverted.any():
         raise InvalidBounds(what, np.flatnonzero(inverted).tolist())
     return lo, hi
+
+
+def positive_float(value: object, what: str, allow_zero: bool = False) -> float:
+    """Return ``value`` as a finite float > 0 (``>= 0`` with ``allow_zero``).
+
+    Raises:
+        InvalidInput: Not a number, not finite, or out of range.
+    """
+    try:
+        v = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        v = float("nan")
+    if not (np.isfinite(v) and (v >= 0 if allow_zero else v > 0)):
+        sign = ">= 0" if allow_zero else "> 0"
+        raise InvalidInput(f"{what} must be a finite number {sign}, got {value!r}")
+    return v
+
+
+def count(value: object, what: str, minimum: int = 1) -> int:
+    """Return ``value`` as an integer ``>= minimum`` (bools are refused).
+
+    Raises:
+        InvalidInput: Not an integer or below ``minimum``.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise InvalidInput(f"{what} must be an integer >= {minimum}, got {value!r}")
+    return int(value)

@@ -7,7 +7,9 @@ results with a :class:`SolverStatus` and a human-readable ``status_message``.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 import numpy as np
 
@@ -39,6 +41,13 @@ class SolverStatus(enum.IntEnum):
     EMPTY_PROBLEM = 7
     INFEASIBLE = 8
     NO_PROGRESS = 9
+
+    def __str__(self) -> str:
+        """The name (``str(SolverStatus.SUCCESS) == "SUCCESS"``); ``int()`` gives the value."""
+        return self.name
+
+    def __format__(self, spec: str) -> str:
+        return format(self.name, spec)
 
 
 @dataclass
@@ -156,3 +165,103 @@ class PathResult:
     def success(self) -> bool:
         """Whether ``status`` is :attr:`SolverStatus.SUCCESS`."""
         return self.status == SolverStatus.SUCCESS
+
+
+#: Reasons :class:`FindConfigsResult` counts rejections by.
+REJECTION_REASONS = (
+    "unreachable",
+    "budget",
+    "pose",
+    "limits",
+    "collision",
+    "validation",
+    "duplicate",
+    "branch",
+)
+
+
+class FindConfigsResult(Sequence[np.ndarray]):
+    """Configurations found by :meth:`~stackik.KinematicsSolver.find_configs`, and why not more.
+
+    A sequence of configurations (size nq each, nearest to the reference first):
+    iteration, ``len`` and indexing work as on a list, and an empty result is falsy.
+
+    Attributes:
+        configurations: The accepted configurations.
+        rejected: Rejections by reason: ``unreachable`` (a search attempt did not
+            converge), ``budget`` (an attempt cut short by the time budget), ``pose``,
+            ``limits``, ``collision``, ``validation`` (the ``validate`` callback),
+            ``duplicate`` (closer than ``distinct_tolerance`` to one already found) and
+            ``branch`` (not on the requested branch). Every reason is present (0 when
+            none).
+        attempts: Search starts made.
+        iterations: Levenberg-Marquardt iterations over all attempts.
+        elapsed_ms: Wall-clock time of the call [ms].
+        stopped_by: ``"max_solutions"``, ``"time_budget"`` or ``"max_attempts"``.
+    """
+
+    def __init__(
+        self,
+        configurations: Sequence[np.ndarray],
+        rejected: dict[str, int] | None = None,
+        attempts: int = 0,
+        iterations: int = 0,
+        elapsed_ms: float = 0.0,
+        stopped_by: str = "max_solutions",
+    ) -> None:
+        self.configurations = list(configurations)
+        self.rejected = {r: 0 for r in REJECTION_REASONS}
+        self.rejected.update(rejected or {})
+        self.attempts = int(attempts)
+        self.iterations = int(iterations)
+        self.elapsed_ms = float(elapsed_ms)
+        self.stopped_by = stopped_by
+
+    @overload
+    def __getitem__(self, index: int) -> np.ndarray: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[np.ndarray]: ...
+
+    def __getitem__(self, index: int | slice) -> np.ndarray | list[np.ndarray]:
+        return self.configurations[index]
+
+    def __len__(self) -> int:
+        return len(self.configurations)
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        return iter(self.configurations)
+
+    def __repr__(self) -> str:
+        rejected = {k: v for k, v in self.rejected.items() if v}
+        return (
+            f"FindConfigsResult({len(self)} configurations, attempts={self.attempts}, "
+            f"rejected={rejected}, elapsed_ms={self.elapsed_ms:.3f}, "
+            f"stopped_by={self.stopped_by!r})"
+        )
+
+
+@dataclass
+class BatchIKResult:
+    """Result of :meth:`~stackik.KinematicsSolver.solve_position_batch` (MotrixSim's rows).
+
+    Attributes:
+        success: Per target, the returned ``q`` reaches it and passes the robot-level
+            checks (limits, collision, ``validate``), shape (N,).
+        q: Configurations, shape (N, nq): the solution, or the best configuration found.
+        iterations: Levenberg-Marquardt iterations per target, shape (N,).
+        residual: ``sqrt(|e_p|^2 + |e_o|^2)`` of the returned ``q`` [m, rad], ``inf`` for
+            a converged ``q`` that fails the robot-level checks, shape (N,).
+    """
+
+    success: np.ndarray
+    q: np.ndarray
+    iterations: np.ndarray
+    residual: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.success.shape[0])
+
+    def as_rows(self) -> np.ndarray:
+        """The packed (N, nq + 2) rows ``[iterations, residual, q...]``."""
+        return np.column_stack([self.iterations.astype(float), self.residual, self.q])

@@ -1,209 +1,166 @@
-"""KinematicsSolver: tasks and constraints on a RobotModel, solved with the SNS core.
+"""KinematicsSolver: the EmbodiK-named facade over the velocity engine and the IK layers.
 
-One :meth:`KinematicsSolver.solve_velocity` call is one step of the data flow:
+The facade holds no logic of its own. It composes:
 
-1. ``robot.update_kinematics(q)`` -- one Pinocchio pass (FK, joint Jacobians, frames);
-2. every active task reads the cache (``Task.update``) -> ``(J_k, xdot_k)``;
-3. joint limits become a velocity box, every constraint gives rows ``(C_i, l_i, u_i)``;
-4. tasks with the same priority are stacked into one level (rows times
-   ``sqrt(weight)``) -> a :class:`Problem`, inspectable without solving;
-5. :class:`stackik.sns.SNSSolver` solves it -> :class:`VelocitySolverResult`.
+- :class:`~stackik.engine.VelocityEngine`: tasks, constraints, one velocity step;
+- :class:`~stackik.ik.position.PositionIK`: ``solve_position``, stepping;
+- :class:`~stackik.ik.global_.GlobalIK`: ``find_configs``, branches, alternates, and on it
+  :func:`~stackik.ik.paths.generate_path` and
+  :func:`~stackik.ik.batch.solve_position_batch`;
 
-The CoM and collision distances are computed only when a task or constraint asks.
-This module is the only one that knows both the tasks/constraints and the SNS core.
+and gives every capability its seed-004 (EmbodiK) name. Each solver owns its data:
+solvers on one robot may run in parallel threads; one solver serializes concurrent
+calls.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from . import _validate
-from .constraints._box_kernel import limit_box
-from .constraints.base import Constraint
-from .constraints.collision import CollisionConstraint
-from .constraints.com_polygon import ComPolygonConstraint
-from .constraints.limits import calculate_velocity_box_constraint
-from .constraints.linear import LinearConstraint, TightFramePoseConstraint, TightPointConstraint
-from .constraints.relative_pose import RelativePoseConstraint
-from .errors import InvalidInput, StackIKError, TaskNotFound
-from .global_ik import GlobalIKMixin
-from .model import RobotModel
-from .position_ik import PositionIKMixin
-from .results import SolverStatus, VelocitySolverResult
-from .sns import DEFAULT_DAMPING, DEFAULT_TOLERANCE, SNSSolver, TaskSolveMode
-from .tasks.base import Task, TaskType
-from .tasks.com import COMTask
-from .tasks.frame import FrameTask
-from .tasks.joint import JointTask, MultiJointTask
-from .tasks.posture import PostureTask
-from .tasks.relative import AbsoluteFrameTask, RelativeFrameTask
+from .constraints import (
+    CollisionConstraint,
+    ComPolygonConstraint,
+    Constraint,
+    FloatingBaseBounds,
+    LinearConstraint,
+    RelativePoseConstraint,
+    TightFramePoseConstraint,
+    TightPointConstraint,
+    calculate_velocity_box_constraint,
+)
+from .engine import Problem, VelocityEngine
+from .errors import InvalidInput
+from .ik.batch import BatchIKOptions, solve_position_batch
+from .ik.branches import BranchFlags
+from .ik.checks import Validator
+from .ik.global_ import GlobalIK
+from .ik.paths import generate_path
+from .ik.position import PositionIK, PositionIKOptions, PositionStepOptions
+from .model import Kinematics, RobotModel
+from .results import (
+    BatchIKResult,
+    FindConfigsResult,
+    PathResult,
+    PositionIKResult,
+    VelocitySolverResult,
+)
+from .tasks import (
+    AbsoluteFrameTask,
+    COMTask,
+    FrameTask,
+    JointTask,
+    MultiJointTask,
+    PostureTask,
+    RelativeFrameTask,
+    Task,
+    TaskType,
+)
 
-_SCALAR_JOINTS = (
-    "JointModelRX",
-    "JointModelRY",
-    "JointModelRZ",
-    "JointModelRevoluteUnaligned",
-    "JointModelPX",
-    "JointModelPY",
-    "JointModelPZ",
-    "JointModelPrismaticUnaligned",
+__all__ = ["KinematicsSolver", "Problem"]
+
+_COLLISION, _COM, _RELATIVE, _LINEAR, _BASE = (
+    "collision",
+    "com_polygon",
+    "relative_pose",
+    "linear",
+    "base_bounds",
 )
 
 
-@dataclass
-class Problem:
-    """The stacked problem of one step, as handed to the SNS core.
-
-    Attributes:
-        levels: ``(J_k, xdot_k)`` per priority level, highest first.
-        level_tasks: Task names of each level.
-        modes: :class:`TaskSolveMode` of each level.
-        C: General constraint rows (p x nv).
-        lower: Lower bounds of ``C v`` (p).
-        upper: Upper bounds of ``C v`` (p).
-        box_lower: Joint velocity lower bounds (nv) [rad/s or m/s].
-        box_upper: Joint velocity upper bounds (nv) [rad/s or m/s].
-        constraint_slices: Row range of each constraint in ``C``, by name.
-    """
-
-    levels: list[tuple[np.ndarray, np.ndarray]]
-    level_tasks: list[list[str]]
-    modes: list[TaskSolveMode]
-    C: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    box_lower: np.ndarray
-    box_upper: np.ndarray
-    constraint_slices: dict[str, slice] = field(default_factory=dict)
-
-
-class KinematicsSolver(PositionIKMixin, GlobalIKMixin):
+class KinematicsSolver:
     """Prioritized velocity IK on a :class:`RobotModel`, with position and global IK.
 
-    Position IK (``solve_position``, ``solve_position_step``, ``solve_position_in_tcp``)
-    comes from :class:`~stackik.position_ik.PositionIKMixin`; global IK (``find_configs``,
-    ``branch_flags``, ``alternate_configs``, ``generate_path``, ``solve_position_batch``)
-    from :class:`~stackik.global_ik.GlobalIKMixin`.
-
     Args:
-        robot: The robot; the solver shares (and updates) its kinematics cache.
+        robot: The robot description (shared; the solver owns its own kinematics data,
+            which starts at the robot's current configuration).
         dt: Control period [s] used to turn position limits into velocity bounds.
     """
 
     def __init__(self, robot: RobotModel, dt: float = 0.01) -> None:
-        self._robot = robot
-        self.dt = dt
-        self._tasks: dict[str, Task] = {}
-        self._position_limits = True
-        self._velocity_limits = True
-        self._limit_margin = 0.0
-        self._damping = DEFAULT_DAMPING
-        self._tolerance = DEFAULT_TOLERANCE
-        self._max_iterations: int | None = None
-        self._joint_weights = np.ones(robot.nv)
-        self._timing = False
-        self._collision: CollisionConstraint | None = None
-        self._com: ComPolygonConstraint | None = None
-        self._relative: RelativePoseConstraint | None = None
-        self._linear: LinearConstraint | None = None
-        self._tight_points: list[TightPointConstraint] = []
-        self._tight_poses: list[TightFramePoseConstraint] = []
-        self._base_pos_bounds: tuple[np.ndarray, np.ndarray] | None = None
-        self._base_ori_bounds: tuple[np.ndarray, np.ndarray] | None = None
-        self._sns: SNSSolver | None = None
-        self._plan_key: tuple = ()
-        self._plan_cache: list | None = None
-        self._all_scale = True
-        self._index_limited_joints()
+        self._engine = VelocityEngine(robot, dt)
+        self._position = PositionIK(self._engine)
+        self._global = GlobalIK(self._engine)
 
-    def _index_limited_joints(self) -> None:
-        """Joints whose position limits become velocity bounds: one-DoF, finite limits."""
-        m = self._robot.model
-        iq, iv = [], []
-        for j in range(1, m.njoints):
-            jm = m.joints[j]
-            if jm.shortname() in _SCALAR_JOINTS and jm.nq == 1:
-                iq.append(jm.idx_q)
-                iv.append(jm.idx_v)
-        self._lim_q = np.array(iq, dtype=int)
-        self._lim_v = np.array(iv, dtype=int)
+    # -- composition -------------------------------------------------------------------
+    @property
+    def engine(self) -> VelocityEngine:
+        """The velocity engine (tasks, constraints, one step)."""
+        return self._engine
 
-    # -- properties and settings ---------------------------------------------------------
+    @property
+    def kinematics(self) -> Kinematics:
+        """The solver's own kinematics cache (its Pinocchio Data)."""
+        return self._engine.kinematics
+
     @property
     def robot(self) -> RobotModel:
         """The robot model."""
-        return self._robot
+        return self._engine.robot
 
+    # -- settings --------------------------------------------------------------------------
     @property
     def dt(self) -> float:
         """Control period [s]."""
-        return self._dt
+        return self._engine.dt
 
     @dt.setter
     def dt(self, value: float) -> None:
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
-            v = float("nan")
-        if not (np.isfinite(v) and v > 0):
-            raise InvalidInput(f"dt must be positive and finite, got {value!r}")
-        self._dt = v
-
-    @property
-    def tasks(self) -> list[Task]:
-        """Registered tasks in insertion order."""
-        return list(self._tasks.values())
+        self._engine.dt = value
 
     def set_damping(self, damping: float) -> None:
         """Damping of near-singular directions of the pseudo-inverse (>= 0)."""
-        if not (np.isfinite(damping) and damping >= 0):
-            raise InvalidInput(f"damping must be finite and >= 0, got {damping}")
-        self._damping = float(damping)
-        self._sns = None
+        self._engine.damping = damping
+
+    def get_damping(self) -> float:
+        """Damping of near-singular directions of the pseudo-inverse."""
+        return self._engine.damping
 
     def set_tolerance(self, tolerance: float) -> None:
         """Singular-value threshold below which the pseudo-inverse is damped (>= 0)."""
-        if not (np.isfinite(tolerance) and tolerance >= 0):
-            raise InvalidInput(f"tolerance must be finite and >= 0, got {tolerance}")
-        self._tolerance = float(tolerance)
-        self._sns = None
+        self._engine.tolerance = tolerance
+
+    def get_tolerance(self) -> float:
+        """Singular-value threshold below which the pseudo-inverse is damped."""
+        return self._engine.tolerance
 
     def set_max_iterations(self, max_iter: int) -> None:
         """Cap on SNS saturation iterations per priority level (>= 1)."""
-        if int(max_iter) < 1:
-            raise InvalidInput(f"max_iter must be >= 1, got {max_iter}")
-        self._max_iterations = int(max_iter)
-        self._sns = None
+        self._engine.max_iterations = max_iter
 
     def set_joint_weights(self, weights: object) -> None:
         """Per-joint metric weights (size nv, > 0): a heavier joint moves less."""
-        w = _validate.vector(weights, self._robot.nv, "joint weights")
-        if (w <= 0).any():
-            raise InvalidInput("joint weights must be > 0")
-        self._joint_weights = w
-        self._sns = None
+        self._engine.joint_weights = weights
 
     def enable_position_limits(self, enable: bool) -> None:
         """Turn the position-limit velocity bounds on or off."""
-        self._position_limits = bool(enable)
+        self._engine.joint_limits.position_limits = bool(enable)
+
+    def position_limits_enabled(self) -> bool:
+        """Whether the position-limit velocity bounds are on."""
+        return self._engine.joint_limits.position_limits
 
     def enable_velocity_limits(self, enable: bool) -> None:
         """Turn the velocity-limit bounds on or off."""
-        self._velocity_limits = bool(enable)
+        self._engine.joint_limits.velocity_limits = bool(enable)
+
+    def velocity_limits_enabled(self) -> bool:
+        """Whether the velocity-limit bounds are on."""
+        return self._engine.joint_limits.velocity_limits
 
     def set_limit_margin(self, margin: float) -> None:
         """Keep joints ``margin`` [rad or m] inside their position limits (simIK limit margin)."""
-        if not (np.isfinite(margin) and margin >= 0):
-            raise InvalidInput(f"margin must be finite and >= 0, got {margin}")
-        self._limit_margin = float(margin)
+        self._engine.joint_limits.margin = margin
+
+    def get_limit_margin(self) -> float:
+        """The position-limit margin [rad or m]."""
+        return self._engine.joint_limits.margin
 
     def enable_timing_breakdown(self, enable: bool) -> None:
         """Fill ``VelocitySolverResult.timings`` with per-phase times [ms]."""
-        self._timing = bool(enable)
+        self._engine.timing = bool(enable)
 
     @staticmethod
     def calculate_velocity_box_constraint(
@@ -213,83 +170,108 @@ class KinematicsSolver(PositionIKMixin, GlobalIKMixin):
         acceleration_limit: float,
         dt: float,
     ) -> tuple[float, float]:
-        """Velocity bounds of one joint; see :func:`stackik.constraints.limits.calculate_velocity_box_constraint`."""  # noqa: E501
+        """Velocity bounds of one joint for one step [rad/s or m/s].
+
+        See :func:`stackik.constraints.limits.calculate_velocity_box_constraint`.
+        """
         return calculate_velocity_box_constraint(
             position_margin_lower, position_margin_upper, velocity_limit, acceleration_limit, dt
         )
 
     # -- tasks -----------------------------------------------------------------------------
-    def _add(self, task: Task) -> Task:
-        if task.name in self._tasks:
-            raise InvalidInput(f"a task named {task.name!r} already exists")
-        self._tasks[task.name] = task
-        self._plan_cache = None
-        return task
+    @property
+    def tasks(self) -> list[Task]:
+        """Registered tasks in insertion order."""
+        return self._engine.tasks
+
+    def add_task(self, task: Task) -> Task:
+        """Register a task of any family built on :attr:`kinematics` (returns it)."""
+        return self._engine.add_task(task)
 
     def add_frame_task(
         self, name: str, frame_name: str, task_type: TaskType = TaskType.FRAME_POSE
     ) -> FrameTask:
         """Add a task on a frame's pose, position or orientation (target: current pose)."""
-        return self._add(FrameTask(name, self._robot, frame_name, task_type))  # type: ignore[return-value]
+        return self._engine.add_task(FrameTask(name, self.kinematics, frame_name, task_type))  # type: ignore[return-value]
 
     def add_posture_task(
         self, name: str, controlled_joints: Sequence[int | str] | None = None
     ) -> PostureTask:
         """Add a posture task on all actuated joints or on ``controlled_joints``."""
-        return self._add(PostureTask(name, self._robot, controlled_joints))  # type: ignore[return-value]
+        return self._engine.add_task(PostureTask(name, self.kinematics, controlled_joints))  # type: ignore[return-value]
 
     def add_com_task(self, name: str) -> COMTask:
         """Add a centre-of-mass task (target: current CoM)."""
-        return self._add(COMTask(name, self._robot))  # type: ignore[return-value]
+        return self._engine.add_task(COMTask(name, self.kinematics))  # type: ignore[return-value]
 
     def add_joint_task(self, name: str, joint_name: str, target_value: float = 0.0) -> JointTask:
         """Add a task on one joint's value [rad or m]."""
-        return self._add(JointTask(name, self._robot, joint_name, target_value))  # type: ignore[return-value]
+        return self._engine.add_task(JointTask(name, self.kinematics, joint_name, target_value))  # type: ignore[return-value]
 
     def add_multi_joint_task(
         self, name: str, joint_names: Sequence[str], target_values: Sequence[float] | None = None
     ) -> MultiJointTask:
         """Add a task on several joints' values [rad or m]."""
-        return self._add(MultiJointTask(name, self._robot, joint_names, target_values))  # type: ignore[return-value]
+        task = MultiJointTask(name, self.kinematics, joint_names, target_values)
+        return self._engine.add_task(task)  # type: ignore[return-value]
 
     def add_relative_frame_task(self, name: str, frame_a: str, frame_b: str) -> RelativeFrameTask:
         """Add a task on ``T_a^-1 T_b`` (target: current relative pose)."""
-        return self._add(RelativeFrameTask(name, self._robot, frame_a, frame_b))  # type: ignore[return-value]
+        task = RelativeFrameTask(name, self.kinematics, frame_a, frame_b)
+        return self._engine.add_task(task)  # type: ignore[return-value]
 
     def add_absolute_frame_task(
         self, name: str, frame_a: str, frame_b: str, alpha: float = 0.5
     ) -> AbsoluteFrameTask:
         """Add a task on the frame interpolated between a and b at ``alpha``."""
-        return self._add(AbsoluteFrameTask(name, self._robot, frame_a, frame_b, alpha))  # type: ignore[return-value]
+        task = AbsoluteFrameTask(name, self.kinematics, frame_a, frame_b, alpha)
+        return self._engine.add_task(task)  # type: ignore[return-value]
 
     def get_task(self, name: str) -> Task:
-        """The task of that name.
-
-        Raises:
-            TaskNotFound: Unknown name (the error lists the closest names).
-        """
-        try:
-            return self._tasks[name]
-        except KeyError:
-            raise TaskNotFound(name, self._tasks) from None
+        """The task of that name (TaskNotFound lists the closest names)."""
+        return self._engine.get_task(name)
 
     def remove_task(self, name: str) -> None:
         """Remove a task by name (TaskNotFound if absent)."""
-        self.get_task(name)
-        del self._tasks[name]
-        self._plan_cache = None
+        self._engine.remove_task(name)
 
     def clear_tasks(self) -> None:
         """Remove every task."""
-        self._tasks.clear()
-        self._plan_cache = None
+        self._engine.clear_tasks()
 
     def clear_all_target_velocities(self) -> None:
         """Remove the feed-forward velocity of every task."""
-        for t in self._tasks.values():
+        for t in self._engine.tasks:
             t.clear_target_velocity()
 
-    # -- constraints -----------------------------------------------------------------------
+    # -- constraints -------------------------------------------------------------------------
+    @property
+    def constraints(self) -> list[Constraint]:
+        """Registered constraints in stacking order (the joint limits included)."""
+        return self._engine.constraints
+
+    def add_constraint(self, constraint: Constraint, replace: bool = False) -> Constraint:
+        """Register a constraint of any family built on :attr:`kinematics` (returns it)."""
+        return self._engine.add_constraint(constraint, replace)
+
+    def get_constraint(self, name: str) -> Constraint | None:
+        """The constraint of that name (``"collision"``, ``"com_polygon"``, ...), or None."""
+        return self._engine.get_constraint(name)
+
+    def remove_constraint(self, name: str) -> bool:
+        """Remove a constraint by name; return whether one was removed."""
+        return self._engine.remove_constraint(name)
+
+    def _collision_constraint(self) -> CollisionConstraint | None:
+        c = self._engine.get_constraint(_COLLISION)
+        return c if isinstance(c, CollisionConstraint) else None
+
+    def _need_collision(self) -> CollisionConstraint:
+        c = self._collision_constraint()
+        if c is None:
+            raise InvalidInput("no collision constraint: call configure_collision_constraint first")
+        return c
+
     def configure_collision_constraint(
         self,
         min_distance: float,
@@ -303,10 +285,22 @@ class KinematicsSolver(PositionIKMixin, GlobalIKMixin):
         patch_tolerance: float = 0.01,
         recovery_deadband: float = 5e-5,
     ) -> None:
-        """Enable self-collision avoidance; see :class:`~stackik.constraints.collision.CollisionConstraint`."""  # noqa: E501
-        self._collision = CollisionConstraint(
-            "collision",
-            self._robot,
+        """Enable self-collision avoidance (see :mod:`~stackik.constraints.collision`).
+
+        Args:
+            min_distance: Minimum separation [m].
+            include_pairs: Pairs (link or geometry names) to watch; empty: all active.
+            exclude_pairs: Pairs to ignore.
+            nearest_points_all_pairs: Query every broadphase candidate exactly.
+            max_constraints: Largest number of watched pairs with rows per step.
+            gain: Damper gain in (0, 1].
+            activation_margin: Pairs farther than ``min_distance`` plus this [m] get no row.
+            patch_tolerance: Contact-patch support rows within this [m] (0: off).
+            recovery_deadband: Below ``min_distance`` by less than this [m]: no push back.
+        """
+        c = CollisionConstraint(
+            _COLLISION,
+            self.kinematics,
             min_distance,
             include_pairs,
             exclude_pairs,
@@ -317,6 +311,7 @@ class KinematicsSolver(PositionIKMixin, GlobalIKMixin):
             patch_tolerance,
             recovery_deadband,
         )
+        self._engine.add_constraint(c, replace=True)
 
     def add_collision_constraint(
         self, link_pairs: Sequence[tuple[str, str]], min_distance: float = 0.05
@@ -326,12 +321,7 @@ class KinematicsSolver(PositionIKMixin, GlobalIKMixin):
 
     def clear_collision_constraint(self) -> None:
         """Disable collision avoidance."""
-        self._collision = None
-
-    def _need_collision(self) -> CollisionConstraint:
-        if self._collision is None:
-            raise InvalidInput("no collision constraint: call configure_collision_constraint first")
-        return self._collision
+        self._engine.remove_constraint(_COLLISION)
 
     def set_collision_pair_min_distance(
         self, link_a: str, link_b: str, min_distance: float, activate_when_clear: bool = True
@@ -347,15 +337,18 @@ class KinematicsSolver(PositionIKMixin, GlobalIKMixin):
 
     def get_collision_pair_min_distance_overrides(self) -> list[tuple[str, float]]:
         """Per-pair overrides as ``("geom_a|geom_b", min_distance)``."""
-        return self._collision.pair_min_distance_overrides() if self._collision else []
+        c = self._collision_constraint()
+        return c.pair_min_distance_overrides() if c else []
 
     def get_collision_min_distance(self) -> float:
         """The global collision ``min_distance`` [m], or -1 without a collision constraint."""
-        return self._collision.min_distance if self._collision else -1.0
+        c = self._collision_constraint()
+        return c.min_distance if c else -1.0
 
     def get_active_collision_pairs(self) -> list[tuple[str, str]]:
         """Geometry pairs the collision constraint watches."""
-        return self._collision.pair_names() if self._collision else []
+        c = self._collision_constraint()
+        return c.pair_names() if c else []
 
     def configure_com_constraint(
         self,
@@ -367,10 +360,20 @@ class KinematicsSolver(PositionIKMixin, GlobalIKMixin):
         use_acceleration_limits: bool = True,
         proximity_fraction: float = 0.0,
     ) -> None:
-        """Keep the CoM over a support polygon; see :class:`~stackik.constraints.com_polygon.ComPolygonConstraint`."""  # noqa: E501
-        self._com = ComPolygonConstraint(
-            "com_polygon",
-            self._robot,
+        """Keep the CoM over a support polygon (see :mod:`~stackik.constraints.com_polygon`).
+
+        Args:
+            support_polygon: N x 2 (or N x 3) convex polygon in ``frame_name``'s XY plane [m].
+            margin: Fractional inward shrink in [0, 1).
+            frame_name: Frame of the vertices.
+            com_vel_max: Largest CoM approach speed to an edge [m/s].
+            com_acc_max: Deceleration available to stop before an edge [m/s^2].
+            use_acceleration_limits: Apply the braking bound.
+            proximity_fraction: Row activation distance as a fraction of the inradius.
+        """
+        c = ComPolygonConstraint(
+            _COM,
+            self.kinematics,
             support_polygon,
             margin,
             frame_name,
@@ -379,14 +382,16 @@ class KinematicsSolver(PositionIKMixin, GlobalIKMixin):
             use_acceleration_limits,
             proximity_fraction,
         )
+        self._engine.add_constraint(c, replace=True)
 
     def clear_com_constraint(self) -> None:
         """Disable the CoM support-polygon constraint."""
-        self._com = None
+        self._engine.remove_constraint(_COM)
 
     def get_com_proximity_threshold(self) -> float:
         """Row activation distance of the CoM constraint [m] (0 without one)."""
-        return self._com.proximity_threshold if self._com else 0.0
+        c = self._engine.get_constraint(_COM)
+        return c.proximity_threshold if isinstance(c, ComPolygonConstraint) else 0.0
 
     def configure_relative_pose_constraint(
         self,
@@ -398,10 +403,19 @@ class KinematicsSolver(PositionIKMixin, GlobalIKMixin):
         *,
         reference_rotation: object | None = None,
     ) -> None:
-        """Bound ``T_a^-1 T_b`` per axis; see :class:`~stackik.constraints.relative_pose.RelativePoseConstraint`."""  # noqa: E501
-        self._relative = RelativePoseConstraint(
-            "relative_pose",
-            self._robot,
+        """Bound ``T_a^-1 T_b`` per axis (see :mod:`~stackik.constraints.relative_pose`).
+
+        Args:
+            frame_a: Reference frame.
+            frame_b: Constrained frame.
+            lower_bounds: 6 lower bounds (position [m], rotation vector [rad]).
+            upper_bounds: 6 upper bounds.
+            axis_mask: 6 entries, 1 = constrained; all when empty.
+            reference_rotation: Relative rotation the rotation bounds are measured from.
+        """
+        c = RelativePoseConstraint(
+            _RELATIVE,
+            self.kinematics,
             frame_a,
             frame_b,
             lower_bounds,
@@ -409,33 +423,37 @@ class KinematicsSolver(PositionIKMixin, GlobalIKMixin):
             axis_mask,
             reference_rotation=reference_rotation,
         )
+        self._engine.add_constraint(c, replace=True)
 
     def clear_relative_pose_constraint(self) -> None:
         """Disable the relative-pose constraint."""
-        self._relative = None
+        self._engine.remove_constraint(_RELATIVE)
 
     def set_linear_velocity_constraints(
         self, C: object, lower_bounds: object, upper_bounds: object
     ) -> None:
-        """Replace the user rows ``lower <= C v <= upper``."""
-        self._linear = LinearConstraint("linear", self._robot, C, lower_bounds, upper_bounds)
+        """Replace the user rows ``lower <= C dq <= upper``."""
+        c = LinearConstraint(_LINEAR, self.kinematics, C, lower_bounds, upper_bounds)
+        self._engine.add_constraint(c, replace=True)
 
     def append_linear_velocity_constraints(
         self, C: object, lower_bounds: object, upper_bounds: object
     ) -> None:
         """Add user rows below the existing ones."""
-        if self._linear is None:
-            self.set_linear_velocity_constraints(C, lower_bounds, upper_bounds)
+        c = self._engine.get_constraint(_LINEAR)
+        if isinstance(c, LinearConstraint):
+            c.append(C, lower_bounds, upper_bounds)
         else:
-            self._linear.append(C, lower_bounds, upper_bounds)
+            self.set_linear_velocity_constraints(C, lower_bounds, upper_bounds)
 
     def clear_linear_velocity_constraints(self) -> None:
         """Remove all user rows."""
-        self._linear = None
+        self._engine.remove_constraint(_LINEAR)
 
     def get_linear_velocity_constraint_rows(self) -> int:
         """Number of user rows."""
-        return 0 if self._linear is None else int(self._linear.C.shape[0])
+        c = self._engine.get_constraint(_LINEAR)
+        return c.max_rows() if c is not None else 0
 
     def add_tight_point_constraint(
         self,
@@ -445,20 +463,16 @@ class KinematicsSolver(PositionIKMixin, GlobalIKMixin):
         axis_mask: object = None,
     ) -> None:
         """Hold a frame's origin within ``position_epsilon`` [m] of a world point."""
-        self._tight_points.append(
-            TightPointConstraint(
-                f"tight_point_{len(self._tight_points)}",
-                self._robot,
-                frame_name,
-                target_point,
-                position_epsilon,
-                axis_mask,
-            )
+        name = f"tight_point_{len(self._engine.constraints_of('tight_point'))}"
+        c = TightPointConstraint(
+            name, self.kinematics, frame_name, target_point, position_epsilon, axis_mask
         )
+        self._engine.add_constraint(c)
 
     def clear_tight_point_constraints(self) -> None:
         """Remove all tight point constraints."""
-        self._tight_points.clear()
+        for c in self._engine.constraints_of("tight_point"):
+            self._engine.remove_constraint(c.name)
 
     def add_tight_frame_pose_constraint(
         self,
@@ -468,237 +482,408 @@ class KinematicsSolver(PositionIKMixin, GlobalIKMixin):
         orientation_epsilon: float = 1e-4,
         axis_mask: object = None,
     ) -> None:
-        """Hold a frame within an epsilon box of a world pose."""
-        self._tight_poses.append(
-            TightFramePoseConstraint(
-                f"tight_pose_{len(self._tight_poses)}",
-                self._robot,
-                frame_name,
-                target_pose,
-                position_epsilon,
-                orientation_epsilon,
-                axis_mask,
-            )
+        """Hold a frame within an epsilon box of a world pose (position [m], rotation [rad])."""
+        name = f"tight_pose_{len(self._engine.constraints_of('tight_pose'))}"
+        c = TightFramePoseConstraint(
+            name,
+            self.kinematics,
+            frame_name,
+            target_pose,
+            position_epsilon,
+            orientation_epsilon,
+            axis_mask,
         )
+        self._engine.add_constraint(c)
 
     def clear_tight_frame_pose_constraints(self) -> None:
         """Remove all tight frame-pose constraints."""
-        self._tight_poses.clear()
+        for c in self._engine.constraints_of("tight_pose"):
+            self._engine.remove_constraint(c.name)
+
+    def _base_bounds(self) -> FloatingBaseBounds:
+        c = self._engine.get_constraint(_BASE)
+        if isinstance(c, FloatingBaseBounds):
+            return c
+        c = FloatingBaseBounds(_BASE, self.kinematics)
+        self._engine.add_constraint(c)
+        return c
 
     def set_base_position_bounds(self, lower: object, upper: object) -> None:
         """Bound the floating base's world position [m]."""
-        self._need_floating()
-        self._base_pos_bounds = _validate.bounds(lower, upper, 3, "base position bounds")
+        self._base_bounds().set_position_bounds(lower, upper)
 
     def set_base_orientation_bounds(self, lower: object, upper: object) -> None:
         """Bound the floating base's angular velocity (local axes) [rad/s]."""
-        self._need_floating()
-        self._base_ori_bounds = _validate.bounds(lower, upper, 3, "base orientation bounds")
+        self._base_bounds().set_orientation_bounds(lower, upper)
 
     def clear_base_bounds(self) -> None:
         """Remove the floating-base bounds."""
-        self._base_pos_bounds = self._base_ori_bounds = None
+        self._engine.remove_constraint(_BASE)
 
-    def _need_floating(self) -> None:
-        if not self._robot.is_floating_base:
-            raise InvalidInput("the robot has no floating base")
-
-    def _constraints(self) -> list[Constraint]:
-        out: list[Constraint] = [
-            c for c in (self._collision, self._com, self._relative, self._linear) if c
-        ]
-        return out + self._tight_points + self._tight_poses
-
-    # -- building --------------------------------------------------------------------------
-    def _box(self, apply_limits: bool) -> tuple[np.ndarray, np.ndarray]:
-        r = self._robot
-        nv = r.nv
-        lo, hi = np.full(nv, -np.inf), np.full(nv, np.inf)
-        if apply_limits and self._velocity_limits:
-            vmax = r.model.velocityLimit
-            lo, hi = -vmax.copy(), vmax.copy()
-        if apply_limits and self._position_limits and self._lim_q.size:
-            m = r.model
-            limit_box(
-                r._q,
-                self._lim_q,
-                self._lim_v,
-                m.lowerPositionLimit,
-                m.upperPositionLimit,
-                self._limit_margin,
-                r._acceleration_limits,
-                self._dt,
-                lo,
-                hi,
-            )
-        if self._base_ori_bounds is not None:
-            lo[3:6] = np.maximum(lo[3:6], self._base_ori_bounds[0])
-            hi[3:6] = np.minimum(hi[3:6], self._base_ori_bounds[1])
-        return lo, hi
-
-    def _base_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        r = self._robot
-        lo, hi = self._base_pos_bounds  # type: ignore[misc]
-        # The free-flyer's linear velocity is in the base frame: world rate = R v[:3].
-        R = r.data.oMi[1].rotation
-        C = np.zeros((3, r.nv))
-        C[:, :3] = R
-        p = r._q[:3]
-        return C, (lo - p) / self._dt, (hi - p) / self._dt
-
+    # -- velocity IK -------------------------------------------------------------------------
     def build_problem(self, current_q: object | None = None, apply_limits: bool = True) -> Problem:
-        """Assemble the stacked problem of one step without solving it.
+        """Assemble the stacked problem of one step without solving it (a copy).
 
         Args:
-            current_q: Configuration (size nq); the robot's current one when omitted.
+            current_q: Configuration (size nq); the solver's current one when omitted.
             apply_limits: Include joint position/velocity limit bounds.
 
         Raises:
             ShapeError, NonFiniteInput: Bad ``current_q``.
         """
-        if current_q is not None and not (hasattr(current_q, "__len__") and len(current_q) == 0):  # type: ignore[arg-type]
-            self._robot.update_kinematics(current_q)
-        return self._build(apply_limits)
-
-    def _plan(self) -> list[tuple[list[Task], list[float], TaskSolveMode]]:
-        """Priority levels of the active tasks: ``(tasks, sqrt weights, mode)``, cached.
-
-        The cache key is every task's (priority, weight, active, mode); tasks added or
-        removed change the registry and invalidate it too.
-        """
-        key = tuple((t.priority, t.weight, t.active, t.solve_mode) for t in self._tasks.values())
-        if key != self._plan_key or self._plan_cache is None:
-            groups: dict[int, list[Task]] = {}
-            for t in self._tasks.values():
-                if t.active:
-                    groups.setdefault(int(t.priority), []).append(t)
-            for p, group in groups.items():
-                mixed = {t.solve_mode for t in group}
-                if len(mixed) > 1:
-                    raise InvalidInput(
-                        f"tasks {[t.name for t in group]} share priority {p} but not a solve "
-                        f"mode ({sorted(m.name for m in mixed)}): one level has one mode"
-                    )
-            self._plan_cache = [
-                (groups[p], [float(np.sqrt(t.weight)) for t in groups[p]], groups[p][0].solve_mode)
-                for p in sorted(groups)
-            ]
-            self._plan_key = key
-            self._all_scale = all(m == TaskSolveMode.SCALE for _, _, m in self._plan_cache)
-        return self._plan_cache
-
-    def _build(self, apply_limits: bool) -> Problem:
-        levels, names, modes = [], [], []
-        for group, roots, mode in self._plan():
-            for t in group:
-                t.update()
-            if len(group) == 1 and roots[0] == 1.0:
-                levels.append(group[0].rows_for_solver())
-            else:
-                parts = [t.rows_for_solver() for t in group]
-                levels.append(
-                    (
-                        np.vstack([w * J for w, (J, _) in zip(roots, parts, strict=True)]),
-                        np.concatenate([w * x for w, (_, x) in zip(roots, parts, strict=True)]),
-                    )
-                )
-            names.append([t.name for t in group])
-            modes.append(mode)
-        box_lo, box_hi = self._box(apply_limits)
-        rows, slices, start = [], {}, 0
-        for c in self._constraints():
-            if c.active:
-                block = c.rows(self._dt)
-                rows.append(block)
-                slices[c.name] = slice(start, start + block[0].shape[0])
-                start += block[0].shape[0]
-        if self._base_pos_bounds is not None:
-            block = self._base_rows()
-            rows.append(block)
-            slices["base_position"] = slice(start, start + 3)
-        nv = self._robot.nv
-        if rows:
-            C = np.vstack([b[0] for b in rows])
-            lower = np.concatenate([b[1] for b in rows])
-            upper = np.concatenate([b[2] for b in rows])
-        else:
-            C, lower, upper = np.zeros((0, nv)), np.zeros(0), np.zeros(0)
-        return Problem(levels, names, modes, C, lower, upper, box_lo, box_hi, slices)
-
-    # -- solving ---------------------------------------------------------------------------
-    def _solver(self) -> SNSSolver:
-        if self._sns is None:
-            self._sns = SNSSolver(
-                self._robot.nv,
-                joint_weights=self._joint_weights,
-                damping=self._damping,
-                tolerance=self._tolerance,
-                max_iterations=self._max_iterations,
-            )
-        return self._sns
+        return self._engine.build_problem(current_q, apply_limits)
 
     def solve_velocity(
         self, current_q: object | None = None, apply_limits: bool = True
     ) -> VelocitySolverResult:
-        """Solve one step for the joint velocity.
+        """Solve one step for the joint velocity ``dq``.
 
         Args:
-            current_q: Configuration (size nq); the robot's current one when omitted or empty.
+            current_q: Configuration (size nq); the solver's current one when omitted or
+                empty.
             apply_limits: Include joint position/velocity limit bounds.
 
         Returns:
-            The :class:`VelocitySolverResult`; ``solution`` is v (size nv) [rad/s or m/s].
-            Bad input gives status INVALID_INPUT (never an exception).
+            The :class:`VelocitySolverResult`; ``solution`` is ``dq`` (size nv)
+            [rad/s or m/s]. Bad input gives status INVALID_INPUT (never an exception).
         """
-        t0 = time.perf_counter()
-        try:
-            if current_q is not None and not (
-                hasattr(current_q, "__len__") and len(current_q) == 0
-            ):  # type: ignore[arg-type]
-                self._robot.update_kinematics(current_q)
-            t1 = time.perf_counter()
-            problem = self._build(apply_limits)
-        except StackIKError as exc:
-            nlev = len({t.priority for t in self._tasks.values() if t.active})
-            return VelocitySolverResult(
-                solution=np.zeros(self._robot.nv),
-                status=SolverStatus.INVALID_INPUT,
-                status_message=str(exc),
-                task_scales=np.zeros(nlev),
-                task_errors=np.zeros(nlev),
-                computation_time_ms=(time.perf_counter() - t0) * 1e3,
-            )
-        t2 = time.perf_counter()
-        goals = [lvl[1] for lvl in problem.levels]
-        jacs = [lvl[0] for lvl in problem.levels]
-        result = self._solver().solve(
-            goals,
-            jacs,
-            problem.C,
-            problem.lower,
-            problem.upper,
-            box_lower=problem.box_lower,
-            box_upper=problem.box_upper,
-            modes=None if self._all_scale else problem.modes,
-        )
-        t3 = time.perf_counter()
-        result.computation_time_ms = (t3 - t0) * 1e3
-        if self._timing:
-            result.timings = {
-                "kinematics_ms": (t1 - t0) * 1e3,
-                "problem_ms": (t2 - t1) * 1e3,
-                "solve_ms": (t3 - t2) * 1e3,
-            }
-        return result
+        return self._engine.solve(current_q, apply_limits)
 
     def solve_velocity_dq(
         self, current_q: object | None = None, apply_limits: bool = True
     ) -> np.ndarray:
-        """Like :meth:`solve_velocity` but return only the joint velocity (zeros on failure)."""
-        return self.solve_velocity(current_q, apply_limits).solution
+        """Like :meth:`solve_velocity` but return only ``dq`` (zeros on failure) [rad/s or m/s]."""
+        return self._engine.solve(current_q, apply_limits).solution
+
+    # -- position IK ---------------------------------------------------------------------------
+    def solve_position(
+        self,
+        seed_q: object,
+        target_pose: object,
+        frame_name: str,
+        options: PositionIKOptions | None = None,
+    ) -> PositionIKResult:
+        """Iterate velocity steps from ``seed_q`` until ``frame_name`` reaches a pose.
+
+        A temporary frame task on ``frame_name`` is added one priority level above every
+        registered task and removed before returning (also on error); the registered
+        tasks stay active below it unless ``options.use_registered_tasks`` is false, so a
+        posture task, say, resolves the redundancy. Every registered constraint is active
+        in each step. The iteration stops when the position and orientation errors are
+        both within tolerance (``SUCCESS``), after ``max_iterations`` (``MAX_ITERATIONS``)
+        or when the error stagnates (``NO_PROGRESS``, or ``MAX_ITERATIONS`` when
+        ``classify_stagnation_as_no_progress`` is false). An unreachable target never
+        raises: the best configuration found is returned with a non-success status. The
+        solver's kinematics cache is left at the returned configuration.
+
+        Args:
+            seed_q: Start configuration (size nq) [rad or m].
+            target_pose: World pose of the frame: SE3 or 4x4 [m].
+            frame_name: Frame to place.
+            options: :class:`~stackik.ik.position.PositionIKOptions`.
+
+        Returns:
+            The :class:`~stackik.results.PositionIKResult` (``solution``: the iterate
+            with the lowest error).
+
+        Raises:
+            ShapeError, NonFiniteInput: Bad ``seed_q`` or ``target_pose``.
+            InvalidTransform: ``target_pose`` is not a rigid transform.
+            FrameNotFound: Unknown frame.
+            InvalidInput: Invalid options.
+        """
+        return self._position.solve_position(seed_q, target_pose, frame_name, options)
+
+    def solve_position_in_tcp(
+        self,
+        seed_q: object,
+        relative_target: object,
+        frame_name: str,
+        options: PositionIKOptions | None = None,
+    ) -> PositionIKResult:
+        """:meth:`solve_position` for a target relative to the frame at ``seed_q``.
+
+        The world target is ``T_world_frame(seed_q) * relative_target``: e.g. a pure
+        translation ``(0, 0, 0.05)`` moves the tool 5 cm along its own z axis.
+        """
+        return self._position.solve_position_in_tcp(seed_q, relative_target, frame_name, options)
+
+    def solve_position_step(
+        self,
+        current_q: object,
+        target: object,
+        frame_task_name: str | PositionStepOptions | None = None,
+        options: PositionStepOptions | None = None,
+    ) -> PositionIKResult:
+        """Teleoperation stepping with the solver's registered frame tasks.
+
+        Three call forms (EmbodiK's overloads)::
+
+            solve_position_step(q, T_world_target, "ee_task", options)
+            solve_position_step(q, [TaskTarget("left", T_l), TaskTarget("right", T_r)], options)
+            solve_position_step(q, TaskTarget("ee_task", T, 0.5, 0.2), options)
+
+        Each target's pose is set on its registered frame task (and stays set after the
+        call, as the latest command). Each step computes every target's pose error,
+        asks for ``[k_p e_p ; k_o e_o] / dt`` (speeds clipped to the options' bounds),
+        runs ONE velocity solve for all tasks and integrates ``delta_q = dq dt``. No task
+        is created; each task's gain and feed-forward velocity are restored.
+
+        Returns ``SUCCESS`` once every target is within tolerance or after
+        ``max_steps`` steps (``converged`` tells which), ``NO_PROGRESS`` when the
+        no-progress detector fires, or the velocity solver's failure status.
+
+        Raises:
+            ShapeError, NonFiniteInput, InvalidTransform: Bad configuration or pose.
+            TaskNotFound: Unknown task name.
+            InvalidInput: A task is not a frame task, a task appears twice, bad options.
+        """
+        return self._position.solve_position_step(current_q, target, frame_task_name, options)
+
+    # -- global IK -----------------------------------------------------------------------------
+    def prepare_global_ik(self, frame_name: str) -> None:
+        """Build (and compile or load) the chain of ``frame_name`` now, off the hot path.
+
+        The first query on a frame otherwise pays the chain extraction (~0.1 ms) and, once
+        per process, the loading of numba's cached kernels; neither counts against a
+        query's ``time_budget``.
+
+        Raises:
+            FrameNotFound: Unknown frame.
+            InvalidInput: A joint on the path is not supported by the chain solver.
+        """
+        self._global.prepare(frame_name)
+
+    def find_configs(
+        self,
+        target_pose: object,
+        frame_name: str,
+        max_solutions: int = 1,
+        time_budget: float = 0.005,
+        reference_q: object | None = None,
+        validate: Validator | None = None,
+        seed: int | None = None,
+        *,
+        branch: object | None = None,
+        locked_joints: Sequence[str] = (),
+        metric: object | None = None,
+        position_tolerance: float = 1e-5,
+        orientation_tolerance: float = 1e-4,
+        distinct_tolerance: float = 1e-3,
+        include_alternates: bool = False,
+        max_attempts: int | None = None,
+    ) -> FindConfigsResult:
+        """Distinct configurations that put ``frame_name`` at ``target_pose`` (simIK findConfigs).
+
+        A randomized multi-start search (the first start is ``reference_q``) inside the
+        time budget; every candidate is checked on the full robot (FK pose, joint limits
+        with the solver's limit margin, the collision constraint's distances when one is
+        configured, then ``validate``). The search stops at ``max_solutions`` accepted
+        configurations, at the budget, or after ``max_attempts`` starts.
+
+        Args:
+            target_pose: World pose of the frame, SE3 or 4x4 [m].
+            frame_name: Frame to place.
+            max_solutions: Largest number of configurations returned (>= 1).
+            time_budget: Wall-clock budget of the search [s] (chain preparation on the
+                first query of a frame is not counted; see :meth:`prepare_global_ik`).
+            reference_q: Configuration (size nq) the search starts from, that holds the
+                joints off the chain, and that solutions are sorted by distance to; the
+                solver's current configuration when omitted.
+            validate: ``validate(q) -> bool`` rejecting candidates (e.g. a user rule).
+            seed: Seed of the random starts (``None``: 0). Equal seeds give equal results
+                whenever the budget does not cut the search (``max_attempts`` with a
+                generous budget makes them machine independent).
+            branch: Only configurations on this branch: :class:`BranchFlags`, a tuple of
+                three +1/-1/None (None: any) or a vcKinSolver code 0-7; 6R arms only.
+            locked_joints: Joints held at their ``reference_q`` values (vcKinSolver's
+                driver mask, inverted) without rebuilding the robot.
+            metric: Per-joint weights (size nv) of the sorting distance
+                ``sqrt(sum_i w_i delta_q_i^2)``, ``delta_q = difference(reference_q, q)``;
+                ones when omitted (simIK's cMetric).
+            position_tolerance: Accepted position error [m].
+            orientation_tolerance: Accepted orientation error [rad].
+            distinct_tolerance: Two configurations are the same when no chain joint
+                differs by more than this [rad or m].
+            include_alternates: Also offer each solution's +-2 pi variants (simIK
+                findAlt); they count toward ``max_solutions``.
+            max_attempts: Cap on the number of starts (``None``: budget only).
+
+        Returns:
+            A :class:`~stackik.results.FindConfigsResult`: the configurations (size nq
+            each, nearest to ``reference_q`` first; a sequence, empty when none was
+            found) with rejection counts by reason, attempts and elapsed time.
+
+        Raises:
+            ShapeError, NonFiniteInput, InvalidTransform: Bad target or reference.
+            FrameNotFound, JointNotFound: Unknown frame or locked joint.
+            InvalidInput: Bad option values; ``branch`` on a chain without branch flags.
+        """
+        return self._global.find(
+            target_pose,
+            frame_name,
+            max_solutions,
+            time_budget,
+            reference_q,
+            validate,
+            seed,
+            branch=branch,
+            locked_joints=locked_joints,
+            metric=metric,
+            position_tolerance=position_tolerance,
+            orientation_tolerance=orientation_tolerance,
+            distinct_tolerance=distinct_tolerance,
+            include_alternates=include_alternates,
+            max_attempts=max_attempts,
+        )
+
+    def nearest_config(
+        self,
+        target_pose: object,
+        frame_name: str,
+        reference_q: object | None = None,
+        time_budget: float = 0.02,
+        validate: Validator | None = None,
+        seed: int | None = None,
+        *,
+        max_candidates: int = 32,
+        include_alternates: bool = True,
+        **options: Any,
+    ) -> np.ndarray | None:
+        """The configuration nearest to ``reference_q`` among those found in the budget.
+
+        vcKinSolver's "nearest configuration": collects up to ``max_candidates``
+        distinct configurations like :meth:`find_configs` (same keyword options, e.g.
+        ``branch=...``), adds every +-2 pi variant of each when ``include_alternates``
+        (a turn of a joint closer to the reference then wins), and returns the nearest
+        one that passes the checks.
+
+        Returns:
+            The configuration (size nq), or ``None`` when nothing was found.
+
+        Raises:
+            Same as :meth:`find_configs`.
+        """
+        found = self._global.find(
+            target_pose,
+            frame_name,
+            max_candidates,
+            time_budget,
+            reference_q,
+            validate,
+            seed,
+            include_alternates=include_alternates,
+            nearest=True,
+            **options,
+        )
+        return found[0] if found else None
+
+    def branch_flags(self, q: object, frame_name: str) -> BranchFlags:
+        """Branch flags of a configuration of a 6R arm (spherical or UR-type wrist).
+
+        See :class:`~stackik.ik.branches.BranchFlags` for the geometric definition.
+
+        Raises:
+            InvalidInput: The chain is not a 6R arm with intersecting axes 4-5 and 5-6 and
+                parallel axes 2 and 3.
+            ShapeError, NonFiniteInput, FrameNotFound: Bad input.
+        """
+        return self._global.branch_flags(q, frame_name)
+
+    def alternate_configs(self, q: object, validate: Validator | None = None) -> list[np.ndarray]:
+        """Configurations equivalent to ``q`` through +-2 pi turns (simIK getAlternateConfigs).
+
+        Every revolute joint whose range exceeds 360 degrees may take ``q_i + 2 pi k``
+        inside its limits; all combinations are returned (``q`` first), so all share
+        every frame pose of ``q``. Continuous joints are stored as ``(cos, sin)`` and have
+        no alternate value.
+        """
+        return self._global.alternate_configs(q, validate)
+
+    def generate_path(
+        self,
+        start_q: object,
+        target_pose: object,
+        frame_name: str,
+        n_points: int,
+        validate: Validator | None = None,
+        *,
+        max_joint_jump: float = 0.3,
+        max_linear_step: float = 0.005,
+        max_angular_step: float = 0.02,
+        locked_joints: Sequence[str] = (),
+        position_tolerance: float = 1e-6,
+        orientation_tolerance: float = 1e-5,
+    ) -> PathResult:
+        """Joint configurations along the straight Cartesian line to a pose (simIK generatePath).
+
+        See :mod:`stackik.ik.paths`. Never raises on an unreachable or invalid point: the
+        result says why and at which point, with the configurations reached before it.
+
+        Args:
+            start_q: Start configuration (size nq); also holds the joints off the chain.
+            target_pose: World pose of the frame at the end of the line, SE3 or 4x4 [m].
+            frame_name: Frame moved along the line.
+            n_points: Number of path points (>= 2).
+            validate: ``validate(q) -> bool`` applied to every point.
+            max_joint_jump: Largest joint change of one sub-step [rad or m].
+            max_linear_step: Longest sub-step along the line [m].
+            max_angular_step: Largest rotation of one sub-step [rad].
+            locked_joints: Joints held at their ``start_q`` values.
+            position_tolerance: Accepted position error of a point [m].
+            orientation_tolerance: Accepted orientation error of a point [rad].
+
+        Raises:
+            ShapeError, NonFiniteInput, InvalidTransform, FrameNotFound: Bad input.
+            InvalidInput: ``n_points < 2`` or bad option values.
+        """
+        return generate_path(
+            self._global,
+            start_q,
+            target_pose,
+            frame_name,
+            n_points,
+            validate,
+            max_joint_jump=max_joint_jump,
+            max_linear_step=max_linear_step,
+            max_angular_step=max_angular_step,
+            locked_joints=locked_joints,
+            position_tolerance=position_tolerance,
+            orientation_tolerance=orientation_tolerance,
+        )
+
+    def solve_position_batch(
+        self,
+        target_poses: object,
+        frame_name: str,
+        seeds: object | None = None,
+        options: BatchIKOptions | None = None,
+        validate: Validator | None = None,
+    ) -> BatchIKResult:
+        """Solve many targets in one compiled loop (MotrixSim's batched rows).
+
+        Args:
+            target_poses: World poses of the frame, shape (N, 4, 4) [m].
+            frame_name: Frame to place.
+            seeds: Start configurations, (N, nq) or (nq,) for all; they also hold the
+                joints off the chain. The solver's current configuration when omitted.
+            options: :class:`~stackik.ik.batch.BatchIKOptions`.
+            validate: ``validate(q) -> bool`` applied to every converged configuration.
+
+        Returns:
+            A :class:`~stackik.results.BatchIKResult` with named arrays ``success``,
+            ``q``, ``iterations`` and ``residual``.
+
+        Raises:
+            ShapeError, NonFiniteInput, InvalidTransform: Bad targets or seeds.
+            FrameNotFound, InvalidInput: Unknown frame or bad options.
+        """
+        return solve_position_batch(
+            self._global, target_poses, frame_name, seeds, options, validate
+        )
 
     def __repr__(self) -> str:
         return (
-            f"KinematicsSolver(robot={self._robot!r}, tasks={list(self._tasks)}, "
-            f"constraints={[c.name for c in self._constraints()]}, dt={self._dt})"
+            f"KinematicsSolver(robot={self.robot!r}, tasks={[t.name for t in self.tasks]}, "
+            f"constraints={[c.name for c in self.constraints]}, dt={self.dt})"
         )

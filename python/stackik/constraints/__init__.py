@@ -1,9 +1,20 @@
-"""Constraint families: one module per family, each subclassing `Constraint` (base.py)."""
+"""Constraint families: one module per family, each a registered ``Constraint`` (base.py).
 
-from .base import Constraint
+Constraints read a :class:`~stackik.model.kinematics.Kinematics` cache and write rows
+``lower <= C v <= upper`` into the velocity engine's buffers, or narrow the joint
+velocity box; they never run forward kinematics and never call a QP solver. Imports:
+NumPy, Pinocchio, coal, ``stackik.model``, the package's helpers and the kernels of
+this package (``_box_kernel``, ``_collision_kernel``, compiled through ``stackik._jit``).
+
+A new family is one new module with a ``@register_constraint`` class and one import
+line here; the engine needs no edit.
+"""
+
+from .base import Constraint, constraint_families, register_constraint
+from .base_bounds import FloatingBaseBounds
 from .collision import CollisionConstraint
 from .com_polygon import ComPolygonConstraint
-from .limits import calculate_velocity_box_constraint
+from .limits import JointLimitsConstraint, calculate_velocity_box_constraint
 from .linear import LinearConstraint, TightFramePoseConstraint, TightPointConstraint
 from .relative_pose import RelativePoseConstraint
 
@@ -11,9 +22,13 @@ __all__ = [
     "CollisionConstraint",
     "ComPolygonConstraint",
     "Constraint",
+    "FloatingBaseBounds",
+    "JointLimitsConstraint",
     "LinearConstraint",
     "RelativePoseConstraint",
     "TightFramePoseConstraint",
     "TightPointConstraint",
     "calculate_velocity_box_constraint",
+    "constraint_families",
+    "register_constraint",
 ]

@@ -1,15 +1,47 @@
-"""Constraint: the base class of every constraint family.
+"""Constraint: the base class of every constraint family, and the family registry.
 
-A constraint contributes rows ``lower <= C v <= upper`` on the joint velocity ``v``
-(size nv) for one step of length ``dt``. :meth:`Constraint.rows` reads the robot's
-kinematics cache; it never runs forward kinematics itself.
+A constraint bounds the joint velocity ``v`` (size nv) for one step of length ``dt``,
+in one or both of two ways:
+
+- **rows** ``lower <= C v <= upper``: the family declares an upper bound on its row
+  count (:meth:`Constraint.max_rows`) and :meth:`Constraint.write` fills the first rows
+  of views into the velocity engine's preallocated row buffer, returning how many it
+  wrote;
+- **the joint velocity box** ``lo <= v <= hi``: :meth:`Constraint.tighten_box` narrows
+  it in place (joint limits, floating-base angular bounds).
+
+A constraint reads one :class:`~stackik.model.kinematics.Kinematics` cache (its
+solver's); it never runs forward kinematics and never calls a QP solver.
+
+A new family is one module with one subclass decorated with
+:func:`register_constraint`, plus its import in ``stackik/constraints/__init__.py``;
+the engine needs no edit. Families stack their rows in ``order`` (then insertion).
 """
 
 from __future__ import annotations
 
+from typing import ClassVar, TypeVar
+
 import numpy as np
 
-from ..model import RobotModel
+from ..model import Kinematics, RobotModel, as_kinematics
+
+__all__ = ["Constraint", "constraint_families", "register_constraint"]
+
+_FAMILIES: dict[str, type[Constraint]] = {}
+
+C = TypeVar("C", bound="type[Constraint]")
+
+
+def register_constraint(cls: C) -> C:
+    """Register a constraint family under its ``family`` name (class decorator)."""
+    _FAMILIES[cls.family] = cls
+    return cls
+
+
+def constraint_families() -> dict[str, type[Constraint]]:
+    """Registered constraint families by name."""
+    return dict(_FAMILIES)
 
 
 class Constraint:
@@ -17,17 +49,72 @@ class Constraint:
 
     Args:
         name: Constraint name (used in results and messages).
-        robot: Robot whose kinematics cache the constraint reads.
+        kinematics: The kinematics cache read (a solver's), or a robot (its own cache).
+
+    Attributes:
+        name: Constraint name.
+        active: Inactive constraints contribute nothing.
+        family: Registry name of the family (class attribute).
+        order: Stacking order of the family's rows (class attribute; lower first).
+        is_limit: Whether ``apply_limits=False`` switches it off (class attribute).
     """
 
-    def __init__(self, name: str, robot: RobotModel) -> None:
+    family: ClassVar[str] = "constraint"
+    order: ClassVar[int] = 100
+    is_limit: ClassVar[bool] = False
+
+    def __init__(self, name: str, kinematics: Kinematics | RobotModel) -> None:
         self.name = name
-        self._robot = robot
+        self._kin = as_kinematics(kinematics)
+        self._robot = self._kin.robot
         self.active = True
 
-    def rows(self, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Rows ``(C, lower, upper)`` for a step of ``dt`` [s]; ``C`` is rows x nv."""
-        raise NotImplementedError
+    @property
+    def kinematics(self) -> Kinematics:
+        """The kinematics cache this constraint reads."""
+        return self._kin
 
-    def _empty(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return np.zeros((0, self._robot.nv)), np.zeros(0), np.zeros(0)
+    @property
+    def robot(self) -> RobotModel:
+        """The robot description."""
+        return self._robot
+
+    # -- the protocol ------------------------------------------------------------------
+    def max_rows(self) -> int:
+        """Largest number of rows :meth:`write` may produce in one step."""
+        return 0
+
+    def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
+        """Write this step's rows into the first rows of the given views.
+
+        Args:
+            dt: Step length [s].
+            C: View of :meth:`max_rows` x nv rows to fill.
+            lower: View of :meth:`max_rows` lower bounds.
+            upper: View of :meth:`max_rows` upper bounds.
+
+        Returns:
+            The number of rows written.
+        """
+        return 0
+
+    def tighten_box(self, dt: float, lower: np.ndarray, upper: np.ndarray) -> None:
+        """Narrow the joint velocity box ``lower <= v <= upper`` (size nv) in place."""
+
+    def reset(self) -> None:
+        """Forget state carried from step to step (called when a new motion starts)."""
+
+    # -- inspection ----------------------------------------------------------------------
+    def rows(self, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """This step's rows ``(C, lower, upper)`` as new arrays (for inspection and tests).
+
+        ``C`` is rows x nv. Reads the cache's current configuration.
+        """
+        cap = self.max_rows()
+        C = np.empty((cap, self._robot.nv))
+        lower, upper = np.empty(cap), np.empty(cap)
+        n = self.write(dt, C, lower, upper)
+        return C[:n].copy(), lower[:n].copy(), upper[:n].copy()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, active={self.active})"

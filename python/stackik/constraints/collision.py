@@ -45,10 +45,11 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidInput
-from ..model import RobotModel
+from ..model import CollisionState, Kinematics, RobotModel
 from ..model.collision import validate_pairs
+from ..model.joints import JointKind
 from ._collision_kernel import contact_rows, motion_broadphase
-from .base import Constraint
+from .base import Constraint, register_constraint
 
 #: Support points per cylinder rim (the rim between two points is at most
 #: ``r (1 - cos(pi / n))`` closer: 1.9 % of the radius for 16).
@@ -83,12 +84,14 @@ def _support_points(geom: object) -> tuple[np.ndarray, float]:
     return np.zeros((0, 3)), 0.0
 
 
+@register_constraint
 class CollisionConstraint(Constraint):
     """Keep every selected collision pair at least ``min_distance`` apart.
 
     Args:
         name: Constraint name.
-        robot: Robot with collision geometry.
+        kinematics: Kinematics cache read (a solver's), or a robot (its own cache); the
+            robot must have collision geometry.
         min_distance: Minimum separation [m], >= 0.
         include_pairs: Pairs (link or geometry names) to consider; empty = all active pairs.
         exclude_pairs: Pairs to ignore.
@@ -110,10 +113,13 @@ class CollisionConstraint(Constraint):
         CollisionGeometryNotFound: A name in the pair lists has no collision geometry.
     """
 
+    family = "collision"
+    order = 10
+
     def __init__(
         self,
         name: str,
-        robot: RobotModel,
+        kinematics: Kinematics | RobotModel,
         min_distance: float,
         include_pairs: Sequence[tuple[str, str]] = (),
         exclude_pairs: Sequence[tuple[str, str]] = (),
@@ -124,8 +130,9 @@ class CollisionConstraint(Constraint):
         patch_tolerance: float = 0.01,
         recovery_deadband: float = 5e-5,
     ) -> None:
-        super().__init__(name, robot)
-        if not robot.has_collision_geometry():
+        super().__init__(name, kinematics)
+        col = self._robot.collision
+        if col is None:
             raise InvalidInput("the robot has no collision geometry")
         if not min_distance >= 0:
             raise InvalidInput(f"min_distance must be >= 0, got {min_distance}")
@@ -146,9 +153,10 @@ class CollisionConstraint(Constraint):
         self.gain = float(gain)
         self.activation_margin = float(activation_margin)
         self.nearest_points_all_pairs = bool(nearest_points_all_pairs)
-        col = robot._collision
+        self._col = col
+        self._state = CollisionState(col)
         gm = col.geom_model
-        self._gm, self._gd = gm, col.geom_data
+        self._gm = gm
         objs = gm.geometryObjects
         all_pairs = [(cp.first, cp.second) for cp in gm.collisionPairs]
         index = {p: k for k, p in enumerate(all_pairs)}
@@ -156,8 +164,8 @@ class CollisionConstraint(Constraint):
         def expand(pairs: Sequence[tuple[str, str]]) -> set[int]:
             out = set()
             for a, b in validate_pairs(pairs):
-                for i in col._resolve_names(a):
-                    for j in col._resolve_names(b):
+                for i in col.resolve_names(a):
+                    for j in col.resolve_names(b):
                         k = index.get((min(i, j), max(i, j)))
                         if k is not None:
                             out.add(k)
@@ -199,14 +207,32 @@ class CollisionConstraint(Constraint):
         self._joint_of = np.array([o.parentJoint for o in objs], dtype=int)
         self._index_levers()
         self._reset_motion()
+        cap = self.max_rows()
+        self._row_geoms = np.empty((cap, 2), dtype=np.int64)
+        self._row_points = np.empty((cap, 3))
+        self._row_normals = np.empty((cap, 3))
         self.exact_queries = 0
         self.last_distances = np.zeros(0)
         self.last_pairs: list[int] = []
+        self.last_row_geometries = self._row_geoms[:0]
+        self.last_row_points = self._row_points[:0]
+        self.last_row_normals = self._row_normals[:0]
+
+    @property
+    def state(self) -> CollisionState:
+        """This constraint's own collision query state (its ``GeometryData``)."""
+        return self._state
+
+    @property
+    def pair_indices(self) -> np.ndarray:
+        """Index in the robot's active pair list of each watched pair (-1: no longer active)."""
+        self._sync_pairs()
+        return self._pairs.copy()
 
     # -- per-pair thresholds -------------------------------------------------------------
     def _pair_indices(self, link_a: str, link_b: str) -> np.ndarray:
-        col = self._robot._collision
-        ia, ib = set(col._resolve_names(link_a)), set(col._resolve_names(link_b))
+        col = self._col
+        ia, ib = set(col.resolve_names(link_a)), set(col.resolve_names(link_b))
         hit = [
             k
             for k, (f, s) in enumerate(zip(self._first, self._second, strict=True))
@@ -270,6 +296,7 @@ class CollisionConstraint(Constraint):
         placements along the path plus the sphere's offset and radius.
         """
         m = self._robot.model
+        infos = self._robot.joint_infos  # by Pinocchio joint id - 1
         ng = len(self._radii)
         self._lever = np.zeros((ng, m.nv))
         self._support = np.zeros((ng, m.nv), dtype=np.bool_)
@@ -279,26 +306,29 @@ class CollisionConstraint(Constraint):
         for g in range(ng):
             path = list(m.supports[int(self._joint_of[g])])[1:]  # joint ids from the root
             for pos, i in enumerate(path):
-                jm = m.joints[i]
                 L = sum(step[k] for k in path[pos + 1 :]) + offset[g]
-                kind = jm.shortname()
-                if kind == "JointModelMimic":
-                    mm = jm.extract()
-                    self._lever[g, mm.idx_v] += abs(float(mm.scaling)) * L
-                    self._support[g, mm.idx_v] = True
-                    self._has_mimic = True
-                    continue
-                lo, n = jm.idx_v, jm.nv
-                self._support[g, lo : lo + n] = True
-                if kind.startswith("JointModelP") and not kind.startswith("JointModelPlanar"):
-                    self._lever[g, lo : lo + n] += 1.0
-                elif kind == "JointModelFreeFlyer":
-                    self._lever[g, lo : lo + 3] += 1.0
-                    self._lever[g, lo + 3 : lo + 6] += L
-                elif n == 1:  # revolute, bounded or continuous
-                    self._lever[g, lo] += L
-                else:  # planar, spherical, composite: conservative
-                    self._lever[g, lo : lo + n] += L + 1.0
+                self._add_lever(g, infos[i - 1], L)
+
+    def _add_lever(self, g: int, info: object, L: float) -> None:
+        """Lever of one joint on the path of geometry ``g`` (``L``: its reach) [m]."""
+        assert hasattr(info, "kind")
+        kind, lo = info.kind, info.idx_v  # type: ignore[attr-defined]
+        n = info.nv  # type: ignore[attr-defined]
+        if kind == JointKind.MIMIC:
+            self._lever[g, lo] += abs(info.mimic_scaling) * L  # type: ignore[attr-defined]
+            self._support[g, lo] = True
+            self._has_mimic = True
+            return
+        self._support[g, lo : lo + n] = True
+        if kind == JointKind.PRISMATIC:
+            self._lever[g, lo : lo + n] += 1.0
+        elif kind == JointKind.FREE_FLYER:
+            self._lever[g, lo : lo + 3] += 1.0
+            self._lever[g, lo + 3 : lo + 6] += L
+        elif n == 1:  # revolute, bounded or continuous
+            self._lever[g, lo] += L
+        else:  # planar, spherical, composite: conservative
+            self._lever[g, lo : lo + n] += L + 1.0
 
     def _reset_motion(self) -> None:
         """Forget every pair's last distance: the next step re-checks all of them."""
@@ -310,40 +340,61 @@ class CollisionConstraint(Constraint):
         self._listed = np.zeros(npairs, dtype=np.int64)
         self._q_last: np.ndarray | None = None
 
+    def reset(self) -> None:
+        """Forget the broadphase's temporal state (a new motion starts)."""
+        self._reset_motion()
+
     def _sync_pairs(self) -> None:
         """Follow changes of the robot's pair list (SRDF, exclusions, reset).
 
-        The robot rebuilds its ``GeometryData`` whenever its pair list changes, which
-        renumbers the pairs: re-resolve each watched pair's index, ``-1`` once the
-        robot no longer checks it.
+        A changed pair list renumbers the pairs (and rebuilds this constraint's
+        ``GeometryData``): re-resolve each watched pair's index, ``-1`` once the robot
+        no longer checks it.
         """
-        gd = self._robot._collision.geom_data
-        if gd is self._gd:
+        if not self._state.sync():
             return
-        self._gd = gd
-        npairs = len(self._gm.collisionPairs)
-        idx = [
-            self._gm.findCollisionPair(pin.CollisionPair(int(f), int(s)))
-            for f, s in zip(self._first, self._second, strict=True)
-        ]
-        self._pairs = np.array([i if i < npairs else -1 for i in idx], dtype=int)
+        pairs = zip(self._first, self._second, strict=True)
+        idx = [self._col.pair_index(int(f), int(s)) for f, s in pairs]
+        self._pairs = np.array(idx, dtype=int)
         self._reset_motion()
 
     # -- rows ------------------------------------------------------------------------------
-    def rows(self, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def max_rows(self) -> int:
+        """A witness row and up to two patch sides of support rows per watched pair."""
+        return self.max_constraints * (1 + 2 * _PATCH_DIRECTIONS)
+
+    def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """Damper rows for the closest pairs within the activation distance."""
         self.last_distances, self.last_pairs, self.exact_queries = np.zeros(0), [], 0
+        self.last_row_geometries = self._row_geoms[:0]
         if not len(self._pairs):
-            return self._empty()
+            return 0
         self._sync_pairs()
-        r = self._robot
-        q = r._q
-        if self._q_last is None:
-            dq_abs = np.zeros(r.nv)
-        else:
-            dq_abs = np.abs(pin.difference(r.model, self._q_last, q))
-        self._q_last = q
         threshold = self._pair_min + self.activation_margin
+        count = self._broadphase(threshold)
+        if count == 0:
+            return 0
+        kin = self._kin
+        self._state.update_placements(kin.data)
+        oMg = self._state.geom_data.oMg
+        hits = self._exact(self._sphere_test(oMg, count, threshold))
+        if not hits:
+            return 0
+        hits.sort(key=lambda h: h[0])
+        hits = hits[: self.max_constraints]
+        self.last_distances = np.array([h[0] for h in hits])
+        self.last_pairs = [h[1] for h in hits]
+        return self._assemble(hits, oMg, dt, C, lower, upper)
+
+    def _broadphase(self, threshold: np.ndarray) -> int:
+        """Advance the motion bounds; list the pairs that may be within ``threshold``."""
+        kin = self._kin
+        q = kin.q
+        if self._q_last is None:
+            dq_abs = np.zeros(kin.model.nv)
+        else:
+            dq_abs = np.abs(pin.difference(kin.model, self._q_last, q))
+        self._q_last = q
         count = motion_broadphase(
             dq_abs,
             self._lever,
@@ -358,18 +409,18 @@ class CollisionConstraint(Constraint):
         )
         if self._pending:
             self._latch_pending()
-        if count == 0:
-            return self._empty()
-        pin.updateGeometryPlacements(r.model, r.data, self._gm, self._gd)
-        oMg = self._gd.oMg
+        return int(count)
+
+    def _sphere_test(self, oMg: object, count: int, threshold: np.ndarray) -> list[int]:
+        """Listed pairs whose bounding spheres are within ``threshold`` (exact query next)."""
         moved, first, second = self._moved, self._first, self._second
         listed, gaps = [], []
         for k in self._listed[:count]:
             k = int(k)
             f, s = int(first[k]), int(second[k])
             self._moved_first[k], self._moved_second[k] = moved[f], moved[s]
-            cf = oMg[f].act(self._centers_geom[f])
-            cs = oMg[s].act(self._centers_geom[s])
+            cf = oMg[f].act(self._centers_geom[f])  # type: ignore[index]
+            cs = oMg[s].act(self._centers_geom[s])  # type: ignore[index]
             gap = float(np.linalg.norm(cf - cs)) - self._radii[f] - self._radii[s]
             if gap > threshold[k]:  # spheres apart: a valid lower bound, no exact query
                 self._d_last[k] = gap
@@ -378,9 +429,13 @@ class CollisionConstraint(Constraint):
                 gaps.append(gap)
         if listed and not self.nearest_points_all_pairs:
             listed = [listed[int(np.argmin(gaps))]]
+        return listed
+
+    def _exact(self, listed: list[int]) -> list[tuple[float, int, coal.DistanceResult]]:
+        """Exact GJK/EPA distances of the listed pairs; those within activation are hits."""
         hits = []
         for k in listed:
-            res = pin.computeDistance(self._gm, self._gd, int(self._pairs[k]))
+            res = self._state.distance(int(self._pairs[k]))
             self.exact_queries += 1
             d = res.min_distance
             self._d_last[k] = d
@@ -388,13 +443,7 @@ class CollisionConstraint(Constraint):
                 self._pair_min[k] = self._pending.pop(k)
             if d < self._pair_min[k] + self.activation_margin:
                 hits.append((d, k, res))
-        if not hits:
-            return self._empty()
-        hits.sort(key=lambda h: h[0])
-        hits = hits[: self.max_constraints]
-        self.last_distances = np.array([h[0] for h in hits])
-        self.last_pairs = [h[1] for h in hits]
-        return self._assemble(hits, oMg, dt)
+        return hits
 
     def _recovery_distance(self, d: float, d_min: float) -> float:
         """Distance fed to the damper: a violation within the deadband asks no recovery.
@@ -421,10 +470,8 @@ class CollisionConstraint(Constraint):
             if bound >= self._pending[k]:
                 self._pair_min[k] = self._pending.pop(k)
 
-    def _assemble(
-        self, hits: list, oMg: object, dt: float
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Witness and support-point rows of the near pairs (``hits``: distance, slot, result)."""
+    def _hit_arrays(self, hits: list, oMg: object) -> tuple[np.ndarray, ...]:
+        """Per-hit arrays for the row kernel; placements of geometries near their limit."""
         nh = len(hits)
         first = np.empty(nh, dtype=np.int64)
         second = np.empty(nh, dtype=np.int64)
@@ -441,15 +488,24 @@ class CollisionConstraint(Constraint):
             p2[h] = res.getNearestPoint2()
             if d - dm <= self.patch_tolerance:
                 for g in (f, s):
-                    self._rot[g] = oMg[g].rotation
-                    self._trans[g] = oMg[g].translation
-        cap = nh * (1 + 2 * _PATCH_DIRECTIONS)
-        C = np.empty((cap, self._robot.nv))
-        lower = np.empty(cap)
-        geoms = np.empty((cap, 2), dtype=np.int64)
-        points, normals = np.empty((cap, 3)), np.empty((cap, 3))
+                    self._rot[g] = oMg[g].rotation  # type: ignore[index]
+                    self._trans[g] = oMg[g].translation  # type: ignore[index]
+        return first, second, dist, d_eff, d_min, normal, p1, p2
+
+    def _assemble(
+        self,
+        hits: list,
+        oMg: object,
+        dt: float,
+        C: np.ndarray,
+        lower: np.ndarray,
+        upper: np.ndarray,
+    ) -> int:
+        """Witness and support-point rows of the near pairs (``hits``: distance, slot, result)."""
+        first, second, dist, d_eff, d_min, normal, p1, p2 = self._hit_arrays(hits, oMg)
+        geoms, points, normals = self._row_geoms, self._row_points, self._row_normals
         rows = contact_rows(
-            self._robot.data.J,
+            self._kin.data.J,
             self._support,
             first,
             second,
@@ -480,7 +536,8 @@ class CollisionConstraint(Constraint):
             self._rows_python(
                 geoms[:rows, 0], geoms[:rows, 1], points[:rows], normals[:rows], C[:rows]
             )
-        return C[:rows], lower[:rows], np.full(rows, np.inf)
+        upper[:rows] = np.inf
+        return int(rows)
 
     def _rows_python(
         self, g1: np.ndarray, g2: np.ndarray, P: np.ndarray, N: np.ndarray, C: np.ndarray
@@ -492,12 +549,12 @@ class CollisionConstraint(Constraint):
 
     def _point_jacobian(self, geom: int, p: np.ndarray) -> np.ndarray:
         """World linear Jacobian (3 x nv) of point ``p`` moving with a geometry's joint."""
-        r = self._robot
+        kin = self._kin
         j = int(self._joint_of[geom])
         if j == 0:
-            return np.zeros((3, r.nv))
-        J = pin.getJointJacobian(r.model, r.data, j, pin.LOCAL_WORLD_ALIGNED)
-        d = p - r.data.oMi[j].translation
+            return np.zeros((3, kin.model.nv))
+        J = kin.joint_jacobian(j, pin.LOCAL_WORLD_ALIGNED)
+        d = p - kin.data.oMi[j].translation
         Jw = J[3:]
         return J[:3] - np.array(
             [d[1] * Jw[2] - d[2] * Jw[1], d[2] * Jw[0] - d[0] * Jw[2], d[0] * Jw[1] - d[1] * Jw[0]]

@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidInput, ShapeError
-from ..model import RobotModel
-from .base import Constraint
+from ..model import Kinematics, RobotModel
+from .base import Constraint, register_constraint
 
 
 def _cross2(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -38,7 +38,7 @@ def convex_polygon(vertices: object) -> np.ndarray:
     """
     v = np.asarray(vertices, dtype=float)
     if v.ndim != 2 or v.shape[1] not in (2, 3):
-        raise ShapeError("support_polygon", ("N", "2 or 3"), v.shape)
+        raise ShapeError("support_polygon", "(N, 2) or (N, 3)", v.shape)
     if v.shape[0] < 3:
         raise InvalidInput(f"support_polygon needs at least 3 vertices, got {v.shape[0]}")
     if not np.isfinite(v).all():
@@ -63,12 +63,13 @@ def convex_polygon(vertices: object) -> np.ndarray:
     return v
 
 
+@register_constraint
 class ComPolygonConstraint(Constraint):
     """Keep the CoM's ground projection inside a shrunk convex support polygon.
 
     Args:
         name: Constraint name.
-        robot: Robot model.
+        kinematics: Kinematics cache read (a solver's), or a robot (its own cache).
         support_polygon: N x 2 (or N x 3, z ignored) vertices in the XY plane of
             ``frame_name`` [m].
         margin: Fractional inward shrink in [0, 1), times the mean centroid-vertex distance.
@@ -80,10 +81,13 @@ class ComPolygonConstraint(Constraint):
             every edge always).
     """
 
+    family = "com_polygon"
+    order = 20
+
     def __init__(
         self,
         name: str,
-        robot: RobotModel,
+        kinematics: Kinematics | RobotModel,
         support_polygon: object,
         margin: float = 0.0,
         frame_name: str = "world",
@@ -92,7 +96,7 @@ class ComPolygonConstraint(Constraint):
         use_acceleration_limits: bool = True,
         proximity_fraction: float = 0.0,
     ) -> None:
-        super().__init__(name, robot)
+        super().__init__(name, kinematics)
         self.vertices = convex_polygon(support_polygon)
         if not 0.0 <= margin < 1.0:
             raise InvalidInput(f"margin must be in [0, 1), got {margin}")
@@ -100,7 +104,7 @@ class ComPolygonConstraint(Constraint):
             raise InvalidInput("com_vel_max and com_acc_max must be > 0")
         if proximity_fraction < 0:
             raise InvalidInput(f"proximity_fraction must be >= 0, got {proximity_fraction}")
-        self._fid = None if frame_name == "world" else robot.get_frame_id(frame_name)
+        self._fid = None if frame_name == "world" else self._robot.get_frame_id(frame_name)
         self.frame_name = frame_name
         centroid = self.vertices.mean(axis=0)
         normals, offsets = self._half_planes(self.vertices)
@@ -128,7 +132,7 @@ class ComPolygonConstraint(Constraint):
         """Polygon vertices in world XY at the current configuration [m]."""
         if self._fid is None:
             return self.vertices
-        T = self._robot.data.oMf[self._fid]
+        T = self._kin.frame_placement(self._fid)
         pts = np.column_stack([self.vertices, np.zeros(len(self.vertices))])
         xy = (pts @ T.rotation.T + T.translation)[:, :2]
         # A frame whose z axis points down mirrors the outline (clockwise): restore CCW so
@@ -140,22 +144,26 @@ class ComPolygonConstraint(Constraint):
     def slacks(self) -> np.ndarray:
         """Slack ``s_i`` [m] of the current CoM to each shrunk edge (negative outside)."""
         n, off = self._half_planes(self.world_vertices())
-        return n @ self._robot.get_com_position()[:2] - off - self.shrink
+        return n @ self._kin.com[:2] - off - self.shrink
 
-    def rows(self, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def max_rows(self) -> int:
+        """One row per edge."""
+        return int(self.vertices.shape[0])
+
+    def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """One lower-bounded row per (near) edge."""
-        r = self._robot
+        kin = self._kin
         n, off = self._half_planes(self.world_vertices())
-        r._ensure_com()
-        s = n @ r.data.com[0][:2] - off - self.shrink
-        keep = (
-            s < self.proximity_threshold if self.proximity_threshold > 0 else np.ones(len(s), bool)
-        )
-        n, s = n[keep], s[keep]
+        s = n @ kin.com[:2] - off - self.shrink
+        if self.proximity_threshold > 0:
+            keep = s < self.proximity_threshold
+            n, s = n[keep], s[keep]
+        k = len(s)
         sp = np.maximum(s, 0.0)
         allow = np.minimum(self.com_vel_max, sp / dt)
         if self.use_acceleration_limits:
             allow = np.minimum(allow, np.sqrt(2.0 * self.com_acc_max * sp))
-        lower = np.where(s < 0.0, np.minimum(-s / dt, self.com_vel_max), -allow)
-        C = n @ r.data.Jcom[:2]
-        return C, lower, np.full(len(s), np.inf)
+        lower[:k] = np.where(s < 0.0, np.minimum(-s / dt, self.com_vel_max), -allow)
+        np.matmul(n, kin.com_jacobian[:2], out=C[:k])
+        upper[:k] = np.inf
+        return k

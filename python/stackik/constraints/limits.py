@@ -9,6 +9,9 @@ The last term is the largest ``v`` with ``v dt + v^2 / (2 a_max) <= m_up``: afte
 step the joint can still brake to rest before the limit. The lower side is symmetric.
 A joint already outside a limit gets a bound that drives it back (``m / dt``, capped at
 ``v_max``); the other side's bound never forbids that recovery.
+
+:class:`JointLimitsConstraint` applies this to every revolute and prismatic joint (and
+the velocity limits to every joint) as the solver's joint velocity box.
 """
 
 from __future__ import annotations
@@ -18,7 +21,10 @@ import math
 import numpy as np
 
 from ..errors import InvalidInput
+from ..model import Kinematics, RobotModel
+from ..model.joints import scalar_limited
 from ._box_kernel import limit_box
+from .base import Constraint, register_constraint
 
 
 def calculate_velocity_box_constraint(
@@ -95,3 +101,69 @@ def velocity_box(
         hi,
     )
     return lo, hi
+
+
+@register_constraint
+class JointLimitsConstraint(Constraint):
+    """Joint position, velocity and acceleration limits as the joint velocity box.
+
+    Every solver has one (named ``"joint_limits"``). Velocity limits bound every joint
+    by ``v_max``; position limits (revolute and prismatic joints, shrunk by ``margin``)
+    tighten that with the braking bound of the module docstring, using the robot's
+    acceleration limits.
+
+    Args:
+        name: Constraint name.
+        kinematics: Kinematics cache read (a solver's), or a robot (its own cache).
+
+    Attributes:
+        position_limits: Apply the position-limit bounds.
+        velocity_limits: Apply the velocity limits.
+    """
+
+    family = "joint_limits"
+    order = 0
+    is_limit = True
+
+    def __init__(self, name: str, kinematics: Kinematics | RobotModel) -> None:
+        super().__init__(name, kinematics)
+        self.position_limits = True
+        self.velocity_limits = True
+        self._margin = 0.0
+        self._iq, self._iv = scalar_limited(self._robot.joint_infos)
+
+    @property
+    def margin(self) -> float:
+        """Distance kept from the position limits [rad or m] (simIK's limit margin)."""
+        return self._margin
+
+    @margin.setter
+    def margin(self, value: float) -> None:
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            v = float("nan")
+        if not (math.isfinite(v) and v >= 0):
+            raise InvalidInput(f"margin must be finite and >= 0, got {value!r}")
+        self._margin = v
+
+    def tighten_box(self, dt: float, lower: np.ndarray, upper: np.ndarray) -> None:
+        """Velocity limits, then the position-limit braking bounds."""
+        model = self._kin.model
+        if self.velocity_limits:
+            vmax = model.velocityLimit
+            np.maximum(lower, -vmax, out=lower)
+            np.minimum(upper, vmax, out=upper)
+        if self.position_limits and self._iq.size:
+            limit_box(
+                self._kin.q,
+                self._iq,
+                self._iv,
+                model.lowerPositionLimit,
+                model.upperPositionLimit,
+                self._margin,
+                self._robot.acceleration_limits,
+                dt,
+                lower,
+                upper,
+            )

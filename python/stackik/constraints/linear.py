@@ -16,38 +16,62 @@ import pinocchio as pin
 
 from .. import _validate
 from ..errors import InvalidInput
-from ..model import RobotModel
+from ..model import Kinematics, RobotModel
 from ..spatial import as_se3
-from .base import Constraint
+from .base import Constraint, register_constraint
 
 
+@register_constraint
 class LinearConstraint(Constraint):
     """Fixed user rows ``lower <= C v <= upper`` (inf entries make a row one-sided).
+
+    Args:
+        name: Constraint name.
+        kinematics: Kinematics cache (a solver's), or a robot (its own cache).
+        C: Rows (rows x nv).
+        lower: Lower bounds (rows).
+        upper: Upper bounds (rows).
 
     Raises:
         ShapeError: ``C`` is not rows x nv or the bounds have the wrong size.
         InvalidBounds: ``lower > upper`` somewhere.
     """
 
+    family = "linear"
+    order = 40
+
     def __init__(
-        self, name: str, robot: RobotModel, C: object, lower: object, upper: object
+        self,
+        name: str,
+        kinematics: Kinematics | RobotModel,
+        C: object,
+        lower: object,
+        upper: object,
     ) -> None:
-        super().__init__(name, robot)
-        self.C = _validate.matrix(C, (None, robot.nv), "C")
+        super().__init__(name, kinematics)
+        self.C = _validate.matrix(C, (None, self._robot.nv), "C")
         self.lower, self.upper = _validate.bounds(
             lower, upper, self.C.shape[0], "linear constraint"
         )
 
     def append(self, C: object, lower: object, upper: object) -> None:
         """Add rows below the existing ones."""
-        extra = LinearConstraint(self.name, self._robot, C, lower, upper)
+        extra = LinearConstraint(self.name, self._kin, C, lower, upper)
         self.C = np.vstack([self.C, extra.C])
         self.lower = np.concatenate([self.lower, extra.lower])
         self.upper = np.concatenate([self.upper, extra.upper])
 
-    def rows(self, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def max_rows(self) -> int:
+        """The number of stored rows."""
+        return int(self.C.shape[0])
+
+    def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """The stored rows (independent of ``dt``)."""
-        return self.C, self.lower, self.upper
+        r = self.C.shape[0]
+        C[:r] = self.C
+        lower[:r] = self.lower
+        upper[:r] = self.upper
+        return r
 
 
 def _axis_mask(mask: object, n: int, what: str) -> np.ndarray:
@@ -57,29 +81,33 @@ def _axis_mask(mask: object, n: int, what: str) -> np.ndarray:
     return m != 0
 
 
+@register_constraint
 class TightPointConstraint(Constraint):
     """Hold a frame's origin within ``position_epsilon`` [m] of ``target_point`` per axis.
 
     Args:
         name: Constraint name.
-        robot: Robot model.
+        kinematics: Kinematics cache (a solver's), or a robot (its own cache).
         frame_name: Constrained frame.
         target_point: World point [m].
         position_epsilon: Half-width of the box [m], > 0.
         axis_mask: Which world axes are constrained (3 entries; all when empty).
     """
 
+    family = "tight_point"
+    order = 50
+
     def __init__(
         self,
         name: str,
-        robot: RobotModel,
+        kinematics: Kinematics | RobotModel,
         frame_name: str,
         target_point: object,
         position_epsilon: float = 1e-5,
         axis_mask: object = None,
     ) -> None:
-        super().__init__(name, robot)
-        self._fid = robot.get_frame_id(frame_name)
+        super().__init__(name, kinematics)
+        self._fid = self._robot.get_frame_id(frame_name)
         self.frame_name = frame_name
         self.target = _validate.vector(target_point, 3, "target_point")
         if not position_epsilon > 0:
@@ -87,21 +115,30 @@ class TightPointConstraint(Constraint):
         self.eps = float(position_epsilon)
         self.mask = _axis_mask(axis_mask, 3, "axis_mask")
 
-    def rows(self, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def max_rows(self) -> int:
+        """One row per masked axis."""
+        return int(self.mask.sum())
+
+    def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """Rows on the masked position axes."""
-        r = self._robot
-        J = pin.getFrameJacobian(r.model, r.data, self._fid, pin.LOCAL_WORLD_ALIGNED)[:3]
-        err = self.target - r.data.oMf[self._fid].translation
+        kin = self._kin
+        J = kin.frame_jacobian(self._fid, pin.LOCAL_WORLD_ALIGNED)[:3]
+        err = self.target - kin.frame_placement(self._fid).translation
         m = self.mask
-        return J[m], ((err - self.eps) / dt)[m], ((err + self.eps) / dt)[m]
+        r = int(m.sum())
+        C[:r] = J[m]
+        lower[:r] = ((err - self.eps) / dt)[m]
+        upper[:r] = ((err + self.eps) / dt)[m]
+        return r
 
 
+@register_constraint
 class TightFramePoseConstraint(Constraint):
     """Hold a frame within an epsilon box of a target pose (position [m], rotation [rad]).
 
     Args:
         name: Constraint name.
-        robot: Robot model.
+        kinematics: Kinematics cache (a solver's), or a robot (its own cache).
         frame_name: Constrained frame.
         target_pose: SE3 or 4x4 world pose.
         position_epsilon: Position half-width [m], > 0.
@@ -109,18 +146,21 @@ class TightFramePoseConstraint(Constraint):
         axis_mask: 6 entries (x, y, z, rx, ry, rz); all when empty.
     """
 
+    family = "tight_pose"
+    order = 60
+
     def __init__(
         self,
         name: str,
-        robot: RobotModel,
+        kinematics: Kinematics | RobotModel,
         frame_name: str,
         target_pose: object,
         position_epsilon: float = 1e-5,
         orientation_epsilon: float = 1e-4,
         axis_mask: object = None,
     ) -> None:
-        super().__init__(name, robot)
-        self._fid = robot.get_frame_id(frame_name)
+        super().__init__(name, kinematics)
+        self._fid = self._robot.get_frame_id(frame_name)
         self.frame_name = frame_name
         self.target = pin.SE3(as_se3(target_pose, "target_pose"))
         if not (position_epsilon > 0 and orientation_epsilon > 0):
@@ -128,15 +168,23 @@ class TightFramePoseConstraint(Constraint):
         self.eps = np.array([position_epsilon] * 3 + [orientation_epsilon] * 3, dtype=float)
         self.mask = _axis_mask(axis_mask, 6, "axis_mask")
 
-    def rows(self, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def max_rows(self) -> int:
+        """One row per masked axis."""
+        return int(self.mask.sum())
+
+    def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """Rows on the masked pose axes."""
-        r = self._robot
-        oMf = r.data.oMf[self._fid]
-        J = pin.getFrameJacobian(r.model, r.data, self._fid, pin.LOCAL_WORLD_ALIGNED).copy()
+        kin = self._kin
+        oMf = kin.frame_placement(self._fid)
+        J = kin.frame_jacobian(self._fid, pin.LOCAL_WORLD_ALIGNED)
         Re = oMf.rotation @ self.target.rotation.T
         J[3:] = pin.Jlog3(Re).T @ J[3:]
         err = np.empty(6)
         err[:3] = self.target.translation - oMf.translation
         err[3:] = -pin.log3(Re)
         m = self.mask
-        return J[m], ((err - self.eps) / dt)[m], ((err + self.eps) / dt)[m]
+        r = int(m.sum())
+        C[:r] = J[m]
+        lower[:r] = ((err - self.eps) / dt)[m]
+        upper[:r] = ((err + self.eps) / dt)[m]
+        return r

@@ -22,19 +22,20 @@ import pinocchio as pin
 
 from .. import _validate
 from ..errors import InvalidInput
-from ..model import RobotModel
+from ..model import Kinematics, RobotModel
 from ..spatial import check_rotation
 from ..tasks.relative import relative_pose_jacobian
-from .base import Constraint
+from .base import Constraint, register_constraint
 from .linear import _axis_mask
 
 
+@register_constraint
 class RelativePoseConstraint(Constraint):
     """Bound each masked axis of ``T_a^-1 T_b``.
 
     Args:
         name: Constraint name.
-        robot: Robot model.
+        kinematics: Kinematics cache read (a solver's), or a robot (its own cache).
         frame_a: Reference frame.
         frame_b: Constrained frame.
         lower_bounds: 6 lower bounds (position xyz [m], rotation-vector xyz [rad]).
@@ -45,10 +46,13 @@ class RelativePoseConstraint(Constraint):
             measured from (identity when omitted).
     """
 
+    family = "relative_pose"
+    order = 30
+
     def __init__(
         self,
         name: str,
-        robot: RobotModel,
+        kinematics: Kinematics | RobotModel,
         frame_a: str,
         frame_b: str,
         lower_bounds: object,
@@ -57,7 +61,8 @@ class RelativePoseConstraint(Constraint):
         gain: float = 0.5,
         reference_rotation: object | None = None,
     ) -> None:
-        super().__init__(name, robot)
+        super().__init__(name, kinematics)
+        robot = self._robot
         self.reference_rotation = (
             np.eye(3)
             if reference_rotation is None
@@ -75,17 +80,25 @@ class RelativePoseConstraint(Constraint):
 
     def coordinates(self) -> np.ndarray:
         """Current ``[p_ab ; log3(R_ref^T R_ab)]`` [m, rad]."""
-        d = self._robot.data
-        Tab = d.oMf[self._fa].actInv(d.oMf[self._fb])
+        kin = self._kin
+        Tab = kin.frame_placement(self._fa).actInv(kin.frame_placement(self._fb))
         return np.concatenate([Tab.translation, pin.log3(self.reference_rotation.T @ Tab.rotation)])
 
-    def rows(self, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def max_rows(self) -> int:
+        """One row per masked axis."""
+        return int(self.mask.sum())
+
+    def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """Damper rows on the masked axes."""
-        Tab, J = relative_pose_jacobian(self._robot, self._fa, self._fb)
+        Tab, J = relative_pose_jacobian(self._kin, self._fa, self._fb)
         Re = self.reference_rotation.T @ Tab.rotation
         # R_ref is constant: R_e's body angular velocity is R_ab's, R_ab^T w_ab.
         J[3:] = pin.Jlog3(Re) @ Tab.rotation.T @ J[3:]
         x = np.concatenate([Tab.translation, pin.log3(Re)])
         k = self.gain / dt
         m = self.mask
-        return J[m], (k * (self.lower - x))[m], (k * (self.upper - x))[m]
+        r = int(m.sum())
+        C[:r] = J[m]
+        lower[:r] = (k * (self.lower - x))[m]
+        upper[:r] = (k * (self.upper - x))[m]
+        return r

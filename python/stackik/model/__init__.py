@@ -1,17 +1,35 @@
-"""Robot models: loading URDF/XACRO/SRDF into Pinocchio, kinematics, dynamics, collision."""
+"""Robot descriptions: loading URDF/XACRO/SRDF into Pinocchio, kinematics, dynamics, collision.
 
-from .robot import (
-    DEFAULT_ACCELERATION_LIMIT,
-    DEFAULT_EFFORT_LIMIT,
-    DEFAULT_VELOCITY_LIMIT,
-    ReferenceFrame,
-    RobotModel,
-)
+What each module holds (and it imports only NumPy, Pinocchio, coal, xacro and the
+package's ``errors``, ``spatial`` and ``_validate`` modules; nothing above ``model``):
+
+- ``robot.py``: :class:`RobotModel`, the shareable description and its EmbodiK API.
+- ``loading.py``: files, XACRO, mesh paths, SRDF parsing.
+- ``building.py``: Pinocchio models from URDF text, reduction, limits, mimic ranges.
+- ``joints.py``: :class:`JointKind`, the one place that knows Pinocchio joint types.
+- ``kinematics.py``: :class:`Kinematics`, one owner's kinematics cache (own ``Data``).
+- ``dynamics.py``: RNEA, CRBA, gravity and Coriolis terms in a private ``Data``.
+- ``collision.py``: :class:`CollisionModel` (geometry and pairs, shared) and
+  :class:`CollisionState` (one owner's ``GeometryData``).
+"""
+
+from .building import DEFAULT_ACCELERATION_LIMIT, DEFAULT_EFFORT_LIMIT, DEFAULT_VELOCITY_LIMIT
+from .collision import CollisionModel, CollisionState
+from .joints import JointInfo, JointKind
+from .kinematics import Kinematics, as_kinematics
+from .robot import ReferenceFrame, RobotModel, as_reference_frame
 
 __all__ = [
     "DEFAULT_ACCELERATION_LIMIT",
     "DEFAULT_EFFORT_LIMIT",
     "DEFAULT_VELOCITY_LIMIT",
+    "CollisionModel",
+    "CollisionState",
+    "JointInfo",
+    "JointKind",
+    "Kinematics",
     "ReferenceFrame",
     "RobotModel",
+    "as_kinematics",
+    "as_reference_frame",
 ]

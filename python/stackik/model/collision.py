@@ -1,5 +1,16 @@
 """Collision geometry of a robot: coal shapes, the pair list, distance queries.
 
+Two objects with two owners:
+
+- :class:`CollisionModel` is part of the shareable robot description: the geometry,
+  the active pair list and name resolution. It changes only at configuration time
+  (SRDF exclusions, reset) and then bumps its :attr:`~CollisionModel.revision`.
+- :class:`CollisionState` is one owner's query state: its own ``GeometryData`` (world
+  placements, coal requests and results). The robot keeps one for its own distance
+  methods and every collision constraint owns another, so queries never share state.
+  Requests never warm-start GJK from an earlier call, so the same configuration always
+  gives bit-identical distances.
+
 Meshes become their convex hulls by default: a convex-convex distance (GJK) costs
 about a microsecond, a triangle-mesh distance about a hundred times more. Exact
 meshes are kept on request.
@@ -42,21 +53,35 @@ def _shape_params(geom: coal.CollisionGeometry) -> tuple[str, dict[str, object]]
 
 
 class CollisionModel:
-    """Collision geometry, its active pairs and the distance query state.
+    """Collision geometry and its active pairs (part of the robot description).
 
-    Built by :class:`stackik.RobotModel`; users reach it through the robot's
-    collision methods.
+    Built by :class:`stackik.RobotModel` (``robot.collision``); the robot's collision
+    methods are the user-facing way to change it.
 
     Args:
         model: Pinocchio kinematic model.
         geom_model: Collision geometry (already convexified if wanted).
+
+    Attributes:
+        revision: Incremented whenever the pair list changes; owners of a
+            :class:`CollisionState` rebuild it when it differs from theirs.
     """
 
     def __init__(self, model: pin.Model, geom_model: pin.GeometryModel) -> None:
         self.model = model
         self.geom_model = geom_model
+        self.revision = 0
         self._link_of = [model.frames[o.parentFrame].name for o in geom_model.geometryObjects]
         self.reset_pairs()
+
+    @property
+    def link_names(self) -> list[str]:
+        """Link (frame) name of every geometry, by geometry index."""
+        return list(self._link_of)
+
+    def link_of(self, geometry: int) -> str:
+        """Link (frame) name carrying a geometry."""
+        return self._link_of[geometry]
 
     # -- pairs -----------------------------------------------------------------------------
     def reset_pairs(self) -> None:
@@ -76,15 +101,9 @@ class CollisionModel:
                 if ji == jj or parents[ji] == jj or parents[jj] == ji:
                     continue
                 gm.addCollisionPair(pin.CollisionPair(i, j))
-        self._rebuild_data()
+        self.revision += 1
 
-    def _rebuild_data(self) -> None:
-        self.geom_data = pin.GeometryData(self.geom_model)
-        # coal always computes nearest points; only the signed distance must be asked for.
-        for req in self.geom_data.distanceRequests:
-            req.enable_signed_distance = True
-
-    def _resolve_names(self, name: str) -> list[int]:
+    def resolve_names(self, name: str) -> list[int]:
         """Geometry indices named by a geometry name or a link (frame) name."""
         gm = self.geom_model
         if gm.existGeometryName(name):
@@ -112,7 +131,7 @@ class CollisionModel:
         resolved = []
         for a, b in pairs:
             try:
-                resolved.append((self._resolve_names(a), self._resolve_names(b)))
+                resolved.append((self.resolve_names(a), self.resolve_names(b)))
             except CollisionGeometryNotFound:
                 if strict:
                     raise
@@ -124,7 +143,7 @@ class CollisionModel:
                     if i != j and gm.existCollisionPair(cp):
                         gm.removeCollisionPair(cp)
                         removed += 1
-        self._rebuild_data()
+        self.revision += 1
         return removed
 
     def pair_names(self) -> list[tuple[str, str]]:
@@ -139,25 +158,18 @@ class CollisionModel:
         link = self._link_of
         return [(link[cp.first], link[cp.second]) for cp in self.geom_model.collisionPairs]
 
-    # -- queries ---------------------------------------------------------------------------
-    def distances(self, data: pin.Data) -> np.ndarray:
-        """Signed distances [m] of all active pairs at the placements in ``data``.
+    def pair_index(self, first: int, second: int) -> int:
+        """Index of the active pair between two geometries, or -1 when it is not active."""
+        gm = self.geom_model
+        k = gm.findCollisionPair(
+            pin.CollisionPair(int(min(first, second)), int(max(first, second)))
+        )
+        return int(k) if k < len(gm.collisionPairs) else -1
 
-        Negative values are penetration depths. ``data`` must hold up-to-date joint
-        placements (``oMi``).
-        """
-        pin.updateGeometryPlacements(self.model, data, self.geom_model, self.geom_data)
-        pin.computeDistances(self.geom_model, self.geom_data)
-        return np.array([r.min_distance for r in self.geom_data.distanceResults])
-
-    def nearest_points(self) -> np.ndarray:
-        """Witness points of the last :meth:`distances` call, shape (pairs, 2, 3), world [m]."""
-        res = self.geom_data.distanceResults
-        out = np.empty((len(res), 2, 3))
-        for k, r in enumerate(res):
-            out[k, 0] = r.getNearestPoint1()
-            out[k, 1] = r.getNearestPoint2()
-        return out
+    def pair_geometries(self) -> np.ndarray:
+        """``(first, second)`` geometry indices of every active pair, shape (pairs, 2)."""
+        pairs = self.geom_model.collisionPairs
+        return np.array([(cp.first, cp.second) for cp in pairs], dtype=np.int64).reshape(-1, 2)
 
     def geometries(self) -> list[dict[str, object]]:
         """Describe every collision geometry.
@@ -180,6 +192,66 @@ class CollisionModel:
                     "params": params,
                 }
             )
+        return out
+
+
+class CollisionState:
+    """One owner's collision query state: a ``GeometryData`` over a :class:`CollisionModel`.
+
+    Rebuilt automatically when the description's pair list changes. Distance requests
+    ask for signed distances and never reuse a GJK guess from an earlier query.
+
+    Args:
+        collision: The collision description.
+    """
+
+    def __init__(self, collision: CollisionModel) -> None:
+        self.collision = collision
+        self._revision = -1
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        self._revision = self.collision.revision
+        self.geom_data = pin.GeometryData(self.collision.geom_model)
+        for req in self.geom_data.distanceRequests:
+            # coal always computes nearest points; the signed distance must be asked for.
+            req.enable_signed_distance = True
+            req.gjk_initial_guess = coal.GJKInitialGuess.DefaultGuess
+
+    def sync(self) -> bool:
+        """Rebuild when the pair list changed; return whether it did."""
+        if self._revision != self.collision.revision:
+            self._rebuild()
+            return True
+        return False
+
+    def update_placements(self, data: pin.Data) -> None:
+        """World placements of every geometry from the joint placements in ``data``."""
+        self.sync()
+        col = self.collision
+        pin.updateGeometryPlacements(col.model, data, col.geom_model, self.geom_data)
+
+    def distances(self, data: pin.Data) -> np.ndarray:
+        """Signed distances [m] of all active pairs at the placements in ``data``.
+
+        Negative values are penetration depths. ``data`` must hold up-to-date joint
+        placements (``oMi``).
+        """
+        self.update_placements(data)
+        pin.computeDistances(self.collision.geom_model, self.geom_data)
+        return np.array([r.min_distance for r in self.geom_data.distanceResults])
+
+    def distance(self, pair: int) -> coal.DistanceResult:
+        """Exact query of one active pair at the current placements (its result object)."""
+        return pin.computeDistance(self.collision.geom_model, self.geom_data, int(pair))
+
+    def nearest_points(self) -> np.ndarray:
+        """Witness points of the last :meth:`distances` call, shape (pairs, 2, 3), world [m]."""
+        res = self.geom_data.distanceResults
+        out = np.empty((len(res), 2, 3))
+        for k, r in enumerate(res):
+            out[k, 0] = r.getNearestPoint1()
+            out[k, 1] = r.getNearestPoint2()
         return out
 
 

@@ -28,7 +28,18 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-__all__ = ["JointInfo", "JointKind", "classify", "joint_table", "unit_blocks"]
+from ..errors import InvalidInput
+
+__all__ = [
+    "DEFAULT_BASE_SAMPLING_RANGE",
+    "JointInfo",
+    "JointKind",
+    "classify",
+    "joint_table",
+    "sample_configuration",
+    "scalar_limited",
+    "unit_blocks",
+]
 
 
 class JointKind(enum.Enum):
@@ -184,3 +195,68 @@ def scalar_limited(table: tuple[JointInfo, ...]) -> tuple[np.ndarray, np.ndarray
     iq = np.array([p[0] for p in picked], dtype=np.int64)
     iv = np.array([p[1] for p in picked], dtype=np.int64)
     return iq, iv
+
+
+#: Half-width of the box a floating base's position is sampled from when its limits are
+#: infinite [m].
+DEFAULT_BASE_SAMPLING_RANGE = 1.0
+
+
+def _sample_block(
+    info: JointInfo, lo: np.ndarray, hi: np.ndarray, rng: np.random.Generator
+) -> np.ndarray | None:
+    """A uniform sample of one joint's q block, or None to use Pinocchio's own sampler."""
+    i, n = info.idx_q, info.nq
+    if info.kind == JointKind.CONTINUOUS:
+        a = rng.uniform(-np.pi, np.pi)
+        return np.array([np.cos(a), np.sin(a)])
+    offset = _QUATERNION_OFFSET.get(info.kind)
+    if offset is not None:
+        block = np.empty(n)
+        if offset:
+            bl, bh = lo[i : i + offset], hi[i : i + offset]
+            span = DEFAULT_BASE_SAMPLING_RANGE
+            block[:offset] = rng.uniform(
+                np.where(np.isfinite(bl), bl, -span), np.where(np.isfinite(bh), bh, span)
+            )
+        quat = rng.normal(size=4)
+        block[offset:] = quat / np.linalg.norm(quat)
+        return block
+    if info.kind in (JointKind.REVOLUTE, JointKind.PRISMATIC) or (
+        info.kind == JointKind.OTHER and info.nq == info.nv
+    ):
+        bl, bh = lo[i : i + n], hi[i : i + n]
+        if not (np.isfinite(bl).all() and np.isfinite(bh).all()):
+            raise InvalidInput(f"joint {info.name!r} has infinite limits; set finite ones")
+        return rng.uniform(bl, bh)
+    return None
+
+
+def sample_configuration(
+    model: pin.Model, table: tuple[JointInfo, ...], rng: np.random.Generator
+) -> np.ndarray:
+    """A configuration drawn uniformly inside the joint limits.
+
+    Bounded joints are uniform in their range; continuous joints uniform in angle; a
+    quaternion joint gets a uniform random orientation (and a free-flyer a position
+    inside its limits, or within ±:data:`DEFAULT_BASE_SAMPLING_RANGE` where those are
+    infinite); planar and other manifold joints use Pinocchio's sampler.
+
+    Raises:
+        InvalidInput: A bounded-kind joint has infinite limits.
+    """
+    lo, hi = model.lowerPositionLimit, model.upperPositionLimit
+    q = np.empty(model.nq)
+    for info in table:
+        if info.nq == 0:
+            continue
+        block = _sample_block(info, lo, hi, rng)
+        if block is None:
+            sample = pin.randomConfiguration(
+                model,
+                np.nan_to_num(lo, posinf=1.0, neginf=-1.0),
+                np.nan_to_num(hi, posinf=1.0, neginf=-1.0),
+            )
+            block = sample[info.idx_q : info.idx_q + info.nq]
+        q[info.idx_q : info.idx_q + info.nq] = block
+    return q

@@ -1,17 +1,27 @@
-"""RobotModel: a robot loaded from URDF/XACRO into Pinocchio, with a kinematics cache.
+"""RobotModel: a robot loaded from URDF/XACRO into Pinocchio (a shareable description).
 
-One call to :meth:`RobotModel.update_kinematics` runs a single Pinocchio pass
-(forward kinematics, joint Jacobians, frame placements); every pose and Jacobian
-query afterwards reads that cache. The centre of mass and collision distances are
-computed lazily, once per configuration, only when asked for. Dynamics functions
-take their own arguments and use a separate Pinocchio ``Data``, so they never
-disturb the kinematics cache.
+A :class:`RobotModel` is a description: the Pinocchio model, the geometry, limits, names
+and joint kinds. Any number of solvers may share one, across threads; each solver owns
+its own :class:`~stackik.model.kinematics.Kinematics` (Pinocchio ``Data``) and collision
+state.
+
+For the EmbodiK-style convenience API (``update_kinematics``, ``get_frame_pose``,
+``compute_collision_distances``, ...) the robot also keeps one kinematics cache and one
+collision state of its own. Each of those calls is atomic (a lock), but they share one
+"current configuration": a thread that needs its own configuration uses a solver, or
+its own cache from :meth:`RobotModel.create_kinematics`.
+
+The model is split by concern inside this package: :mod:`~stackik.model.loading`
+(files, XACRO, meshes, SRDF), :mod:`~stackik.model.building` (Pinocchio models, limits,
+mimic joints), :mod:`~stackik.model.joints` (joint kinds), :mod:`~stackik.model.kinematics`
+(the kinematics cache), :mod:`~stackik.model.dynamics` and
+:mod:`~stackik.model.collision`.
 """
 
 from __future__ import annotations
 
 import os
-import xml.etree.ElementTree as ET
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,29 +34,39 @@ from ..errors import (
     FrameNotFound,
     InvalidInput,
     JointNotFound,
-    MalformedDescription,
     NonFiniteInput,
     ShapeError,
 )
 from ..spatial import as_se3
-from . import loading
-from .collision import CollisionModel, convexify, validate_pairs
+from . import building, loading
+from .building import (
+    DEFAULT_ACCELERATION_LIMIT,
+    DEFAULT_EFFORT_LIMIT,
+    DEFAULT_VELOCITY_LIMIT,
+)
+from .collision import CollisionModel, CollisionState, validate_pairs
+from .dynamics import Dynamics
+from .joints import (
+    DEFAULT_BASE_SAMPLING_RANGE,
+    JointInfo,
+    JointKind,
+    joint_table,
+    sample_configuration,
+    unit_blocks,
+)
+from .kinematics import Kinematics
+
+__all__ = [
+    "DEFAULT_ACCELERATION_LIMIT",
+    "DEFAULT_BASE_SAMPLING_RANGE",
+    "DEFAULT_EFFORT_LIMIT",
+    "DEFAULT_VELOCITY_LIMIT",
+    "ReferenceFrame",
+    "RobotModel",
+]
 
 ReferenceFrame = pin.ReferenceFrame
 """Pinocchio's reference frames for Jacobians: ``LOCAL``, ``WORLD``, ``LOCAL_WORLD_ALIGNED``."""
-
-#: Velocity limit used where the URDF gives none [rad/s or m/s].
-DEFAULT_VELOCITY_LIMIT = 2.0
-#: Effort limit used where the URDF gives none [N m or N].
-DEFAULT_EFFORT_LIMIT = 100.0
-#: Acceleration limit used for every joint until set [rad/s^2 or m/s^2] (URDF has none).
-DEFAULT_ACCELERATION_LIMIT = 10.0
-#: Half-width of the box that :meth:`RobotModel.random_configuration` samples a floating
-#: base's position from when its limits are infinite [m].
-DEFAULT_BASE_SAMPLING_RANGE = 1.0
-
-#: Magnitude from which a Pinocchio position limit counts as unbounded.
-_UNBOUNDED = 1e10
 
 _REFERENCE_FRAMES = {
     "local": pin.LOCAL,
@@ -54,16 +74,13 @@ _REFERENCE_FRAMES = {
     "local_world_aligned": pin.LOCAL_WORLD_ALIGNED,
 }
 
-_CONTINUOUS = (
-    "JointModelRUBX",
-    "JointModelRUBY",
-    "JointModelRUBZ",
-    "JointModelRevoluteUnboundedUnaligned",
-)
-_QUATERNION_JOINTS = {"JointModelFreeFlyer": 3, "JointModelSpherical": 0}
 
+def as_reference_frame(rf: object) -> pin.ReferenceFrame:
+    """A :class:`ReferenceFrame` from the enum itself or its lower-case name.
 
-def _reference_frame(rf: object) -> pin.ReferenceFrame:
+    Raises:
+        InvalidInput: Anything else.
+    """
     if isinstance(rf, pin.ReferenceFrame):
         return rf
     if isinstance(rf, str) and rf.lower() in _REFERENCE_FRAMES:
@@ -72,6 +89,17 @@ def _reference_frame(rf: object) -> pin.ReferenceFrame:
         f"reference_frame must be a ReferenceFrame or one of {sorted(_REFERENCE_FRAMES)}, "
         f"got {rf!r}"
     )
+
+
+def _frame_ids(model: pin.Model) -> dict[str, int]:
+    """Frame name -> index; when names repeat, the most specific frame type wins."""
+    rank = {pin.JOINT: 0, pin.FIXED_JOINT: 1, pin.BODY: 2, pin.OP_FRAME: 3, pin.SENSOR: 3}
+    ids: dict[str, int] = {}
+    for fid, f in enumerate(model.frames):
+        prev = ids.get(f.name)
+        if prev is None or rank.get(f.type, 0) >= rank.get(model.frames[prev].type, 0):
+            ids[f.name] = fid
+    return ids
 
 
 class RobotModel:
@@ -84,7 +112,7 @@ class RobotModel:
             the floating base). May be passed positionally, as in
             ``RobotModel(path, ["j1", "j2"])``.
         floating_base: Add a free-flyer root joint named ``"root_joint"`` (q holds
-            position [m] and a unit quaternion ``[x, y, z, w]``).
+            position [m] and a unit quaternion ``[x, y, z, w]``, scalar last).
         package_dirs: Extra folders searched for ``package://`` meshes (before
             ``ROS_PACKAGE_PATH`` and the URDF's ancestor folders).
         srdf_path: SRDF whose ``<disable_collisions>`` pairs are excluded.
@@ -116,7 +144,7 @@ class RobotModel:
             floating_base, actuated_joint_names = actuated_joint_names, None
         path = Path(urdf_path)
         text = loading.read_text(path)
-        self._build(
+        self._setup(
             text,
             str(urdf_path),
             path.resolve().parent,
@@ -151,7 +179,7 @@ class RobotModel:
         if isinstance(actuated_joint_names, bool):
             floating_base, actuated_joint_names = actuated_joint_names, None
         self = cls.__new__(cls)
-        self._build(
+        self._setup(
             urdf_xml,
             "<string>",
             None,
@@ -198,7 +226,7 @@ class RobotModel:
         """
         text = loading.process_xacro(xacro_path, xacro_args)
         self = cls.__new__(cls)
-        self._build(
+        self._setup(
             text,
             str(xacro_path),
             Path(xacro_path).resolve().parent,
@@ -214,7 +242,7 @@ class RobotModel:
         return self
 
     # -- construction ----------------------------------------------------------------------
-    def _build(
+    def _setup(
         self,
         text: str,
         source: str,
@@ -227,172 +255,47 @@ class RobotModel:
         load_collisions: bool,
         exact_collision_meshes: bool,
     ) -> None:
-        root = loading.parse_xml(text, source)
-        if root.tag != "robot":
-            raise MalformedDescription(source, f"root element is <{root.tag}>, expected <robot>")
-        sections = [
-            s for s, keep in (("visual", load_visuals), ("collision", load_collisions)) if keep
-        ]
-        loading.strip_sections(root, [s for s in ("visual", "collision") if s not in sections])
-        loading.resolve_mesh_paths(root, source, urdf_dir, package_dirs, sections)
-        xml = ET.tostring(root, encoding="unicode")
-
-        try:
-            if floating_base:
-                model = pin.buildModelFromXML(
-                    xml, pin.JointModelFreeFlyer(), "root_joint", mimic=True
-                )
-            else:
-                model = pin.buildModelFromXML(xml, mimic=True)
-            geoms = {}
-            for section, kind in (("collision", pin.COLLISION), ("visual", pin.VISUAL)):
-                if section in sections:
-                    geoms[section] = pin.buildGeomFromUrdfString(model, xml, kind)
-        except (RuntimeError, ValueError) as exc:
-            raise MalformedDescription(source, str(exc)) from exc
-
-        if actuated_joint_names is not None:
-            model, geoms = self._reduce(model, geoms, actuated_joint_names)
-
-        col = geoms.get("collision")
-        if col is not None and not exact_collision_meshes:
-            convexify(col)
-
+        built = building.build(
+            text,
+            source,
+            urdf_dir,
+            actuated_joint_names,
+            floating_base,
+            package_dirs,
+            load_visuals,
+            load_collisions,
+            exact_collision_meshes,
+        )
+        model = built.model
         self._model = model
         self._source = source
-        self._visual_model = geoms.get("visual")
-        self._visual_data = pin.GeometryData(self._visual_model) if self._visual_model else None
-        self._collision = CollisionModel(model, col) if col is not None and col.ngeoms else None
-        self._collision_geom_model = col
         self._floating = bool(floating_base)
+        self._visual_model = built.visual
+        self._visual_data = pin.GeometryData(built.visual) if built.visual else None
+        col = built.collision
+        self._collision_geom_model = col
+        self._collision = CollisionModel(model, col) if col is not None and col.ngeoms else None
+        self._mimic = built.mimic
+        self._acceleration_limits = np.full(model.nv, DEFAULT_ACCELERATION_LIMIT)
         self._base_placement = pin.SE3.Identity()
         self._base_children = self._capture_base_children()
-        self._apply_default_limits()
-        self._restrict_mimic_leaders(root)
-        self._acceleration_limits = np.full(model.nv, DEFAULT_ACCELERATION_LIMIT)
-        self._index_names()
-        self._unit_blocks = self._find_unit_blocks()
+        self._index()
+        self.revision = 0
+        self._lock = threading.RLock()
         if srdf_path is not None:
             self.load_srdf(srdf_path)
-        self._data = model.createData()
-        self._dyn_data = model.createData()
-        self._q = pin.neutral(model)
-        self._zero_v = np.zeros(model.nv)
-        self._zero_v.flags.writeable = False  # shared by every update without v
-        self._v = self._zero_v
-        self._moving = False
-        self._refresh()
+        self._dynamics = Dynamics(model)
+        self._kin = Kinematics(self)
+        self._collision_state = CollisionState(self._collision) if self._collision else None
+        self._distances: tuple[int, int, np.ndarray] | None = None
 
-    def _reduce(
-        self, model: pin.Model, geoms: dict[str, pin.GeometryModel], names: Sequence[str]
-    ) -> tuple[pin.Model, dict[str, pin.GeometryModel]]:
-        if isinstance(names, str):
-            raise InvalidInput("actuated_joint_names must be a sequence of names, not a string")
-        joint_names = list(model.names)[1:]
-        # A mimic follower is no variable: it stays coupled to its leader when the leader
-        # is kept, and is locked with it otherwise (Pinocchio cannot lock a leader alone).
-        leaders = {}
-        for j in range(1, model.njoints):
-            if model.joints[j].shortname() == "JointModelMimic":
-                iq = model.joints[j].extract().idx_q
-                leaders[model.names[j]] = next(
-                    model.names[k]
-                    for k in range(1, model.njoints)
-                    if model.joints[k].nq > 0 and model.joints[k].idx_q == iq
-                )
-        for n in names:
-            if n not in joint_names:
-                raise JointNotFound(n, joint_names)
-            if n in leaders:
-                raise InvalidInput(
-                    f"joint {n!r} mimics {leaders[n]!r} and is not a variable; name its leader"
-                )
-        keep = set(names) | {"root_joint"} | {f for f, lead in leaders.items() if lead in names}
-        lock = [model.getJointId(n) for n in joint_names if n not in keep]
-        q0 = pin.neutral(model)
-        if not geoms:
-            return pin.buildReducedModel(model, lock, q0), geoms
-        keys = list(geoms)
-        reduced, reduced_geoms = pin.buildReducedModel(model, [geoms[k] for k in keys], lock, q0)
-        return reduced, dict(zip(keys, reduced_geoms, strict=True))
-
-    def _apply_default_limits(self) -> None:
+    def _index(self) -> None:
+        """Name and joint tables (rebuilt when frames are added)."""
         m = self._model
-        # Pinocchio marks "unbounded" with the largest double; say inf, which every
-        # consumer (samplers, velocity boxes) understands.
-        lo, hi = m.lowerPositionLimit.copy(), m.upperPositionLimit.copy()
-        lo[lo <= -_UNBOUNDED] = -np.inf
-        hi[hi >= _UNBOUNDED] = np.inf
-        m.lowerPositionLimit, m.upperPositionLimit = lo, hi
-        vel = np.array(m.velocityLimit, dtype=float)
-        vel[~np.isfinite(vel) | (vel <= 0)] = DEFAULT_VELOCITY_LIMIT
-        eff = np.array(m.effortLimit, dtype=float)
-        eff[~np.isfinite(eff) | (eff <= 0)] = DEFAULT_EFFORT_LIMIT
-        if self._floating:  # the free-flyer is not actuated: no velocity or effort bound
-            vel[:6] = np.inf
-            eff[:6] = np.inf
-        m.velocityLimit = vel
-        m.effortLimit = eff
-
-    def _restrict_mimic_leaders(self, root: ET.Element) -> None:
-        """Shrink each leader joint's range so its mimic followers stay inside their limits.
-
-        A follower obeys ``q_f = multiplier * q_l + offset``; both joints' ranges must hold,
-        so the leader's range is intersected with the follower's mapped back through it.
-        """
-        m = self._model
-        urdf_limits = {}
-        for joint in root.iter("joint"):
-            limit = joint.find("limit")
-            if (
-                joint.find("mimic") is not None
-                and limit is not None
-                and joint.get("type") != "continuous"
-            ):
-                urdf_limits[joint.get("name")] = (
-                    float(limit.get("lower", "-inf")),
-                    float(limit.get("upper", "inf")),
-                )
-        lo, hi = m.lowerPositionLimit.copy(), m.upperPositionLimit.copy()
-        self._mimic = []
-        for jid in range(1, m.njoints):
-            if m.joints[jid].shortname() != "JointModelMimic":
-                continue
-            jm = m.joints[jid].extract()
-            name, mult, off, iq = m.names[jid], float(jm.scaling), float(jm.offset), jm.idx_q
-            self._mimic.append((name, mult, off, iq))
-            if name in urdf_limits and mult != 0.0:
-                a, b = ((v - off) / mult for v in urdf_limits[name])
-                lo[iq] = max(lo[iq], min(a, b))
-                hi[iq] = min(hi[iq], max(a, b))
-                if lo[iq] > hi[iq]:
-                    raise MalformedDescription(
-                        self._source, f"mimic joint {name!r}: no leader value keeps both in limits"
-                    )
-        m.lowerPositionLimit, m.upperPositionLimit = lo, hi
-
-    def _index_names(self) -> None:
-        m = self._model
-        rank = {pin.JOINT: 0, pin.FIXED_JOINT: 1, pin.BODY: 2, pin.OP_FRAME: 3, pin.SENSOR: 3}
-        ids: dict[str, int] = {}
-        for fid, f in enumerate(m.frames):
-            prev = ids.get(f.name)
-            if prev is None or rank.get(f.type, 0) >= rank.get(m.frames[prev].type, 0):
-                ids[f.name] = fid
-        self._frame_ids = ids
+        self._frame_ids = _frame_ids(m)
         self._joint_ids = {m.names[j]: j for j in range(1, m.njoints)}
-
-    def _find_unit_blocks(self) -> list[tuple[str, int, int]]:
-        """``(joint, first q index, size)`` of every q block that must have unit norm."""
-        m = self._model
-        blocks = []
-        for j in range(1, m.njoints):
-            kind, i = m.joints[j].shortname(), m.joints[j].idx_q
-            if kind in _CONTINUOUS:
-                blocks.append((m.names[j], i, 2))
-            elif kind in _QUATERNION_JOINTS:
-                blocks.append((m.names[j], i + _QUATERNION_JOINTS[kind], 4))
-        return blocks
+        self._joints = joint_table(m)
+        self._unit_blocks = unit_blocks(self._joints)
 
     def _capture_base_children(self) -> dict[str, list[tuple[int, pin.SE3]]]:
         m = self._model
@@ -415,6 +318,11 @@ class RobotModel:
                 ]
         return out
 
+    def _changed(self) -> None:
+        """The description changed structurally: owners rebuild their Data."""
+        self.revision += 1
+        self._distances = None
+
     # -- properties ------------------------------------------------------------------------
     @property
     def model(self) -> pin.Model:
@@ -423,8 +331,24 @@ class RobotModel:
 
     @property
     def data(self) -> pin.Data:
-        """Pinocchio data holding the kinematics of the last :meth:`update_kinematics`."""
-        return self._data
+        """Pinocchio data of the robot's own cache (the last :meth:`update_kinematics`)."""
+        return self._kin.data
+
+    @property
+    def kinematics(self) -> Kinematics:
+        """The robot's own kinematics cache (what :meth:`update_kinematics` updates)."""
+        return self._kin
+
+    def create_kinematics(self, q: object | None = None) -> Kinematics:
+        """A new, independent kinematics cache (own Pinocchio Data) at ``q``.
+
+        Args:
+            q: Start configuration (size nq); the neutral configuration when omitted.
+        """
+        kin = Kinematics(self)
+        if q is not None:
+            kin.update(q)
+        return kin
 
     @property
     def nq(self) -> int:
@@ -447,14 +371,27 @@ class RobotModel:
         return self._urdf_path
 
     @property
+    def source(self) -> str:
+        """Name of the description (file path, or ``"<string>"``)."""
+        return self._source
+
+    @property
+    def collision(self) -> CollisionModel | None:
+        """The collision description: geometry and active pairs (None without geometry)."""
+        return self._collision
+
+    @property
     def collision_model(self) -> pin.GeometryModel | None:
         """Collision geometry model (``None`` without collision geometry)."""
         return self._collision.geom_model if self._collision else None
 
     @property
     def collision_data(self) -> pin.GeometryData | None:
-        """Collision geometry data (``None`` without collision geometry)."""
-        return self._collision.geom_data if self._collision else None
+        """Collision geometry data of the robot's own distance queries (None without)."""
+        if self._collision_state is None:
+            return None
+        self._collision_state.sync()
+        return self._collision_state.geom_data
 
     @property
     def visual_model(self) -> pin.GeometryModel | None:
@@ -467,34 +404,30 @@ class RobotModel:
         return self._visual_data
 
     @property
+    def joint_infos(self) -> tuple[JointInfo, ...]:
+        """Every joint (universe excluded) with its kind and q/v indices, Pinocchio order."""
+        return self._joints
+
+    def get_joint_kind(self, joint_name: str) -> JointKind:
+        """The :class:`~stackik.model.joints.JointKind` of a joint."""
+        return self._joints[self._jid(joint_name) - 1].kind
+
+    @property
     def controlled_joint_names(self) -> list[str]:
         """Names of the joints that are free variables (not mimic followers, not the base)."""
-        m = self._model
-        return [
-            m.names[j]
-            for j in range(1, m.njoints)
-            if m.joints[j].nv > 0 and m.names[j] != "root_joint"
-        ]
+        return [i.name for i in self._joints if i.nv > 0 and i.name != "root_joint"]
 
     @property
     def controlled_joint_indices(self) -> dict[str, int]:
         """Map from controlled joint name to its first index in the velocity vector."""
-        m = self._model
-        return {n: m.joints[m.getJointId(n)].idx_v for n in self.controlled_joint_names}
+        by_name = {i.name: i.idx_v for i in self._joints}
+        return {n: by_name[n] for n in self.controlled_joint_names}
 
     @property
     def mimic_joints(self) -> list[tuple[str, str, float, float]]:
         """Coupled joints as ``(follower, leader, multiplier, offset)``: q_f = m q_l + offset."""
-        m = self._model
-        out = []
-        for name, mult, off, idx_q in self._mimic:
-            leader = next(
-                m.names[j]
-                for j in range(1, m.njoints)
-                if m.joints[j].nq > 0 and m.joints[j].idx_q == idx_q
-            )
-            out.append((name, leader, mult, off))
-        return out
+        leader_of = {i.idx_q: i.name for i in self._joints if i.nq > 0}
+        return [(name, leader_of[iq], mult, off) for name, mult, off, iq in self._mimic]
 
     def __repr__(self) -> str:
         name = self._model.name or Path(self._source).stem
@@ -538,6 +471,10 @@ class RobotModel:
         except (KeyError, TypeError):
             raise JointNotFound(str(joint_name), self._joint_ids) from None
 
+    def get_pinocchio_joint_id(self, joint_name: str) -> int:
+        """Pinocchio's joint index of ``joint_name`` (the ``universe`` is 0)."""
+        return self._jid(joint_name)
+
     def get_joint_id(self, joint_name: str) -> int:
         """Joint index, 0-based, excluding the ``universe`` joint (Pinocchio's id minus one)."""
         return self._jid(joint_name) - 1
@@ -562,6 +499,9 @@ class RobotModel:
     def add_frame(self, name: str, parent_frame: str, placement: object) -> int:
         """Add a named frame rigidly attached to ``parent_frame`` (a tool / TCP frame).
 
+        Solvers and caches already built on this robot see the new frame at their next
+        update.
+
         Args:
             name: New frame name (must be unused).
             parent_frame: Existing frame the new one is fixed to.
@@ -578,17 +518,18 @@ class RobotModel:
             raise InvalidInput(f"frame {name!r} already exists")
         pid = self.get_frame_id(parent_frame)
         T = as_se3(placement, "placement")
-        parent = self._model.frames[pid]
-        frame = pin.Frame(name, parent.parentJoint, pid, parent.placement * T, pin.OP_FRAME)
-        fid = self._model.addFrame(frame, False)
-        if parent.parentJoint == 0:
-            # Keep the base re-mounting consistent for frames fixed to the world.
-            unmounted = self._base_placement.inverse() * self._model.frames[fid].placement
-            self._base_children["frames"].append((fid, unmounted))
-        self._frame_ids[name] = fid
-        self._data = self._model.createData()
-        self._dyn_data = self._model.createData()
-        self._refresh()
+        with self._lock:
+            parent = self._model.frames[pid]
+            frame = pin.Frame(name, parent.parentJoint, pid, parent.placement * T, pin.OP_FRAME)
+            fid = self._model.addFrame(frame, False)
+            if parent.parentJoint == 0:
+                # Keep the base re-mounting consistent for frames fixed to the world.
+                unmounted = self._base_placement.inverse() * self._model.frames[fid].placement
+                self._base_children["frames"].append((fid, unmounted))
+            self._frame_ids[name] = fid
+            self._dynamics = Dynamics(self._model)
+            self._changed()
+            self._kin.set_unchecked(self._kin.q, self._kin.v)
         return fid
 
     @property
@@ -608,22 +549,34 @@ class RobotModel:
         if self._floating:
             raise InvalidInput("a floating-base robot's placement is its configuration q[:7]")
         T = as_se3(placement, "placement")
-        m = self._model
-        for j, orig in self._base_children["joints"]:
-            m.jointPlacements[j] = T * orig
-        for f, orig in self._base_children["frames"]:
-            m.frames[f].placement = T * orig
-        for key, gm in (("collision", self._collision_geom_model), ("visual", self._visual_model)):
-            for g, orig in self._base_children.get(key, []):
-                gm.geometryObjects[g].placement = T * orig
-        self._base_placement = pin.SE3(T)
-        self._refresh()
+        with self._lock:
+            m = self._model
+            for j, orig in self._base_children["joints"]:
+                m.jointPlacements[j] = T * orig
+            for f, orig in self._base_children["frames"]:
+                m.frames[f].placement = T * orig
+            geoms = (("collision", self._collision_geom_model), ("visual", self._visual_model))
+            for key, gm in geoms:
+                for g, orig in self._base_children.get(key, []):
+                    gm.geometryObjects[g].placement = T * orig
+            self._base_placement = pin.SE3(T)
+            self._changed()
+            self._kin.set_unchecked(self._kin.q, self._kin.v)
 
     # -- configuration checks ----------------------------------------------------------------
-    def _check_q(self, q: object, what: str = "q") -> np.ndarray:
+    def check_configuration(self, q: object, what: str = "q") -> np.ndarray:
+        """Validate a configuration and return it as floats, normalized.
+
+        Quaternions and continuous joints' ``(cos, sin)`` pairs must be unit: Pinocchio
+        builds rotations from them as they are, so off-unit blocks are normalized (a
+        copy is made then; otherwise the input array may be returned as is).
+
+        Raises:
+            ShapeError: Wrong size.
+            NonFiniteInput: NaN or inf entries.
+            InvalidInput: A quaternion or ``(cos, sin)`` pair has zero norm.
+        """
         qv = _validate.vector(q, self._model.nq, what)
-        # Quaternions and continuous joints' (cos, sin) pairs must be unit: Pinocchio builds
-        # rotations from them as they are, so an off-unit block gives a scaled "rotation".
         copied = False
         for joint, i, n in self._unit_blocks:
             norm = float(np.linalg.norm(qv[i : i + n]))
@@ -638,20 +591,27 @@ class RobotModel:
                 qv[i : i + n] /= norm
         return qv
 
-    def _check_v(self, v: object, what: str = "v") -> np.ndarray:
+    def check_velocity(self, v: object, what: str = "v") -> np.ndarray:
+        """Validate a velocity (or any tangent vector) of size nv and return it as floats.
+
+        Raises:
+            ShapeError: Wrong size.
+            NonFiniteInput: NaN or inf entries.
+        """
         return _validate.vector(v, self._model.nv, what)
 
-    # -- kinematics --------------------------------------------------------------------------
+    # -- kinematics (the robot's own cache) --------------------------------------------------
     def update_configuration(self, q: object) -> None:
         """Set the configuration and run forward kinematics (see :meth:`update_kinematics`)."""
         self.update_kinematics(q)
 
     def update_kinematics(self, q: object, v: object | None = None) -> None:
-        """Set q (and optionally v) and run one Pinocchio kinematics pass.
+        """Set q (and optionally v) of the robot's own cache and run one Pinocchio pass.
 
         Computes joint placements, joint Jacobians and frame placements; with ``v``
         also joint velocities. The CoM and collision distances are computed later, on
-        first request. On bad input nothing is changed.
+        first request. On bad input nothing is changed. Solvers do not read this cache:
+        each owns its own.
 
         Args:
             q: Configuration, size ``nq``. Quaternions (floating base) and the
@@ -663,40 +623,22 @@ class RobotModel:
             NonFiniteInput: NaN or inf entries.
             InvalidInput: Zero-norm quaternion or ``(cos, sin)`` pair.
         """
-        qv = self._check_q(q)
-        if v is None or (hasattr(v, "__len__") and len(v) == 0):  # type: ignore[arg-type]
-            self._q = qv.copy()
-            self._v = self._zero_v
-            self._moving = False
-        else:
-            vv = self._check_v(v)
-            self._q = qv.copy()
-            self._v = vv.copy()
-            self._moving = bool(vv.any())
-        self._refresh()
-
-    def _refresh(self) -> None:
-        m, d = self._model, self._data
-        if self._moving:
-            pin.forwardKinematics(m, d, self._q, self._v)
-            pin.computeJointJacobians(m, d)
-        else:
-            pin.computeJointJacobians(m, d, self._q)
-        pin.updateFramePlacements(m, d)
-        self._com_valid = False
-        self._distances: np.ndarray | None = None
+        with self._lock:
+            self._kin.update(q, v)
 
     def get_current_configuration(self) -> np.ndarray:
         """The configuration of the last update (a copy)."""
-        return self._q.copy()
+        return self._kin.q.copy()
 
     def get_current_velocity(self) -> np.ndarray:
         """The velocity of the last update (a copy; zero if none was given)."""
-        return self._v.copy()
+        return self._kin.v.copy()
 
     def get_frame_pose(self, frame_name: str) -> pin.SE3:
         """World pose ``T_world_frame`` of a frame at the current configuration (a copy)."""
-        return pin.SE3(self._data.oMf[self.get_frame_id(frame_name)])
+        fid = self.get_frame_id(frame_name)
+        with self._lock:
+            return pin.SE3(self._kin.frame_placement(fid))
 
     def get_frame_jacobian(
         self, frame_name: str, reference_frame: object = pin.LOCAL_WORLD_ALIGNED
@@ -710,10 +652,9 @@ class RobotModel:
                 angular velocity in world axes, the default); enum or name.
         """
         fid = self.get_frame_id(frame_name)
-        rf = _reference_frame(reference_frame)
-        if self._model.nv == 0:  # nothing moves; Pinocchio segfaults on an empty Jacobian
-            return np.zeros((6, 0))
-        return pin.getFrameJacobian(self._model, self._data, fid, rf)
+        rf = as_reference_frame(reference_frame)
+        with self._lock:
+            return self._kin.frame_jacobian(fid, rf)
 
     # -- limits ------------------------------------------------------------------------------
     def get_joint_limits(self) -> tuple[np.ndarray, np.ndarray]:
@@ -746,6 +687,13 @@ class RobotModel:
         """Acceleration limits (size nv) [rad/s^2 or m/s^2]; URDF has none, so defaults."""
         return self._acceleration_limits.copy()
 
+    @property
+    def acceleration_limits(self) -> np.ndarray:
+        """Acceleration limits (size nv) [rad/s^2 or m/s^2] as a read-only view."""
+        view = self._acceleration_limits.view()
+        view.flags.writeable = False
+        return view
+
     def set_acceleration_limits(self, accel_limits: object) -> None:
         """Set acceleration limits (size nv, positive) [rad/s^2 or m/s^2]."""
         self._acceleration_limits = self._positive(accel_limits, "accel_limits")
@@ -759,51 +707,43 @@ class RobotModel:
         return arr.copy()
 
     # -- centre of mass ------------------------------------------------------------------
-    def _ensure_com(self) -> None:
-        if not self._com_valid:
-            pin.jacobianCenterOfMass(self._model, self._data, False)
-            self._com_valid = True
-
     def get_com_position(self) -> np.ndarray:
         """World position of the centre of mass at the current configuration [m]."""
-        self._ensure_com()
-        return self._data.com[0].copy()
+        with self._lock:
+            return self._kin.com.copy()
 
     def get_com_jacobian(self) -> np.ndarray:
         """3 x nv Jacobian of the centre of mass in world axes [m/rad or m/m]."""
-        self._ensure_com()
-        return self._data.Jcom.copy()
+        with self._lock:
+            return self._kin.com_jacobian.copy()
 
     def get_com_velocity(self) -> np.ndarray:
         """Velocity of the centre of mass, ``J_com v``, for the current v [m/s]."""
-        self._ensure_com()
-        return self._data.Jcom @ self._v
+        with self._lock:
+            return self._kin.com_velocity()
 
     def get_total_mass(self) -> float:
         """Total mass of the robot [kg]."""
         return float(pin.computeTotalMass(self._model))
 
-    # -- dynamics (separate Data; the kinematics cache is untouched) -------------------------
+    # -- dynamics (a separate Data; no kinematics cache is touched) --------------------------
     def rnea(self, q: object, v: object, a: object) -> np.ndarray:
         """Inverse dynamics ``tau = M(q) a + C(q, v) v + g(q)`` (RNEA) [N m or N]."""
-        return pin.rnea(
-            self._model, self._dyn_data, self._check_q(q), self._check_v(v), self._check_v(a, "a")
-        ).copy()
+        return self._dynamics.rnea(
+            self.check_configuration(q), self.check_velocity(v), self.check_velocity(a, "a")
+        )
 
     def compute_mass_matrix(self, q: object) -> np.ndarray:
         """Joint-space inertia matrix M(q) (CRBA), symmetric positive definite, nv x nv."""
-        M = pin.crba(self._model, self._dyn_data, self._check_q(q))
-        return np.triu(M) + np.triu(M, 1).T
+        return self._dynamics.mass_matrix(self.check_configuration(q))
 
     def compute_generalized_gravity(self, q: object) -> np.ndarray:
         """Gravity torques g(q), RNEA with zero velocity and acceleration [N m or N]."""
-        return pin.computeGeneralizedGravity(self._model, self._dyn_data, self._check_q(q)).copy()
+        return self._dynamics.gravity(self.check_configuration(q))
 
     def compute_coriolis(self, q: object, v: object) -> np.ndarray:
         """Coriolis and centrifugal torques ``C(q, v) v`` [N m or N]."""
-        qv, vv = self._check_q(q), self._check_v(v)
-        nle = pin.nonLinearEffects(self._model, self._dyn_data, qv, vv).copy()
-        return nle - pin.computeGeneralizedGravity(self._model, self._dyn_data, qv)
+        return self._dynamics.coriolis(self.check_configuration(q), self.check_velocity(v))
 
     def get_gravity(self) -> np.ndarray:
         """Gravity vector in the world [m/s^2] (default ``[0, 0, -9.81]``)."""
@@ -820,17 +760,21 @@ class RobotModel:
 
         Args:
             q: Configuration (size nq).
-            v: Velocity (size nv) [units/s], or a displacement with ``dt = 1``.
+            v: Velocity (size nv) [units/s], or a displacement ``delta_q`` with ``dt = 1``.
             dt: Duration [s].
         """
         step = float(dt)
         if not np.isfinite(step):
             raise NonFiniteInput("dt", [0])
-        return pin.integrate(self._model, self._check_q(q), self._check_v(v) * step)
+        return pin.integrate(
+            self._model, self.check_configuration(q), self.check_velocity(v) * step
+        )
 
     def difference(self, q0: object, q1: object) -> np.ndarray:
-        """Tangent vector v (size nv) with ``integrate(q0, v) == q1``."""
-        return pin.difference(self._model, self._check_q(q0, "q0"), self._check_q(q1, "q1"))
+        """Tangent displacement ``delta_q`` (size nv) with ``integrate(q0, delta_q) == q1``."""
+        return pin.difference(
+            self._model, self.check_configuration(q0, "q0"), self.check_configuration(q1, "q1")
+        )
 
     def normalize(self, q: object) -> np.ndarray:
         """Project q onto the configuration manifold (re-normalize quaternions, cos/sin pairs).
@@ -839,7 +783,7 @@ class RobotModel:
             InvalidInput: A quaternion or ``(cos, sin)`` pair has zero norm (no direction).
         """
         # pin.normalize returns a normalized copy; it does not modify its argument.
-        return pin.normalize(self._model, self._check_q(q))
+        return pin.normalize(self._model, self.check_configuration(q))
 
     def neutral_configuration(self) -> np.ndarray:
         """The neutral configuration (zero joints, identity base quaternion)."""
@@ -854,45 +798,11 @@ class RobotModel:
 
         Args:
             rng: NumPy generator or seed, for reproducible draws.
+
+        Raises:
+            InvalidInput: A revolute or prismatic joint has infinite limits.
         """
-        rng = np.random.default_rng(rng)
-        m = self._model
-        lo = m.lowerPositionLimit.copy()
-        hi = m.upperPositionLimit.copy()
-        q = np.empty(m.nq)
-        for j in range(1, m.njoints):
-            jm = m.joints[j]
-            if jm.nq == 0:
-                continue
-            i, n, kind = jm.idx_q, jm.nq, jm.shortname()
-            if kind in _CONTINUOUS:
-                a = rng.uniform(-np.pi, np.pi)
-                q[i : i + 2] = (np.cos(a), np.sin(a))
-            elif kind in _QUATERNION_JOINTS:
-                t = _QUATERNION_JOINTS[kind]
-                if t:
-                    tl = np.where(
-                        np.isfinite(lo[i : i + t]), lo[i : i + t], -DEFAULT_BASE_SAMPLING_RANGE
-                    )
-                    th = np.where(
-                        np.isfinite(hi[i : i + t]), hi[i : i + t], DEFAULT_BASE_SAMPLING_RANGE
-                    )
-                    q[i : i + t] = rng.uniform(tl, th)
-                quat = rng.normal(size=4)
-                q[i + t : i + n] = quat / np.linalg.norm(quat)
-            elif jm.nq == jm.nv:
-                bl, bh = lo[i : i + n], hi[i : i + n]
-                if not (np.isfinite(bl).all() and np.isfinite(bh).all()):
-                    raise InvalidInput(f"joint {m.names[j]!r} has infinite limits; set finite ones")
-                q[i : i + n] = rng.uniform(bl, bh)
-            else:  # planar and other manifold joints: Pinocchio's own sampler
-                sample = pin.randomConfiguration(
-                    m,
-                    np.nan_to_num(lo, posinf=1.0, neginf=-1.0),
-                    np.nan_to_num(hi, posinf=1.0, neginf=-1.0),
-                )
-                q[i : i + n] = sample[i : i + n]
-        return q
+        return sample_configuration(self._model, self._joints, np.random.default_rng(rng))
 
     # -- collision ---------------------------------------------------------------------------
     def has_collision_geometry(self) -> bool:
@@ -909,8 +819,8 @@ class RobotModel:
         pairs = loading.parse_srdf_disabled_pairs(text, str(srdf_path))
         if self._collision is None:
             return 0
-        self._distances = None  # the pair list changes: cached distances no longer match it
-        return self._collision.exclude_pairs(pairs, strict=False)
+        with self._lock:
+            return self._collision.exclude_pairs(pairs, strict=False)
 
     def apply_collision_exclusions(self, collision_pairs: Sequence[tuple[str, str]]) -> None:
         """Disable collision pairs named by link or geometry names (SRDF style).
@@ -923,14 +833,14 @@ class RobotModel:
             if pairs:  # no geometry at all: every name is unknown
                 raise CollisionGeometryNotFound(pairs[0][0], [])
             return
-        self._collision.exclude_pairs(pairs)
-        self._distances = None
+        with self._lock:
+            self._collision.exclude_pairs(pairs)
 
     def reset_collision_pairs(self) -> None:
         """Re-activate all pairs between non-adjacent links (undo every exclusion)."""
         if self._collision is not None:
-            self._collision.reset_pairs()
-            self._distances = None
+            with self._lock:
+                self._collision.reset_pairs()
 
     def get_collision_geometry_names(self) -> list[str]:
         """Names of the collision geometries."""
@@ -958,25 +868,30 @@ class RobotModel:
 
         Negative values are penetration depths. Computed once per configuration.
         """
-        return self._collision_distances().tolist()
+        with self._lock:
+            return self._collision_distances().tolist()
 
     def _collision_distances(self) -> np.ndarray:
-        if self._collision is None:
+        if self._collision is None or self._collision_state is None:
             return np.zeros(0)
-        if self._distances is None:
-            self._distances = self._collision.distances(self._data)
-        return self._distances
+        key = (self._kin.version, self._collision.revision)
+        if self._distances is None or self._distances[:2] != key:
+            d = self._collision_state.distances(self._kin.data)
+            self._distances = (key[0], key[1], d)
+        return self._distances[2]
 
     def compute_collision_witness_points(self) -> np.ndarray:
         """Nearest points of each active pair, shape (pairs, 2, 3), world frame [m]."""
-        if self._collision is None:
+        if self._collision_state is None:
             return np.zeros((0, 2, 3))
-        self._collision_distances()
-        return self._collision.nearest_points()
+        with self._lock:
+            self._collision_distances()
+            return self._collision_state.nearest_points()
 
     def compute_min_collision_distance(self) -> float:
         """Smallest signed pair distance [m]; inf without collision geometry or pairs."""
-        d = self._collision_distances()
+        with self._lock:
+            d = self._collision_distances()
         return float(d.min()) if d.size else float("inf")
 
     def check_collision(self, min_distance: float = 0.0) -> bool:

@@ -1,27 +1,38 @@
-"""Task: the base class of every task family.
+"""Task: the base class of every task family, and the task registry.
 
 A task maps the robot's joint velocity ``v`` (size nv) to a task-space velocity
-through its Jacobian ``J`` and asks for ``J v = xdot``. Each solver step calls
-:meth:`Task.update`, which reads the robot's kinematics cache (it never runs forward
-kinematics itself) and stores the task's Jacobian and error. The desired velocity is
+through its Jacobian ``J`` and asks for ``J v = xdot``. A task reads one
+:class:`~stackik.model.kinematics.Kinematics` cache (its solver's; it never runs forward
+kinematics itself). The desired velocity is
 
     xdot = target_velocity + gain * error     (feed-forward plus proportional feedback)
 
 where ``error`` points from the current value to the target. Tasks with the same
 ``priority`` form one level, their rows scaled by ``sqrt(weight)``.
+
+The hot path is :meth:`Task.write`: the task writes its (masked, weighted) rows straight
+into the solver's stacked level buffers. :meth:`Task.update` computes the same rows into
+the task's own buffers for inspection (:meth:`Task.get_jacobian`, :meth:`Task.get_error`).
+
+A new family is one module with one ``Task`` subclass decorated with
+:func:`register_task`, plus its import in ``stackik/tasks/__init__.py``.
 """
 
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Sequence
+from typing import ClassVar, TypeVar
 
 import numpy as np
 
 from .. import _validate
 from ..errors import InvalidInput
-from ..model import RobotModel
+from ..model import Kinematics, RobotModel, as_kinematics
 from ..sns import TaskSolveMode
+
+__all__ = ["Task", "TaskType", "register_task", "task_families"]
 
 
 class TaskType(enum.Enum):
@@ -36,13 +47,33 @@ class TaskType(enum.Enum):
     RELATIVE_FRAME = "relative_frame"
     ABSOLUTE_FRAME = "absolute_frame"
 
+    def __str__(self) -> str:
+        return self.name
+
+
+_FAMILIES: dict[str, type[Task]] = {}
+
+T = TypeVar("T", bound="type[Task]")
+
+
+def register_task(cls: T) -> T:
+    """Register a task family under its ``family`` name (class decorator)."""
+    _FAMILIES[cls.family] = cls
+    return cls
+
+
+def task_families() -> dict[str, type[Task]]:
+    """Registered task families by name."""
+    return dict(_FAMILIES)
+
 
 class Task:
     """Base class of all tasks.
 
     Args:
         name: Unique task name.
-        robot: The robot whose kinematics cache the task reads.
+        kinematics: The kinematics cache the task reads (a solver's), or a robot (its own
+            cache).
         dimension: Number of task rows before masking.
 
     Attributes:
@@ -54,12 +85,15 @@ class Task:
         solve_mode: :class:`TaskSolveMode` (SCALE or MIN_ERROR) of this task's level.
     """
 
+    family: ClassVar[str] = "task"
     task_type: TaskType
 
-    def __init__(self, name: str, robot: RobotModel, dimension: int) -> None:
+    def __init__(self, name: str, kinematics: Kinematics | RobotModel, dimension: int) -> None:
         self.name = name
-        self._robot = robot
+        self._kin = as_kinematics(kinematics)
+        self._robot = self._kin.robot
         self._dim = dimension
+        self.layout_version = 0
         self.priority = 0
         self.weight = 1.0
         self.gain = 1.0
@@ -69,12 +103,27 @@ class Task:
         self._rows = np.arange(dimension)
         self._excluded: list[int] = []
         self._target_velocity: np.ndarray | None = None
-        self._J = np.zeros((dimension, robot.nv))
+        self._J = np.zeros((dimension, self._robot.nv))
         self._error = np.zeros(dimension)
+
+    # -- bindings ------------------------------------------------------------------------
+    @property
+    def kinematics(self) -> Kinematics:
+        """The kinematics cache this task reads."""
+        return self._kin
+
+    @property
+    def robot(self) -> RobotModel:
+        """The robot description."""
+        return self._robot
 
     # -- configuration ---------------------------------------------------------------------
     # Checked here, at configuration time: a bad value would otherwise surface on the hot
-    # path as NaN rows (weight, gain) or an exception (priority).
+    # path as NaN rows (weight, gain) or an exception (priority). Changes to what decides
+    # the stacked layout bump ``layout_version``.
+    def _relayout(self) -> None:
+        self.layout_version += 1
+
     @property
     def priority(self) -> int:
         """Priority level, 0 is the highest."""
@@ -85,6 +134,7 @@ class Task:
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise InvalidInput(f"task {self.name!r}: priority must be an integer, got {value!r}")
         self._priority = int(value)
+        self._relayout()
 
     @property
     def weight(self) -> float:
@@ -94,6 +144,8 @@ class Task:
     @weight.setter
     def weight(self, value: float) -> None:
         self._weight = self._non_negative(value, "weight")
+        self._root = math.sqrt(self._weight)
+        self._relayout()
 
     @property
     def gain(self) -> float:
@@ -103,6 +155,29 @@ class Task:
     @gain.setter
     def gain(self, value: float) -> None:
         self._gain = self._non_negative(value, "gain")
+
+    @property
+    def active(self) -> bool:
+        """Whether the solver uses this task."""
+        return self._active
+
+    @active.setter
+    def active(self, value: bool) -> None:
+        self._active = bool(value)
+        self._relayout()
+
+    @property
+    def solve_mode(self) -> TaskSolveMode:
+        """:class:`TaskSolveMode` of this task's level."""
+        return self._solve_mode
+
+    @solve_mode.setter
+    def solve_mode(self, value: TaskSolveMode) -> None:
+        try:
+            self._solve_mode = TaskSolveMode(value)
+        except ValueError:
+            raise InvalidInput(f"task {self.name!r}: unknown solve mode {value!r}") from None
+        self._relayout()
 
     def _non_negative(self, value: object, what: str) -> float:
         try:
@@ -121,12 +196,21 @@ class Task:
         """Number of active rows (after the axis mask)."""
         return int(self._rows.size)
 
+    @property
+    def row_mask(self) -> np.ndarray:
+        """Which of the full rows are controlled (a copy)."""
+        return self._mask.copy()
+
     def _set_mask(self, start: int, mask: Sequence[float] | np.ndarray) -> None:
         m = np.asarray(mask, dtype=float).reshape(-1)
         if m.size != 3:
             raise InvalidInput(f"task {self.name!r}: an axis mask has 3 entries, got {m.size}")
         self._mask[start : start + 3] = m != 0
-        self._rows = np.flatnonzero(self._mask)
+        self._set_rows(np.flatnonzero(self._mask))
+
+    def _set_rows(self, rows: np.ndarray) -> None:
+        self._rows = rows
+        self._relayout()
 
     def set_excluded_joint_indices(self, indices: Sequence[int]) -> None:
         """Joints (velocity indices) this task may not move: their Jacobian columns are zeroed."""
@@ -137,7 +221,6 @@ class Task:
                 f"task {self.name!r}: joint indices {bad} outside [0, {self._robot.nv})"
             )
         self._excluded = sorted(set(idx))
-        self._exclusions_changed()
 
     def get_excluded_joint_indices(self) -> list[int]:
         """Velocity indices excluded from this task."""
@@ -146,10 +229,11 @@ class Task:
     def clear_excluded_joint_indices(self) -> None:
         """Let the task move every joint again."""
         self._excluded = []
-        self._exclusions_changed()
 
-    def _exclusions_changed(self) -> None:
-        """Hook for tasks with a constant Jacobian: rebuild it (zeroed excluded columns)."""
+    @property
+    def target_velocity(self) -> np.ndarray | None:
+        """Feed-forward task velocity (full, unmasked size), or None."""
+        return None if self._target_velocity is None else self._target_velocity.copy()
 
     def set_target_velocity(self, velocity: object) -> None:
         """Feed-forward task velocity added to ``gain * error`` (full, unmasked size)."""
@@ -162,43 +246,66 @@ class Task:
         self._target_velocity = None
 
     # -- evaluation ------------------------------------------------------------------------
+    def _compute(self, J: np.ndarray, error: np.ndarray) -> None:
+        """Fill ``J`` (dimension x nv) and ``error`` (dimension) in place from the cache."""
+        raise NotImplementedError
+
+    def write(self, J: np.ndarray, xdot: np.ndarray) -> None:
+        """Write this step's masked rows, scaled by ``sqrt(weight)``, into the solver's buffers.
+
+        Args:
+            J: View of the stacked Jacobian rows reserved for this task
+                (:meth:`get_dimension` x nv).
+            xdot: View of the stacked task velocities reserved for it.
+        """
+        full = self._rows.size == self._dim
+        self._compute(J if full else self._J, self._error)
+        if not full:
+            np.take(self._J, self._rows, axis=0, out=J)
+        if self._excluded:
+            J[:, self._excluded] = 0.0
+        self._write_velocity(xdot)
+        if self._root != 1.0:
+            J *= self._root
+            xdot *= self._root
+
+    def _write_velocity(self, xdot: np.ndarray) -> None:
+        """``xdot = gain * error (+ target_velocity)`` on the controlled rows."""
+        rows = self._rows
+        if rows.size == self._dim:
+            np.multiply(self._error, self._gain, out=xdot)
+            if self._target_velocity is not None:
+                xdot += self._target_velocity
+        else:
+            np.multiply(self._error[rows], self._gain, out=xdot)
+            if self._target_velocity is not None:
+                xdot += self._target_velocity[rows]
+
     def update(self) -> None:
-        """Recompute the Jacobian and error from the robot's kinematics cache."""
+        """Recompute the Jacobian and error into the task's own buffers (for inspection)."""
         self._compute(self._J, self._error)
         if self._excluded:
             self._J[:, self._excluded] = 0.0
 
-    def _compute(self, J: np.ndarray, error: np.ndarray) -> None:
-        """Fill ``J`` (dimension x nv) and ``error`` (dimension) in place."""
-        raise NotImplementedError
-
-    def rows_for_solver(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(J, xdot)`` of the last :meth:`update`, masked; internal buffers when unmasked.
-
-        The solver's hot path reads these without copying; they are overwritten by the
-        next :meth:`update`, so callers that keep them must copy.
-        """
-        xdot = self.gain * self._error
-        if self._target_velocity is not None:
-            xdot += self._target_velocity
-        if self._rows.size == self._dim:
-            return self._J, xdot
-        return self._J[self._rows], xdot[self._rows]
-
     def get_jacobian(self) -> np.ndarray:
-        """Masked task Jacobian of the last :meth:`update` (rows x nv)."""
+        """Masked task Jacobian at the cache's current configuration (rows x nv, a copy).
+
+        Excluded joints' columns are zero; rows are not scaled by the weight.
+        """
+        self._compute(self._J, np.empty(self._dim))
+        if self._excluded:
+            self._J[:, self._excluded] = 0.0
         return self._J[self._rows]
 
     def get_error(self) -> np.ndarray:
-        """Masked error of the last :meth:`update`, pointing to the target."""
+        """Masked error of the last :meth:`update` or solver step, pointing to the target."""
         return self._error[self._rows]
 
     def get_velocity(self) -> np.ndarray:
         """Masked desired task velocity ``target_velocity + gain * error``."""
-        xdot = self.gain * self._error
-        if self._target_velocity is not None:
-            xdot = xdot + self._target_velocity
-        return xdot[self._rows]
+        out = np.empty(self._rows.size)
+        self._write_velocity(out)
+        return out
 
     def __repr__(self) -> str:
         return (

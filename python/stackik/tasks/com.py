@@ -9,21 +9,27 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _validate
-from ..model import RobotModel
-from .base import Task, TaskType
+from ..model import Kinematics, RobotModel
+from .base import Task, TaskType, register_task
 
 
+@register_task
 class COMTask(Task):
     """Track a target centre-of-mass position (world) [m].
+
+    Args:
+        name: Task name.
+        kinematics: Kinematics cache read (a solver's), or a robot (its own cache).
 
     The target starts at the current CoM.
     """
 
+    family = "com"
     task_type = TaskType.COM
 
-    def __init__(self, name: str, robot: RobotModel) -> None:
-        super().__init__(name, robot, 3)
-        self._target = robot.get_com_position()
+    def __init__(self, name: str, kinematics: Kinematics | RobotModel) -> None:
+        super().__init__(name, kinematics, 3)
+        self._target = self._kin.com.copy()
 
     def set_position_mask(self, mask: object) -> None:
         """Which world axes (x, y, z) of the CoM are controlled (1) or free (0)."""
@@ -40,11 +46,10 @@ class COMTask(Task):
 
     @property
     def current_position(self) -> np.ndarray:
-        """The CoM at the robot's current configuration [m]."""
-        return self._robot.get_com_position()
+        """The CoM in the cache's current configuration [m]."""
+        return self._kin.com.copy()
 
     def _compute(self, J: np.ndarray, error: np.ndarray) -> None:
-        robot = self._robot
-        robot._ensure_com()
-        J[:] = robot.data.Jcom
-        error[:] = self._target - robot.data.com[0]
+        kin = self._kin
+        J[:] = kin.com_jacobian
+        np.subtract(self._target, kin.com, out=error)

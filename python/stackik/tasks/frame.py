@@ -18,9 +18,9 @@ import pinocchio as pin
 
 from .. import _validate
 from ..errors import InvalidInput
-from ..model import RobotModel
+from ..model import Kinematics, RobotModel
 from ..spatial import as_se3, check_rotation
-from .base import Task, TaskType
+from .base import Task, TaskType, register_task
 
 _ROWS = {
     TaskType.FRAME_POSE: (0, 6),
@@ -29,39 +29,47 @@ _ROWS = {
 }
 
 
+@register_task
 class FrameTask(Task):
     """Track a target pose (or its position / orientation part) with one frame.
 
     Args:
         name: Task name.
-        robot: Robot model.
+        kinematics: Kinematics cache read (a solver's), or a robot (its own cache).
         frame_name: Controlled frame.
         task_type: ``FRAME_POSE`` (6 rows), ``FRAME_POSITION`` or ``FRAME_ORIENTATION``.
 
-    The target starts at the frame's pose at the robot's current configuration, so a
+    The target starts at the frame's pose in the cache's current configuration, so a
     new task holds the frame still until a target is set.
     """
+
+    family = "frame"
 
     def __init__(
         self,
         name: str,
-        robot: RobotModel,
+        kinematics: Kinematics | RobotModel,
         frame_name: str,
         task_type: TaskType = TaskType.FRAME_POSE,
     ) -> None:
         if task_type not in _ROWS:
             raise InvalidInput(f"FrameTask type must be one of {[t.name for t in _ROWS]}")
-        super().__init__(name, robot, 6)
+        super().__init__(name, kinematics, 6)
         self.task_type = task_type
         self.frame_name = frame_name
-        self._fid = robot.get_frame_id(frame_name)
+        self._fid = self._robot.get_frame_id(frame_name)
         lo, hi = _ROWS[task_type]
         self._mask[:] = False
         self._mask[lo:hi] = True
-        self._rows = np.flatnonzero(self._mask)
-        current = robot.get_frame_pose(frame_name)
+        self._set_rows(np.flatnonzero(self._mask))
+        current = self._kin.frame_placement(self._fid)
         self._target_p = current.translation.copy()
         self._target_R = current.rotation.copy()
+
+    @property
+    def frame_id(self) -> int:
+        """Pinocchio index of the controlled frame."""
+        return self._fid
 
     def set_position_mask(self, mask: object) -> None:
         """Which world axes (x, y, z) of the position are controlled (1) or free (0)."""
@@ -99,17 +107,17 @@ class FrameTask(Task):
 
     @property
     def current_position(self) -> np.ndarray:
-        """Frame position at the robot's current configuration [m]."""
-        return self._robot.data.oMf[self._fid].translation.copy()
+        """Frame position in the cache's current configuration [m]."""
+        return self._kin.frame_placement(self._fid).translation.copy()
 
     @property
     def current_orientation(self) -> np.ndarray:
-        """Frame rotation matrix at the robot's current configuration."""
-        return self._robot.data.oMf[self._fid].rotation.copy()
+        """Frame rotation matrix in the cache's current configuration."""
+        return self._kin.frame_placement(self._fid).rotation.copy()
 
     def _compute(self, J: np.ndarray, error: np.ndarray) -> None:
-        robot = self._robot
-        oMf = robot.data.oMf[self._fid]
-        J[:] = pin.getFrameJacobian(robot.model, robot.data, self._fid, pin.LOCAL_WORLD_ALIGNED)
+        kin = self._kin
+        oMf = kin.frame_placement(self._fid)
+        J[:] = kin.frame_jacobian(self._fid, pin.LOCAL_WORLD_ALIGNED)
         error[:3] = self._target_p - oMf.translation
         error[3:] = pin.log3(self._target_R @ oMf.rotation.T)

@@ -12,8 +12,8 @@ import numpy as np
 
 from .. import _validate
 from ..errors import InvalidInput
-from ..model import RobotModel
-from .base import Task, TaskType
+from ..model import Kinematics, RobotModel
+from .base import Task, TaskType, register_task
 
 
 def _scalar_joint(robot: RobotModel, joint_name: str) -> tuple[int, int, bool]:
@@ -31,34 +31,38 @@ def _scalar_joint(robot: RobotModel, joint_name: str) -> tuple[int, int, bool]:
     )
 
 
+@register_task
 class MultiJointTask(Task):
     """Track target values of several one-DoF joints.
 
     Args:
         name: Task name.
-        robot: Robot model.
+        kinematics: Kinematics cache read (a solver's), or a robot (its own cache).
         joint_names: Controlled joints (revolute, prismatic or continuous).
         target_values: Targets [rad or m]; the current values when omitted.
     """
 
+    family = "multi_joint"
     task_type = TaskType.JOINT
 
     def __init__(
         self,
         name: str,
-        robot: RobotModel,
+        kinematics: Kinematics | RobotModel,
         joint_names: Sequence[str],
         target_values: Sequence[float] | None = None,
     ) -> None:
         if isinstance(joint_names, str) or len(joint_names) == 0:
             raise InvalidInput("joint_names must be a non-empty sequence of joint names")
-        super().__init__(name, robot, len(joint_names))
-        info = [_scalar_joint(robot, j) for j in joint_names]
+        super().__init__(name, kinematics, len(joint_names))
+        info = [_scalar_joint(self._robot, j) for j in joint_names]
         self.joint_names = list(joint_names)
         self._iq = np.array([i[0] for i in info])
         self._iv = np.array([i[1] for i in info])
         self._continuous = np.array([i[2] for i in info])
-        self._J[np.arange(len(info)), self._iv] = 1.0
+        self._selection = np.zeros((len(info), self._robot.nv))
+        self._selection[np.arange(len(info)), self._iv] = 1.0
+        self._J[:] = self._selection
         self._targets = self._values() if target_values is None else self._check(target_values)
 
     @property
@@ -70,7 +74,7 @@ class MultiJointTask(Task):
         return _validate.vector(values, len(self.joint_names), f"{self.name} target values")
 
     def _values(self) -> np.ndarray:
-        q = self._robot._q
+        q = self._kin.q
         vals = q[self._iq].copy()
         if self._continuous.any():
             c = self._continuous
@@ -86,36 +90,37 @@ class MultiJointTask(Task):
         """The target values [rad or m]."""
         return self._targets.copy()
 
-    def update(self) -> None:
-        """Recompute the error; the Jacobian is constant."""
+    def _compute(self, J: np.ndarray, error: np.ndarray) -> None:
+        """Selection rows (constant); the error wraps continuous joints to (-pi, pi]."""
+        J[:] = self._selection
         err = self._targets - self._values()
         c = self._continuous
         if c.any():
             err[c] = (err[c] + np.pi) % (2.0 * np.pi) - np.pi
-        self._error[:] = err
-
-    def _exclusions_changed(self) -> None:
-        """Rebuild the constant Jacobian (selection rows, excluded columns zeroed)."""
-        self._J[:] = 0.0
-        self._J[np.arange(len(self._iv)), self._iv] = 1.0
-        if self._excluded:
-            self._J[:, self._excluded] = 0.0
+        error[:] = err
 
 
+@register_task
 class JointTask(MultiJointTask):
     """Track a target value of one joint.
 
     Args:
         name: Task name.
-        robot: Robot model.
+        kinematics: Kinematics cache read (a solver's), or a robot (its own cache).
         joint_name: Controlled one-DoF joint.
         target_value: Target [rad or m].
     """
 
+    family = "joint"
+
     def __init__(
-        self, name: str, robot: RobotModel, joint_name: str, target_value: float = 0.0
+        self,
+        name: str,
+        kinematics: Kinematics | RobotModel,
+        joint_name: str,
+        target_value: float = 0.0,
     ) -> None:
-        super().__init__(name, robot, [joint_name], [target_value])
+        super().__init__(name, kinematics, [joint_name], [target_value])
         self.joint_name = joint_name
 
     def set_target_value(self, value: float) -> None:

@@ -15,8 +15,8 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidInput
-from ..model import RobotModel
-from .base import Task, TaskType
+from ..model import Kinematics, RobotModel, as_kinematics
+from .base import Task, TaskType, register_task
 
 
 def joint_velocity_indices(robot: RobotModel, joints: Sequence[int | str]) -> list[int]:
@@ -38,28 +38,36 @@ def joint_velocity_indices(robot: RobotModel, joints: Sequence[int | str]) -> li
     return out
 
 
+@register_task
 class PostureTask(Task):
     """Regularize the configuration toward a target posture.
 
     Args:
         name: Task name.
-        robot: Robot model.
+        kinematics: Kinematics cache read (a solver's), or a robot (its own cache).
         controlled_joints: Velocity indices or joint names to control; all actuated
             joints (not the floating base) when omitted.
+
+    The target starts at the cache's current configuration.
     """
 
+    family = "posture"
     task_type = TaskType.POSTURE
 
     def __init__(
-        self, name: str, robot: RobotModel, controlled_joints: Sequence[int | str] | None = None
+        self,
+        name: str,
+        kinematics: Kinematics | RobotModel,
+        controlled_joints: Sequence[int | str] | None = None,
     ) -> None:
-        super().__init__(name, robot, robot.nv)
+        super().__init__(name, kinematics, as_kinematics(kinematics).robot.nv)
+        robot = self._robot
         if controlled_joints is None:
             idx = list(range(6 if robot.is_floating_base else 0, robot.nv))
         else:
             idx = joint_velocity_indices(robot, controlled_joints)
         self.set_controlled_joint_indices(idx)
-        self._target_q = robot.get_current_configuration()
+        self._target_q = self._kin.q.copy()
         self._J[:] = np.eye(robot.nv)
 
     @property
@@ -71,24 +79,34 @@ class PostureTask(Task):
         """Choose which velocity indices the task controls."""
         self._mask[:] = False
         self._mask[joint_velocity_indices(self._robot, indices)] = True
-        self._rows = np.flatnonzero(self._mask)
+        self._set_rows(np.flatnonzero(self._mask))
+        self._selection = np.eye(self._robot.nv)[self._rows]
 
     def set_target_configuration(self, q_target: object) -> None:
         """Set the target configuration (size nq)."""
-        self._target_q = self._robot._check_q(q_target, f"{self.name} target configuration")
+        q = self._robot.check_configuration(q_target, f"{self.name} target configuration")
+        self._target_q = np.array(q, dtype=float)
 
     @property
     def target_configuration(self) -> np.ndarray:
         """The target configuration (a copy)."""
         return self._target_q.copy()
 
-    def update(self) -> None:
-        """Recompute the error; the Jacobian is constant (identity rows)."""
-        robot = self._robot
-        self._error[:] = pin.difference(robot.model, robot._q, self._target_q)
+    def _compute(self, J: np.ndarray, error: np.ndarray) -> None:
+        """Identity Jacobian; the error is the tangent displacement to the target."""
+        kin = self._kin
+        J[:] = 0.0
+        np.fill_diagonal(J, 1.0)
+        error[:] = pin.difference(kin.model, kin.q, self._target_q)
 
-    def _exclusions_changed(self) -> None:
-        """Rebuild the constant Jacobian: identity with the excluded columns zeroed."""
-        self._J[:] = np.eye(self._robot.nv)
+    def write(self, J: np.ndarray, xdot: np.ndarray) -> None:
+        """Selection rows (constant) and the masked error, scaled by ``sqrt(weight)``."""
+        kin = self._kin
+        self._error[:] = pin.difference(kin.model, kin.q, self._target_q)
+        J[:] = self._selection
         if self._excluded:
-            self._J[:, self._excluded] = 0.0
+            J[:, self._excluded] = 0.0
+        self._write_velocity(xdot)
+        if self._root != 1.0:
+            J *= self._root
+            xdot *= self._root

@@ -22,36 +22,38 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidInput
-from ..model import RobotModel
+from ..model import Kinematics, RobotModel
 from ..spatial import as_se3
-from .base import Task, TaskType
+from .base import Task, TaskType, register_task
 
 
 def _skew(v: np.ndarray) -> np.ndarray:
     return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 
 
-def relative_pose_jacobian(robot: RobotModel, fa: int, fb: int) -> tuple[pin.SE3, np.ndarray]:
+def relative_pose_jacobian(kin: Kinematics, fa: int, fb: int) -> tuple[pin.SE3, np.ndarray]:
     """``T_ab = T_a^-1 T_b`` and its 6 x nv Jacobian (rows in frame a's axes).
 
     The angular rows map v to the spatial angular velocity of ``R_ab``, i.e.
     ``R_a^T (w_b - w_a)``.
     """
-    m, d = robot.model, robot.data
-    Ta, Tb = d.oMf[fa], d.oMf[fb]
-    Ja = pin.getFrameJacobian(m, d, fa, pin.LOCAL_WORLD_ALIGNED)
-    Jb = pin.getFrameJacobian(m, d, fb, pin.LOCAL_WORLD_ALIGNED)
+    Ta, Tb = kin.frame_placement(fa), kin.frame_placement(fb)
+    Ja = kin.frame_jacobian(fa, pin.LOCAL_WORLD_ALIGNED)
+    Jb = kin.frame_jacobian(fb, pin.LOCAL_WORLD_ALIGNED)
     RaT = Ta.rotation.T
-    J = np.empty((6, m.nv))
+    J = np.empty((6, kin.model.nv))
     J[:3] = RaT @ (Jb[:3] - Ja[:3] + _skew(Tb.translation - Ta.translation) @ Ja[3:])
     J[3:] = RaT @ (Jb[3:] - Ja[3:])
     return Ta.actInv(Tb), J
 
 
 class _PairTask(Task):
-    def __init__(self, name: str, robot: RobotModel, frame_a: str, frame_b: str) -> None:
-        super().__init__(name, robot, 6)
+    def __init__(
+        self, name: str, kinematics: Kinematics | RobotModel, frame_a: str, frame_b: str
+    ) -> None:
+        super().__init__(name, kinematics, 6)
         self.frame_a, self.frame_b = frame_a, frame_b
+        robot = self._robot
         self._fa, self._fb = robot.get_frame_id(frame_a), robot.get_frame_id(frame_b)
         self._target = self._current()
 
@@ -71,7 +73,7 @@ class _PairTask(Task):
         self._target = pin.SE3(as_se3(pose, f"{self.name} target pose"))
 
     def capture_current_as_target(self) -> None:
-        """Make the pose at the robot's current configuration the target."""
+        """Make the pose in the cache's current configuration the target."""
         self._target = self._current()
 
     @property
@@ -81,52 +83,61 @@ class _PairTask(Task):
 
     @property
     def current_pose(self) -> pin.SE3:
-        """The tracked pose at the robot's current configuration."""
+        """The tracked pose in the cache's current configuration."""
         return self._current()
 
 
+@register_task
 class RelativeFrameTask(_PairTask):
     """Track the pose of frame b in frame a, ``T_a^-1 T_b``.
 
     Args:
         name: Task name.
-        robot: Robot model.
+        kinematics: Kinematics cache read (a solver's), or a robot (its own cache).
         frame_a: Reference frame.
         frame_b: Tracked frame.
 
     The target starts at the current relative pose.
     """
 
+    family = "relative_frame"
     task_type = TaskType.RELATIVE_FRAME
 
     def _current(self) -> pin.SE3:
-        d = self._robot.data
-        return d.oMf[self._fa].actInv(d.oMf[self._fb])
+        kin = self._kin
+        return kin.frame_placement(self._fa).actInv(kin.frame_placement(self._fb))
 
     def _compute(self, J: np.ndarray, error: np.ndarray) -> None:
-        Tab, J[:] = relative_pose_jacobian(self._robot, self._fa, self._fb)
+        Tab, J[:] = relative_pose_jacobian(self._kin, self._fa, self._fb)
         error[:3] = self._target.translation - Tab.translation
         error[3:] = pin.log3(self._target.rotation @ Tab.rotation.T)
 
 
+@register_task
 class AbsoluteFrameTask(_PairTask):
     """Track the frame interpolated between frames a and b at ratio ``alpha``.
 
     Args:
         name: Task name.
-        robot: Robot model.
+        kinematics: Kinematics cache read (a solver's), or a robot (its own cache).
         frame_a: First frame.
         frame_b: Second frame.
         alpha: Interpolation ratio in [0, 1]: 0 is frame a, 1 frame b, 0.5 the middle.
     """
 
+    family = "absolute_frame"
     task_type = TaskType.ABSOLUTE_FRAME
 
     def __init__(
-        self, name: str, robot: RobotModel, frame_a: str, frame_b: str, alpha: float = 0.5
+        self,
+        name: str,
+        kinematics: Kinematics | RobotModel,
+        frame_a: str,
+        frame_b: str,
+        alpha: float = 0.5,
     ) -> None:
         self._alpha = self._check_alpha(alpha)
-        super().__init__(name, robot, frame_a, frame_b)
+        super().__init__(name, kinematics, frame_a, frame_b)
 
     @staticmethod
     def _check_alpha(alpha: float) -> float:
@@ -151,8 +162,7 @@ class AbsoluteFrameTask(_PairTask):
         self._alpha = self._check_alpha(alpha)
 
     def _current(self) -> pin.SE3:
-        d = self._robot.data
-        Ta, Tb = d.oMf[self._fa], d.oMf[self._fb]
+        Ta, Tb = self._kin.frame_placement(self._fa), self._kin.frame_placement(self._fb)
         a = self._alpha
         phi = pin.log3(Ta.rotation.T @ Tb.rotation)
         return pin.SE3(
@@ -160,11 +170,10 @@ class AbsoluteFrameTask(_PairTask):
         )
 
     def _compute(self, J: np.ndarray, error: np.ndarray) -> None:
-        d = self._robot.data
-        Ta, Tb = d.oMf[self._fa], d.oMf[self._fb]
-        m = self._robot.model
-        Ja = pin.getFrameJacobian(m, d, self._fa, pin.LOCAL_WORLD_ALIGNED)
-        Jb = pin.getFrameJacobian(m, d, self._fb, pin.LOCAL_WORLD_ALIGNED)
+        kin = self._kin
+        Ta, Tb = kin.frame_placement(self._fa), kin.frame_placement(self._fb)
+        Ja = kin.frame_jacobian(self._fa, pin.LOCAL_WORLD_ALIGNED)
+        Jb = kin.frame_jacobian(self._fb, pin.LOCAL_WORLD_ALIGNED)
         a = self._alpha
         Rab = Ta.rotation.T @ Tb.rotation
         phi = pin.log3(Rab)

@@ -1,8 +1,8 @@
-"""Position IK: velocity steps of the :class:`~stackik.solver.KinematicsSolver`, iterated.
+"""Position IK: velocity steps of the engine, iterated (solve_position and stepping).
 
-One iteration is one step of the solver's data flow (see ``docs/position_ik.md``):
+One iteration is one step of the velocity engine's data flow:
 
-1. ``robot.update_kinematics(q)`` -- one Pinocchio pass;
+1. ``kinematics.update(q)`` -- one Pinocchio pass into the engine's own ``Data``;
 2. for every target frame, the pose error in world axes
 
        e = [p* - p ; log3(R* R^T)]            [m ; rad]
@@ -11,21 +11,24 @@ One iteration is one step of the solver's data flow (see ``docs/position_ik.md``
    angular parts first clipped to a per-step length), so that a task achieved in full
    closes the fraction ``k`` of its error in one step: with ``k = 1`` this is a
    Gauss-Newton step on the pose error;
-3. the velocity ``v`` comes from the prioritized SNS solve with every registered
+3. the joint velocity ``dq`` comes from the prioritized SNS solve with every registered
    constraint active (joint limits with their margin, collision, CoM, linear rows, ...),
    from a damped least-squares solve, or from a Jacobian-transpose step (simIK's three
    resolution methods, :class:`ResolutionMethod`);
-4. ``dq = v dt``, scaled down as a whole so that no joint moves more than its maximum
-   step (simIK's joint max step size), and ``q <- integrate(q, dq)``.
+4. the displacement ``delta_q = dq dt``, scaled down as a whole so that no joint moves
+   more than its maximum step (simIK's joint max step size), and
+   ``q <- integrate(q, delta_q)``.
 
-:meth:`PositionIKMixin.solve_position` adds a temporary frame task above every
-registered task (the registered tasks keep working in its null space), iterates to a
-tolerance, and removes the task in a ``finally``. :meth:`PositionIKMixin.solve_position_step`
-is the teleoperation form: it drives the solver's own frame tasks (several in one
-coordinated velocity solve) for a few steps.
+:meth:`PositionIK.solve_position` adds a temporary frame task above every registered
+task (the registered tasks keep working in its null space), iterates to a tolerance,
+and removes the task in a ``finally``. :meth:`PositionIK.solve_position_step` is the
+teleoperation form: it drives the engine's own frame tasks (several in one coordinated
+velocity solve) for a few steps.
 
-The mixin's methods become :class:`~stackik.solver.KinematicsSolver` methods; ``self``
-is the solver.
+Each call starts a new motion: the constraints' step-to-step state (the collision
+broadphase's temporal coherence) is reset first, so equal inputs give equal outputs.
+The engine's kinematics cache is left at the returned configuration; the robot's own
+cache is never touched.
 """
 
 from __future__ import annotations
@@ -37,22 +40,21 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
 
-from .errors import InvalidInput, JointNotFound
-from .results import PositionIKResult, SolverStatus, VelocitySolverResult
-from .spatial import as_se3
-from .tasks.frame import FrameTask
-
-if TYPE_CHECKING:
-    from .model import RobotModel
-    from .solver import KinematicsSolver
+from .. import _validate
+from ..engine import VelocityEngine
+from ..errors import InvalidInput, JointNotFound
+from ..model import Kinematics, RobotModel
+from ..results import PositionIKResult, SolverStatus, VelocitySolverResult
+from ..spatial import as_se3
+from ..tasks.frame import FrameTask
 
 __all__ = [
-    "PositionIKMixin",
+    "PositionIK",
     "PositionIKOptions",
     "PositionStepOptions",
     "ResolutionMethod",
@@ -68,6 +70,12 @@ _DLS_TOLERANCE = 1e6
 _FATAL = (SolverStatus.INVALID_INPUT, SolverStatus.SHAPE_MISMATCH, SolverStatus.NUMERICAL_ERROR)
 
 _task_ids = itertools.count()
+
+_positive = _validate.positive_float
+
+
+def _count(value: object, what: str, minimum: int) -> int:
+    return _validate.count(value, what, minimum)
 
 
 class ResolutionMethod(str, enum.Enum):
@@ -100,17 +108,6 @@ def _method(value: object) -> ResolutionMethod:
         ) from None
 
 
-def _positive(value: object, what: str, allow_zero: bool = False) -> float:
-    try:
-        v = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        v = float("nan")
-    if not (math.isfinite(v) and (v >= 0 if allow_zero else v > 0)):
-        sign = ">= 0" if allow_zero else "> 0"
-        raise InvalidInput(f"{what} must be a finite number {sign}, got {value!r}")
-    return v
-
-
 def _step_bound(value: object, what: str) -> float:
     """A per-step length bound: ``None`` or ``inf`` means none."""
     if value is None:
@@ -124,15 +121,9 @@ def _step_bound(value: object, what: str) -> float:
     return v
 
 
-def _count(value: object, what: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise InvalidInput(f"{what} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
 @dataclass
 class PositionIKOptions:
-    """Options of :meth:`PositionIKMixin.solve_position`.
+    """Options of :meth:`~stackik.KinematicsSolver.solve_position`.
 
     Attributes:
         max_iterations: Largest number of iterations (velocity solves).
@@ -144,7 +135,7 @@ class PositionIKOptions:
         max_linear_step: Longest linear error one iteration asks to close [m] (EmbodiK's
             ``max_linear_step``; keeps far targets from over-shooting). ``None``: none.
         max_angular_step: Largest rotation one iteration asks to close [rad].
-        max_joint_step: simIK's joint max step size: a bound on ``|dq_i|`` per
+        max_joint_step: simIK's joint max step size: a bound on ``|delta_q_i|`` per
             iteration [rad or m], one number for all joints or one per velocity index
             (size nv). The whole step is scaled down (direction kept) when a joint would
             exceed it. ``None``: no bound.
@@ -194,7 +185,7 @@ class PositionIKOptions:
 
 @dataclass
 class PositionStepOptions:
-    """Options of :meth:`PositionIKMixin.solve_position_step` (teleoperation stepping).
+    """Options of :meth:`~stackik.KinematicsSolver.solve_position_step` (teleoperation stepping).
 
     Attributes:
         max_steps: Velocity solves (each followed by an integration) per call.
@@ -204,7 +195,7 @@ class PositionStepOptions:
         orientation_gain: Orientation gain of a target given as a pose.
         max_linear_speed: Bound on the commanded linear task speed [m/s]; ``None``: none.
         max_angular_speed: Bound on the commanded angular task speed [rad/s].
-        max_joint_step: Bound on ``|dq_i|`` per step [rad or m], scalar or size nv.
+        max_joint_step: Bound on ``|delta_q_i|`` per step [rad or m], scalar or size nv.
         method: :class:`ResolutionMethod` (or its string value).
         damping: ``lambda`` of :attr:`ResolutionMethod.DAMPED_LEAST_SQUARES`.
         velocity_limits: Apply the joints' velocity limits (on by default: the steps
@@ -214,8 +205,8 @@ class PositionStepOptions:
         locked_joints: Joints (names or velocity indices) that may not move.
         no_progress_max_steps: Report ``NO_PROGRESS`` after this many steps without
             progress (0: never): the best error improved by at most
-            ``no_progress_error_tolerance`` over them, or every step moved less than
-            ``no_progress_dq_norm_tolerance``.
+            ``no_progress_error_tolerance`` over them, or every step's displacement
+            ``|delta_q|`` was below ``no_progress_dq_norm_tolerance``.
         no_progress_error_tolerance: See ``no_progress_max_steps`` [m and rad mixed].
         no_progress_dq_norm_tolerance: See ``no_progress_max_steps`` [rad or m].
         record_path: Keep every configuration in :attr:`PositionIKResult.path`.
@@ -242,7 +233,7 @@ class PositionStepOptions:
 
 @dataclass
 class TaskTarget:
-    """One target of a coordinated :meth:`PositionIKMixin.solve_position_step` call.
+    """One target of a coordinated :meth:`~stackik.KinematicsSolver.solve_position_step` call.
 
     Attributes:
         task_name: A registered :class:`~stackik.tasks.frame.FrameTask`.
@@ -282,6 +273,25 @@ class _Goal:
     pos_mask: np.ndarray
     ori_mask: np.ndarray
 
+    @classmethod
+    def of(cls, task: FrameTask, T: pin.SE3, kp: float, ko: float) -> _Goal:
+        mask = task.row_mask
+        return cls(
+            task, task.frame_id, T.rotation.copy(), T.translation.copy(), kp, ko, mask[:3], mask[3:]
+        )
+
+    def error(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray, float, float]:
+        """World-axes error ``(e_p, e_o)`` and its masked norms ``(|e_p|, |e_o|)``."""
+        oMf = kin.frame_placement(self.fid)
+        ep = self.p - oMf.translation
+        eo = pin.log3(self.R @ oMf.rotation.T)
+        return (
+            ep,
+            eo,
+            float(np.linalg.norm(ep[self.pos_mask])),
+            float(np.linalg.norm(eo[self.ori_mask])),
+        )
+
 
 @dataclass
 class _Loop:
@@ -303,13 +313,24 @@ class _Loop:
     record: bool
     keep_best: bool
     finish_status: SolverStatus
-    saved: dict[str, Any] = field(default_factory=dict)
 
 
-def _masks(task: FrameTask) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of the position and orientation errors the task controls (its axis mask)."""
-    mask = np.asarray(task._mask, dtype=bool)
-    return mask[:3].copy(), mask[3:].copy()
+@dataclass
+class _Progress:
+    """State of one iteration loop: the best iterate, the stagnation window, the path."""
+
+    q: np.ndarray
+    best_q: np.ndarray
+    best_err: float = math.inf
+    best_ep: float = math.inf
+    best_eo: float = math.inf
+    best_errors: dict[str, tuple[float, float]] = field(default_factory=dict)
+    history: list[float] = field(default_factory=list)
+    running: float = math.inf
+    still: int = 0
+    iterations: int = 0
+    scales: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    path: list[np.ndarray] = field(default_factory=list)
 
 
 def _max_joint_step(value: object, nv: int) -> np.ndarray | None:
@@ -341,34 +362,57 @@ def _locked_indices(robot: RobotModel, joints: Sequence[str | int]) -> np.ndarra
     return np.array(sorted(set(out)), dtype=int)
 
 
-def _pose_error(goal: _Goal, data: pin.Data) -> tuple[np.ndarray, np.ndarray, float, float]:
-    """World-axes error ``(e_p, e_o)`` of a goal and its masked norms ``(|e_p|, |e_o|)``."""
-    oMf = data.oMf[goal.fid]
-    ep = goal.p - oMf.translation
-    eo = pin.log3(goal.R @ oMf.rotation.T)
-    return (
-        ep,
-        eo,
-        float(np.linalg.norm(ep[goal.pos_mask])),
-        float(np.linalg.norm(eo[goal.ori_mask])),
-    )
-
-
 def _clip_norm(v: np.ndarray, bound: float) -> np.ndarray:
     n = float(np.linalg.norm(v))
     return v * (bound / n) if n > bound else v
 
 
-class PositionIKMixin:
-    """Position-level IK methods of :class:`~stackik.solver.KinematicsSolver`.
+def _transpose_step(problem: Any, joint_weights: np.ndarray) -> VelocitySolverResult:
+    """Jacobian-transpose velocity on the highest level, scaled into the constraints."""
+    nv = joint_weights.shape[0]
+    if not problem.levels:
+        return VelocitySolverResult(np.zeros(nv), SolverStatus.EMPTY_PROBLEM, "no task")
+    J, xdot = problem.levels[0]
+    g = (1.0 / joint_weights) * (J.T @ xdot)
+    Jg = J @ g
+    den = float(Jg @ Jg)
+    dq = g * (float(xdot @ Jg) / den) if den > 0.0 else np.zeros(nv)
+    # Largest s in [0, 1] keeping s dq inside every bound that dq = 0 satisfies.
+    lo, hi = problem.box_lower, problem.box_upper
+    s = min(1.0, _ray_scale(dq, lo, hi))
+    if problem.C.shape[0]:
+        s = min(s, _ray_scale(problem.C @ dq, problem.lower, problem.upper))
+    s = max(s, 0.0)
+    dq = np.clip(s * dq, lo, hi)  # the clip only acts on limit recovery
+    return VelocitySolverResult(dq, SolverStatus.SUCCESS, task_scales=np.array([s]))
 
-    Mixed into the solver; ``self`` is the solver (its public API plus ``_robot``,
-    ``_tasks`` and its settings).
+
+def _ray_scale(v: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
+    """Largest ``s`` with ``s v`` inside the bounds that ``0`` satisfies (inf if none binds)."""
+    s = math.inf
+    with np.errstate(divide="ignore", invalid="ignore"):
+        up = (v > 0) & (hi >= 0)
+        dn = (v < 0) & (lo <= 0)
+        if up.any():
+            s = min(s, float(np.min(hi[up] / v[up])))
+        if dn.any():
+            s = min(s, float(np.min(lo[dn] / v[dn])))
+    return s
+
+
+class PositionIK:
+    """Position-level IK on a velocity engine (solve_position and teleop stepping).
+
+    Args:
+        engine: The velocity engine whose tasks, constraints and settings are used.
     """
+
+    def __init__(self, engine: VelocityEngine) -> None:
+        self._engine = engine
 
     # -- public API --------------------------------------------------------------------------
     def solve_position(
-        self: KinematicsSolver,
+        self,
         seed_q: object,
         target_pose: object,
         frame_name: str,
@@ -376,41 +420,17 @@ class PositionIKMixin:
     ) -> PositionIKResult:
         """Iterate velocity steps from ``seed_q`` until ``frame_name`` reaches a pose.
 
-        A temporary frame task on ``frame_name`` is added one priority level above every
-        registered task and removed before returning (also on error); the registered
-        tasks stay active below it unless ``options.use_registered_tasks`` is false, so a
-        posture task, say, resolves the redundancy. Every registered constraint is active
-        in each step. The iteration stops when the position and orientation errors are
-        both within tolerance (``SUCCESS``), after ``max_iterations`` (``MAX_ITERATIONS``)
-        or when the error stagnates (``NO_PROGRESS``, or ``MAX_ITERATIONS`` when
-        ``classify_stagnation_as_no_progress`` is false). An unreachable target never
-        raises: the best configuration found is returned with a non-success status.
-        The robot's kinematics cache is left at the returned configuration.
-
-        Args:
-            seed_q: Start configuration (size nq) [rad or m].
-            target_pose: World pose of the frame, :class:`pinocchio.SE3` or 4x4 [m].
-            frame_name: Frame to place.
-            options: :class:`PositionIKOptions` (defaults when omitted).
-
-        Returns:
-            The :class:`~stackik.results.PositionIKResult` (``solution``: the iterate
-            with the lowest error).
-
-        Raises:
-            ShapeError, NonFiniteInput: Bad ``seed_q`` or ``target_pose``.
-            InvalidTransform: ``target_pose`` is not a rigid transform.
-            FrameNotFound: Unknown frame.
-            InvalidInput: Invalid options.
+        See :meth:`stackik.KinematicsSolver.solve_position`.
         """
         t0 = time.perf_counter()
-        robot = self._robot
+        engine = self._engine
+        robot = engine.robot
         opts = options if options is not None else PositionIKOptions()
         if not isinstance(opts, PositionIKOptions):
             raise InvalidInput(f"options must be PositionIKOptions, got {type(opts).__name__}")
         q = robot.normalize(seed_q)
         T = as_se3(target_pose, "target_pose")
-        fid = robot.get_frame_id(frame_name)
+        robot.get_frame_id(frame_name)
         loop = self._loop_settings(
             steps=_count(opts.max_iterations, "max_iterations", 0),
             dt=_positive(opts.dt, "dt"),
@@ -435,37 +455,56 @@ class PositionIKMixin:
         margin = opts.joint_limit_margin
         if margin is not None:
             margin = _positive(margin, "joint_limit_margin", allow_zero=True)
+        with engine.lock:
+            result = self._solve_with_temporary_task(
+                q, T, frame_name, loop, opts, kp, ko, damping, margin
+            )
+        result.target_errors = {
+            frame_name: result.target_errors.pop("__target__", (math.inf, math.inf))
+        }
+        result.computation_time_ms = (time.perf_counter() - t0) * 1e3
+        return result
 
+    def _solve_with_temporary_task(
+        self,
+        q: np.ndarray,
+        T: pin.SE3,
+        frame_name: str,
+        loop: _Loop,
+        opts: PositionIKOptions,
+        kp: float,
+        ko: float,
+        damping: float,
+        margin: float | None,
+    ) -> PositionIKResult:
+        engine = self._engine
         name = f"__solve_position_{next(_task_ids)}__"
-        while name in self._tasks:  # pragma: no cover - a user would have to pick this name
+        while engine.has_task(name):  # pragma: no cover - a user would have to pick this name
             name = f"__solve_position_{next(_task_ids)}__"
-        priority = min((t.priority for t in self._tasks.values()), default=1) - 1
-        deactivated = []
-        if not opts.use_registered_tasks:
-            deactivated = [t for t in self._tasks.values() if t.active]
-        robot.update_kinematics(q)
-        task = self.add_frame_task(name, frame_name)
+        priority = min((t.priority for t in engine.tasks), default=1) - 1
+        deactivated = [t for t in engine.tasks if t.active] if not opts.use_registered_tasks else []
+        engine.kinematics.set_unchecked(q)
+        task = FrameTask(name, engine.kinematics, frame_name)
+        engine.add_task(task)
         try:
             task.priority = priority
             task.gain = 0.0
             task.set_target_pose(T)
             for t in deactivated:
                 t.active = False
-            mp, mo = _masks(task)
-            goal = _Goal(task, fid, T.rotation.copy(), T.translation.copy(), kp, ko, mp, mo)
-            with self._position_ik_settings(loop, opts.velocity_limits, margin, damping):
+            goal = _Goal.of(task, T, kp, ko)
+            with self._settings(loop, opts.velocity_limits, margin, damping):
                 result = self._iterate(q, [goal], loop)
         finally:
             for t in deactivated:
                 t.active = True
-            if name in self._tasks:
-                self.remove_task(name)
-        result.target_errors = {frame_name: result.target_errors.pop(name, (math.inf, math.inf))}
-        result.computation_time_ms = (time.perf_counter() - t0) * 1e3
+            if engine.has_task(name):
+                engine.remove_task(name)
+        result.target_errors = {"__target__": result.target_errors.get(name, (math.inf, math.inf))}
         return result
 
     def solve_position_in_tcp(
-        self: KinematicsSolver,
+        self,
         seed_q: object,
         relative_target: object,
         frame_name: str,
@@ -473,72 +512,30 @@ class PositionIKMixin:
     ) -> PositionIKResult:
         """:meth:`solve_position` for a target given relative to the frame at ``seed_q``.
 
-        The world target is ``T_world_frame(seed_q) * relative_target``: e.g. a pure
-        translation ``(0, 0, 0.05)`` moves the tool 5 cm along its own z axis.
-
-        Args:
-            seed_q: Start configuration (size nq).
-            relative_target: Pose of the target in the frame at ``seed_q``, SE3 or 4x4 [m].
-            frame_name: Frame to place (the TCP).
-            options: :class:`PositionIKOptions`.
-
-        Raises:
-            Same as :meth:`solve_position`.
+        The world target is ``T_world_frame(seed_q) * relative_target``.
         """
-        robot = self._robot
-        q = robot.normalize(seed_q)
+        engine = self._engine
+        q = engine.robot.normalize(seed_q)
         rel = as_se3(relative_target, "relative_target")
-        robot.update_kinematics(q)
-        target = robot.get_frame_pose(frame_name) * rel
+        fid = engine.robot.get_frame_id(frame_name)
+        with engine.lock:
+            engine.kinematics.set_unchecked(q)
+            target = pin.SE3(engine.kinematics.frame_placement(fid)) * rel
         return self.solve_position(q, target, frame_name, options)
 
     def solve_position_step(
-        self: KinematicsSolver,
+        self,
         current_q: object,
         target: object,
         frame_task_name: str | PositionStepOptions | None = None,
         options: PositionStepOptions | None = None,
     ) -> PositionIKResult:
-        """Teleoperation stepping with the solver's registered tasks.
+        """Teleoperation stepping with the engine's registered frame tasks.
 
-        Three call forms (EmbodiK's overloads)::
-
-            solve_position_step(q, T_world_target, "ee_task", options)
-            solve_position_step(q, [TaskTarget("left", T_l), TaskTarget("right", T_r)], options)
-            solve_position_step(q, TaskTarget("ee_task", T, 0.5, 0.2), options)
-
-        Each target's pose is set on its registered
-        :class:`~stackik.tasks.frame.FrameTask` (and stays set after the call, as the
-        latest command). Each step computes every target's pose error, asks for
-        ``[k_p e_p ; k_o e_o] / dt`` (speeds clipped to the options' bounds), runs ONE
-        velocity solve for all tasks (so several targets move in coordination, with the
-        registered priorities, weights and constraints), and integrates ``dq = v dt``.
-        No task is created; each task's gain and feed-forward velocity are restored.
-
-        Returns ``SUCCESS`` once every target is within tolerance or after
-        ``max_steps`` steps (``converged`` tells which), ``NO_PROGRESS`` when the
-        no-progress detector fires, or the velocity solver's failure status. The robot's
-        kinematics cache is left at the returned configuration.
-
-        Args:
-            current_q: Configuration (size nq) [rad or m].
-            target: A pose (SE3 or 4x4) for ``frame_task_name``, a :class:`TaskTarget`, or
-                a sequence of them.
-            frame_task_name: Task of a pose target (with a :class:`TaskTarget` target it
-                may be omitted, or hold the options).
-            options: :class:`PositionStepOptions` (defaults when omitted).
-
-        Returns:
-            The :class:`~stackik.results.PositionIKResult` (``solution``: the
-            configuration after the last step; ``target_errors`` per task).
-
-        Raises:
-            ShapeError, NonFiniteInput, InvalidTransform: Bad configuration or pose.
-            TaskNotFound: Unknown task name.
-            InvalidInput: A task is not a frame task, a task appears twice, bad options.
+        See :meth:`stackik.KinematicsSolver.solve_position_step`.
         """
         t0 = time.perf_counter()
-        robot = self._robot
+        engine = self._engine
         if isinstance(frame_task_name, PositionStepOptions):
             if options is not None:
                 raise InvalidInput("options given twice")
@@ -546,18 +543,24 @@ class PositionIKMixin:
         opts = options if options is not None else PositionStepOptions()
         if not isinstance(opts, PositionStepOptions):
             raise InvalidInput(f"options must be PositionStepOptions, got {type(opts).__name__}")
-        q = robot.normalize(current_q)
+        q = engine.robot.normalize(current_q)
         targets = self._step_targets(target, frame_task_name, opts)
-        dt = self.dt if opts.dt is None or opts.dt <= 0 else _positive(opts.dt, "dt")
-        max_lin = _step_bound(opts.max_linear_speed, "max_linear_speed") * dt
-        max_ang = _step_bound(opts.max_angular_speed, "max_angular_speed") * dt
-        loop = self._loop_settings(
+        loop = self._step_loop(opts)
+        damping = _positive(opts.damping, "damping")
+        with engine.lock:
+            result = self._step_with_targets(q, targets, loop, opts.velocity_limits, damping)
+        result.computation_time_ms = (time.perf_counter() - t0) * 1e3
+        return result
+
+    def _step_loop(self, opts: PositionStepOptions) -> _Loop:
+        dt = self._engine.dt if opts.dt is None or opts.dt <= 0 else _positive(opts.dt, "dt")
+        return self._loop_settings(
             steps=_count(opts.max_steps, "max_steps", 0),
             dt=dt,
             method=opts.method,
             max_joint_step=opts.max_joint_step,
-            max_lin=max_lin,
-            max_ang=max_ang,
+            max_lin=_step_bound(opts.max_linear_speed, "max_linear_speed") * dt,
+            max_ang=_step_bound(opts.max_angular_speed, "max_angular_speed") * dt,
             tol_p=_positive(opts.position_tolerance, "position_tolerance", allow_zero=True),
             tol_o=_positive(opts.orientation_tolerance, "orientation_tolerance", allow_zero=True),
             window=_count(opts.no_progress_max_steps, "no_progress_max_steps", 0),
@@ -573,32 +576,40 @@ class PositionIKMixin:
             keep_best=False,
             finish_status=SolverStatus.SUCCESS,
         )
-        damping = _positive(opts.damping, "damping")
+
+    def _step_with_targets(
+        self,
+        q: np.ndarray,
+        targets: dict[str, tuple[pin.SE3, float, float]],
+        loop: _Loop,
+        velocity_limits: bool,
+        damping: float,
+    ) -> PositionIKResult:
+        engine = self._engine
+        engine.kinematics.set_unchecked(q)
         goals = []
         saved = []
-        robot.update_kinematics(q)
         try:
-            for tt, (T, kp, ko) in targets.items():
-                task = self.get_task(tt)
-                saved.append((task, task.gain, task._target_velocity))
+            for name, (T, kp, ko) in targets.items():
+                task = engine.get_task(name)
+                assert isinstance(task, FrameTask)
+                saved.append((task, task.gain, task.target_velocity))
                 task.set_target_pose(T)
                 task.gain = 0.0
-                frame_task: FrameTask = task  # type: ignore[assignment]
-                mp, mo = _masks(frame_task)
-                R, p = T.rotation.copy(), T.translation.copy()
-                goals.append(_Goal(frame_task, frame_task._fid, R, p, kp, ko, mp, mo))
-            with self._position_ik_settings(loop, opts.velocity_limits, None, damping):
-                result = self._iterate(q, goals, loop)
+                goals.append(_Goal.of(task, T, kp, ko))
+            with self._settings(loop, velocity_limits, None, damping):
+                return self._iterate(q, goals, loop)
         finally:
             for task, gain, velocity in saved:
                 task.gain = gain
-                task._target_velocity = velocity
-        result.computation_time_ms = (time.perf_counter() - t0) * 1e3
-        return result
+                if velocity is None:
+                    task.clear_target_velocity()
+                else:
+                    task.set_target_velocity(velocity)
 
     # -- helpers -----------------------------------------------------------------------------
     def _step_targets(
-        self: KinematicsSolver,
+        self,
         target: object,
         frame_task_name: str | None,
         opts: PositionStepOptions,
@@ -619,7 +630,7 @@ class PositionIKMixin:
             items = [TaskTarget(frame_task_name, target, opts.position_gain, opts.orientation_gain)]
         out: dict[str, tuple[pin.SE3, float, float]] = {}
         for tt in items:
-            task = self.get_task(tt.task_name)
+            task = self._engine.get_task(tt.task_name)
             if not isinstance(task, FrameTask):
                 raise InvalidInput(
                     f"task {tt.task_name!r} is a {type(task).__name__}; stepping targets "
@@ -634,14 +645,14 @@ class PositionIKMixin:
         return out
 
     def _loop_settings(
-        self: KinematicsSolver,
+        self,
         *,
         method: object,
         max_joint_step: object,
         locked: Sequence[str | int],
         **values: Any,
     ) -> _Loop:
-        robot = self._robot
+        robot = self._engine.robot
         return _Loop(
             method=_method(method),
             max_joint_step=_max_joint_step(max_joint_step, robot.nv),
@@ -650,174 +661,146 @@ class PositionIKMixin:
         )
 
     @contextmanager
-    def _position_ik_settings(
-        self: KinematicsSolver,
-        loop: _Loop,
-        velocity_limits: bool,
-        margin: float | None,
-        damping: float,
+    def _settings(
+        self, loop: _Loop, velocity_limits: bool, margin: float | None, damping: float
     ) -> Iterator[None]:
-        """Apply a call's solver settings (dt, velocity limits, margin, damping, locks).
+        """Apply a call's engine settings (dt, velocity limits, margin, damping, locks).
 
-        Every setting is restored on exit, also on error.
+        Every setting is restored on exit, also on error. A new motion starts: the
+        constraints' step-to-step state is reset.
         """
-        saved_dt = self.dt
-        saved_vel = self._velocity_limits
-        saved_margin = self._limit_margin
-        saved_damping = (self._damping, self._tolerance)
-        dls = loop.method == ResolutionMethod.DAMPED_LEAST_SQUARES
+        engine = self._engine
+        limits = engine.joint_limits
+        saved = (limits.velocity_limits, limits.margin)
+        values: dict[str, object] = {"dt": loop.dt}
+        if loop.method == ResolutionMethod.DAMPED_LEAST_SQUARES:
+            values.update(damping=damping, tolerance=_DLS_TOLERANCE)
         excluded: list[tuple[Any, list[int]]] = []
         try:
-            self.dt = loop.dt
-            self.enable_velocity_limits(velocity_limits)
+            limits.velocity_limits = bool(velocity_limits)
             if margin is not None:
-                self.set_limit_margin(margin)
-            if dls:
-                self.set_damping(damping)
-                self.set_tolerance(_DLS_TOLERANCE)
+                limits.margin = margin
             if loop.locked_v.size:
-                for t in self._tasks.values():
+                for t in engine.tasks:
                     old = t.get_excluded_joint_indices()
                     excluded.append((t, old))
                     t.set_excluded_joint_indices(sorted(set(old) | set(loop.locked_v.tolist())))
-            yield
+            engine.reset()
+            with engine.settings(**values):
+                yield
         finally:
             for t, old in excluded:
                 t.set_excluded_joint_indices(old)
-            if dls:
-                self.set_damping(saved_damping[0])
-                self.set_tolerance(saved_damping[1])
-            if margin is not None:
-                self.set_limit_margin(saved_margin)
-            self.enable_velocity_limits(saved_vel)
-            self.dt = saved_dt
+            limits.velocity_limits, limits.margin = saved
 
-    def _transpose_velocity(self: KinematicsSolver) -> VelocitySolverResult:
-        """Jacobian-transpose step on the highest level, scaled into the constraints."""
-        problem = self.build_problem(None)
-        nv = self._robot.nv
-        if not problem.levels:
-            return VelocitySolverResult(np.zeros(nv), SolverStatus.EMPTY_PROBLEM, "no task")
-        J, xdot = problem.levels[0]
-        w_inv = 1.0 / self._joint_weights
-        g = w_inv * (J.T @ xdot)
-        Jg = J @ g
-        den = float(Jg @ Jg)
-        v = g * (float(xdot @ Jg) / den) if den > 0.0 else np.zeros(nv)
-        # Largest s in [0, 1] keeping s v inside every bound that v = 0 satisfies.
-        s = 1.0
-        lo, hi = problem.box_lower, problem.box_upper
-        with np.errstate(divide="ignore", invalid="ignore"):
-            up = (v > 0) & (hi >= 0)
-            dn = (v < 0) & (lo <= 0)
-            if up.any():
-                s = min(s, float(np.min(hi[up] / v[up])))
-            if dn.any():
-                s = min(s, float(np.min(lo[dn] / v[dn])))
-            if problem.C.shape[0]:
-                c = problem.C @ v
-                up = (c > 0) & (problem.upper >= 0)
-                dn = (c < 0) & (problem.lower <= 0)
-                if up.any():
-                    s = min(s, float(np.min(problem.upper[up] / c[up])))
-                if dn.any():
-                    s = min(s, float(np.min(problem.lower[dn] / c[dn])))
-        v = np.clip(max(s, 0.0) * v, lo, hi)  # the clip only acts on limit recovery
-        return VelocitySolverResult(v, SolverStatus.SUCCESS, task_scales=np.array([max(s, 0.0)]))
+    def _velocity(self, loop: _Loop) -> VelocitySolverResult:
+        engine = self._engine
+        if loop.method == ResolutionMethod.JACOBIAN_TRANSPOSE:
+            return _transpose_step(engine.build_problem(None), engine.joint_weights)
+        return engine.solve(None)
 
-    def _iterate(
-        self: KinematicsSolver, q: np.ndarray, goals: list[_Goal], loop: _Loop
-    ) -> PositionIKResult:
+    def _iterate(self, q: np.ndarray, goals: list[_Goal], loop: _Loop) -> PositionIKResult:
         """The shared iteration loop of the position IK calls (see the module docstring)."""
-        robot = self._robot
-        data = robot.data
-        best_q, best_err = q, math.inf
-        best_errors: dict[str, tuple[float, float]] = {}
-        best_ep = best_eo = math.inf
-        converged = False
-        history: list[float] = []
-        running = math.inf
-        still = 0
-        path = [q] if loop.record else []
-        status = loop.finish_status
-        message = ""
-        scales = np.zeros(0)
-        iterations = 0
+        kin = self._engine.kinematics
+        state = _Progress(q=q, best_q=q, path=[q] if loop.record else [])
+        status, message = loop.finish_status, ""
         while True:
-            robot.update_kinematics(q)
-            errors = [_pose_error(g, data) for g in goals]
-            ep_max = max(e[2] for e in errors)
-            eo_max = max(e[3] for e in errors)
-            err = math.sqrt(sum(e[2] ** 2 + e[3] ** 2 for e in errors))
-            converged = ep_max <= loop.tol_p and eo_max <= loop.tol_o
-            if not loop.keep_best or converged or err < best_err:
-                best_q, best_err, best_ep, best_eo = q, err, ep_max, eo_max
-                best_errors = {
-                    g.task.name: (e[2], e[3]) for g, e in zip(goals, errors, strict=True)
-                }
-            if converged:
+            kin.set_unchecked(state.q)
+            errors = [g.error(kin) for g in goals]
+            if self._record_best(state, goals, errors, loop):
                 status = SolverStatus.SUCCESS
-                message = f"converged in {iterations} iterations"
+                message = f"converged in {state.iterations} iterations"
                 break
-            if iterations >= loop.steps:
-                message = (
-                    f"{'stopped' if loop.keep_best else 'took'} after {iterations} iterations; "
-                    f"position error {best_ep:.3g} m, orientation error {best_eo:.3g} rad"
-                )
+            stop = self._stop(state, errors, loop)
+            if stop is not None:
+                status, message = stop
                 break
-            running = min(running, err)
-            history.append(running)
-            if loop.window and (
-                (
-                    len(history) > loop.window
-                    and history[-1 - loop.window] - history[-1] <= loop.window_tol
-                )
-                or still >= loop.window
-            ):
-                status = SolverStatus.NO_PROGRESS if loop.classify else SolverStatus.MAX_ITERATIONS
-                message = (
-                    f"no progress over {loop.window} iterations (after {iterations}); "
-                    f"position error {best_ep:.3g} m, orientation error {best_eo:.3g} rad"
-                )
+            failure = self._advance(state, goals, errors, loop)
+            if failure is not None:
+                status, message = failure
                 break
-            for g, (ep, eo, _, _) in zip(goals, errors, strict=True):
-                xdot = np.empty(6)
-                xdot[:3] = _clip_norm(g.kp * ep, loop.max_lin)
-                xdot[3:] = _clip_norm(g.ko * eo, loop.max_ang)
-                g.task.set_target_velocity(xdot / loop.dt)
-            if loop.method == ResolutionMethod.JACOBIAN_TRANSPOSE:
-                res = self._transpose_velocity()
-            else:
-                res = self.solve_velocity(None)
-            if res.status in _FATAL:
-                status = res.status
-                message = f"velocity solve failed at iteration {iterations}: {res.status_message}"
-                break
-            scales = res.task_scales
-            dq = res.solution * loop.dt
-            if loop.locked_v.size:
-                dq[loop.locked_v] = 0.0
-            if loop.max_joint_step is not None:
-                ratio = float(np.max(np.abs(dq) / loop.max_joint_step))
-                if ratio > 1.0:
-                    dq /= ratio
-            still = still + 1 if float(np.linalg.norm(dq)) <= loop.dq_tol else 0
-            q = robot.integrate(q, dq)
-            iterations += 1
-            if loop.record:
-                path.append(q)
-        if best_q is not q:
-            robot.update_kinematics(best_q)
+        if state.best_q is not state.q:
+            kin.set_unchecked(state.best_q)
+        return self._result(state, status, message, loop)
+
+    @staticmethod
+    def _record_best(state: _Progress, goals: list[_Goal], errors: list, loop: _Loop) -> bool:
+        """Keep the best iterate so far; return whether every goal is within tolerance."""
+        ep_max = max(e[2] for e in errors)
+        eo_max = max(e[3] for e in errors)
+        err = math.sqrt(sum(e[2] ** 2 + e[3] ** 2 for e in errors))
+        converged = ep_max <= loop.tol_p and eo_max <= loop.tol_o
+        if not loop.keep_best or converged or err < state.best_err:
+            state.best_q, state.best_err = state.q, err
+            state.best_ep, state.best_eo = ep_max, eo_max
+            state.best_errors = {
+                g.task.name: (e[2], e[3]) for g, e in zip(goals, errors, strict=True)
+            }
+        state.running = min(state.running, err)
+        return converged
+
+    @staticmethod
+    def _stop(state: _Progress, errors: list, loop: _Loop) -> tuple[SolverStatus, str] | None:
+        """The status and message of a stop for iterations or stagnation, or None."""
+        if state.iterations >= loop.steps:
+            verb = "stopped" if loop.keep_best else "took"
+            return loop.finish_status, (
+                f"{verb} after {state.iterations} iterations; position error "
+                f"{state.best_ep:.3g} m, orientation error {state.best_eo:.3g} rad"
+            )
+        state.history.append(state.running)
+        h = state.history
+        stalled = len(h) > loop.window and h[-1 - loop.window] - h[-1] <= loop.window_tol
+        if loop.window and (stalled or state.still >= loop.window):
+            status = SolverStatus.NO_PROGRESS if loop.classify else SolverStatus.MAX_ITERATIONS
+            return status, (
+                f"no progress over {loop.window} iterations (after {state.iterations}); "
+                f"position error {state.best_ep:.3g} m, orientation error {state.best_eo:.3g} rad"
+            )
+        return None
+
+    def _advance(
+        self, state: _Progress, goals: list[_Goal], errors: list, loop: _Loop
+    ) -> tuple[SolverStatus, str] | None:
+        """One velocity solve and integration; the failure status and message, or None."""
+        for g, (ep, eo, _, _) in zip(goals, errors, strict=True):
+            xdot = np.empty(6)
+            xdot[:3] = _clip_norm(g.kp * ep, loop.max_lin)
+            xdot[3:] = _clip_norm(g.ko * eo, loop.max_ang)
+            g.task.set_target_velocity(xdot / loop.dt)
+        res = self._velocity(loop)
+        if res.status in _FATAL:
+            return res.status, (
+                f"velocity solve failed at iteration {state.iterations}: {res.status_message}"
+            )
+        state.scales = res.task_scales
+        delta_q = res.solution * loop.dt
+        if loop.locked_v.size:
+            delta_q[loop.locked_v] = 0.0
+        if loop.max_joint_step is not None:
+            ratio = float(np.max(np.abs(delta_q) / loop.max_joint_step))
+            if ratio > 1.0:
+                delta_q /= ratio
+        state.still = state.still + 1 if float(np.linalg.norm(delta_q)) <= loop.dq_tol else 0
+        state.q = self._engine.robot.integrate(state.q, delta_q)
+        state.iterations += 1
+        if loop.record:
+            state.path.append(state.q)
+        return None
+
+    def _result(
+        self, state: _Progress, status: SolverStatus, message: str, loop: _Loop
+    ) -> PositionIKResult:
         return PositionIKResult(
-            solution=np.array(best_q, copy=True),
+            solution=np.array(state.best_q, copy=True),
             status=status,
             status_message=message,
-            iterations=iterations,
-            final_error=best_err,
-            position_error=best_ep,
-            orientation_error=best_eo,
-            converged=bool(best_ep <= loop.tol_p and best_eo <= loop.tol_o),
-            task_scales=np.asarray(scales, dtype=float).copy(),
-            target_errors=best_errors,
-            path=np.array(path) if loop.record else np.zeros((0, robot.nq)),
+            iterations=state.iterations,
+            final_error=state.best_err,
+            position_error=state.best_ep,
+            orientation_error=state.best_eo,
+            converged=bool(state.best_ep <= loop.tol_p and state.best_eo <= loop.tol_o),
+            task_scales=np.asarray(state.scales, dtype=float).copy(),
+            target_errors=state.best_errors,
+            path=np.array(state.path) if loop.record else np.zeros((0, self._engine.robot.nq)),
         )

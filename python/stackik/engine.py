@@ -1,0 +1,554 @@
+"""The velocity engine: one step of prioritized velocity IK, owned data and all.
+
+:class:`VelocityEngine` is the one object that knows both the tasks/constraints and the
+SNS core. One :meth:`VelocityEngine.solve` is one step of the data flow:
+
+1. ``kinematics.update(q)``: one Pinocchio pass into the engine's own ``Data``;
+2. each active task writes its rows straight into the stacked level buffers (views,
+   no copies), levels in priority order;
+3. each active constraint narrows the joint velocity box and writes its rows into the
+   preallocated row buffer (views again);
+4. the stacked problem goes to :meth:`stackik.sns.SNSSolver.solve_stacked`;
+5. -> :class:`~stackik.results.VelocitySolverResult` with status, scales and timings.
+
+:meth:`VelocityEngine.build_problem` stops after step 3 and returns the
+:class:`Problem` (copies), so tests can assert on matrices without solving.
+
+Ownership: the engine owns its :class:`~stackik.model.kinematics.Kinematics` (Pinocchio
+``Data``), the constraints' collision state and every buffer; the robot is a shared
+description it never writes. One engine serves one thread at a time: concurrent calls
+are serialized by a lock.
+
+Imports: ``model``, ``tasks``, ``constraints``, ``sns`` and the package's helpers;
+nothing above (``ik``, the solver facade, ``control``, ``reach``) is imported here.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _validate
+from .constraints.base import Constraint
+from .constraints.limits import JointLimitsConstraint
+from .errors import InvalidInput, StackIKError, TaskNotFound
+from .model import Kinematics, RobotModel
+from .results import SolverStatus, VelocitySolverResult
+from .sns import DEFAULT_DAMPING, DEFAULT_TOLERANCE, SNSSolver, TaskSolveMode
+from .tasks.base import Task
+
+__all__ = ["Problem", "VelocityEngine"]
+
+#: Name of the joint-limit constraint every engine has.
+JOINT_LIMITS = "joint_limits"
+
+
+@dataclass
+class Problem:
+    """The stacked problem of one step, as handed to the SNS core.
+
+    Attributes:
+        levels: ``(J_k, xdot_k)`` per priority level, highest first (views of
+            :attr:`J` and :attr:`xdot`).
+        level_tasks: Task names of each level.
+        modes: :class:`TaskSolveMode` of each level.
+        C: General constraint rows (p x nv).
+        lower: Lower bounds of ``C v`` (p).
+        upper: Upper bounds of ``C v`` (p).
+        box_lower: Joint velocity lower bounds (nv) [rad/s or m/s].
+        box_upper: Joint velocity upper bounds (nv) [rad/s or m/s].
+        constraint_slices: Row range of each constraint in ``C``, by name.
+        J: All levels' rows stacked (rows x nv), rows scaled by ``sqrt(weight)``.
+        xdot: All levels' task velocities stacked.
+        offsets: Row offset of each level in :attr:`J` (levels + 1).
+    """
+
+    levels: list[tuple[np.ndarray, np.ndarray]]
+    level_tasks: list[list[str]]
+    modes: list[TaskSolveMode]
+    C: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    box_lower: np.ndarray
+    box_upper: np.ndarray
+    constraint_slices: dict[str, slice] = field(default_factory=dict)
+    J: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    xdot: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    offsets: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+
+    def copy(self) -> Problem:
+        """A deep copy (the engine's buffers are reused by the next step)."""
+        J, x = self.J.copy(), self.xdot.copy()
+        offs = self.offsets
+        levels = [
+            (J[offs[k] : offs[k + 1]], x[offs[k] : offs[k + 1]]) for k in range(len(offs) - 1)
+        ]
+        return Problem(
+            levels,
+            [list(t) for t in self.level_tasks],
+            list(self.modes),
+            self.C.copy(),
+            self.lower.copy(),
+            self.upper.copy(),
+            self.box_lower.copy(),
+            self.box_upper.copy(),
+            dict(self.constraint_slices),
+            J,
+            x,
+            offs.copy(),
+        )
+
+
+class _Layout:
+    """Where each active task writes: priority levels and row ranges of the buffers."""
+
+    def __init__(self, tasks: list[Task], nv: int) -> None:
+        groups: dict[int, list[Task]] = {}
+        for t in tasks:
+            if t.active:
+                groups.setdefault(t.priority, []).append(t)
+        self.level_tasks: list[list[str]] = []
+        self.modes: list[TaskSolveMode] = []
+        offsets = [0]
+        placed: list[tuple[Task, int, int]] = []
+        row = 0
+        for p in sorted(groups):
+            group = groups[p]
+            mixed = {t.solve_mode for t in group}
+            if len(mixed) > 1:
+                raise InvalidInput(
+                    f"tasks {[t.name for t in group]} share priority {p} but not a solve "
+                    f"mode ({sorted(m.name for m in mixed)}): one level has one mode"
+                )
+            for t in group:
+                placed.append((t, row, row + t.get_dimension()))
+                row += t.get_dimension()
+            offsets.append(row)
+            self.level_tasks.append([t.name for t in group])
+            self.modes.append(group[0].solve_mode)
+        rows = offsets[-1]
+        self.J = np.zeros((rows, nv))
+        self.xdot = np.zeros(rows)
+        self.offsets = np.array(offsets, dtype=np.int64)
+        self.mode_values = np.array([int(m) for m in self.modes], dtype=np.int64)
+        self.all_scale = all(m == TaskSolveMode.SCALE for m in self.modes)
+        self.writers = [(t, self.J[r0:r1], self.xdot[r0:r1]) for t, r0, r1 in placed]
+        self.levels = [
+            (self.J[offsets[k] : offsets[k + 1]], self.xdot[offsets[k] : offsets[k + 1]])
+            for k in range(len(offsets) - 1)
+        ]
+
+
+class VelocityEngine:
+    """One step of prioritized velocity IK on a robot, with its own data and buffers.
+
+    Args:
+        robot: The robot description (shared, read only).
+        dt: Control period [s] (> 0), used to turn position limits into velocity bounds.
+
+    Attributes:
+        robot: The robot description.
+        kinematics: The engine's own kinematics cache; starts at the robot's current
+            configuration.
+        lock: Re-entrant lock held by every step; layers that run several steps as one
+            operation (position IK) hold it for the whole operation.
+    """
+
+    def __init__(self, robot: RobotModel, dt: float = 0.01) -> None:
+        self.robot = robot
+        self.kinematics = Kinematics(robot, robot.kinematics.q)
+        self.dt = dt
+        self._tasks: dict[str, Task] = {}
+        self._constraints: dict[str, Constraint] = {}
+        self._ordered: list[Constraint] | None = None
+        self._damping = DEFAULT_DAMPING
+        self._tolerance = DEFAULT_TOLERANCE
+        self._max_iterations: int | None = None
+        self._joint_weights = np.ones(robot.nv)
+        self._timing = False
+        self._sns: SNSSolver | None = None
+        self._layout: _Layout | None = None
+        self._layout_key: tuple = ()
+        self._rows_C = np.zeros((0, robot.nv))
+        self._rows_lower = np.zeros(0)
+        self._rows_upper = np.zeros(0)
+        self._box_lower = np.empty(robot.nv)
+        self._box_upper = np.empty(robot.nv)
+        self._slices: dict[str, slice] = {}
+        self.lock = threading.RLock()
+        self.add_constraint(JointLimitsConstraint(JOINT_LIMITS, self.kinematics))
+
+    # -- settings ------------------------------------------------------------------------
+    @property
+    def dt(self) -> float:
+        """Control period [s]."""
+        return self._dt
+
+    @dt.setter
+    def dt(self, value: float) -> None:
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            v = float("nan")
+        if not (np.isfinite(v) and v > 0):
+            raise InvalidInput(f"dt must be positive and finite, got {value!r}")
+        self._dt = v
+
+    @property
+    def damping(self) -> float:
+        """Damping of near-singular directions of the pseudo-inverse (>= 0)."""
+        return self._damping
+
+    @damping.setter
+    def damping(self, value: float) -> None:
+        self._damping = _non_negative(value, "damping")
+        self._sns = None
+
+    @property
+    def tolerance(self) -> float:
+        """Singular-value threshold below which the pseudo-inverse is damped (>= 0)."""
+        return self._tolerance
+
+    @tolerance.setter
+    def tolerance(self, value: float) -> None:
+        self._tolerance = _non_negative(value, "tolerance")
+        self._sns = None
+
+    @property
+    def max_iterations(self) -> int | None:
+        """Cap on SNS saturation iterations per priority level (None: the default)."""
+        return self._max_iterations
+
+    @max_iterations.setter
+    def max_iterations(self, value: int) -> None:
+        if isinstance(value, bool) or int(value) != value or int(value) < 1:
+            raise InvalidInput(f"max_iter must be an integer >= 1, got {value!r}")
+        self._max_iterations = int(value)
+        self._sns = None
+
+    @property
+    def joint_weights(self) -> np.ndarray:
+        """Per-joint metric weights (size nv, > 0): a heavier joint moves less (a copy)."""
+        return self._joint_weights.copy()
+
+    @joint_weights.setter
+    def joint_weights(self, weights: object) -> None:
+        w = _validate.vector(weights, self.robot.nv, "joint weights")
+        if (w <= 0).any():
+            raise InvalidInput("joint weights must be > 0")
+        self._joint_weights = w
+        self._sns = None
+
+    @property
+    def timing(self) -> bool:
+        """Whether results carry the per-phase timing breakdown."""
+        return self._timing
+
+    @timing.setter
+    def timing(self, value: bool) -> None:
+        self._timing = bool(value)
+
+    @property
+    def joint_limits(self) -> JointLimitsConstraint:
+        """The joint-limit constraint (position/velocity limits, margin)."""
+        c = self._constraints[JOINT_LIMITS]
+        assert isinstance(c, JointLimitsConstraint)
+        return c
+
+    @contextmanager
+    def settings(self, **values: object) -> Iterator[None]:
+        """Temporarily change settings (``dt``, ``damping``, ``tolerance``, ...).
+
+        Every value is restored on exit, also on error.
+        """
+        saved = {k: getattr(self, k) for k in values}
+        try:
+            for k, v in values.items():
+                setattr(self, k, v)
+            yield
+        finally:
+            for k, v in saved.items():
+                setattr(self, k, v)
+
+    # -- tasks ---------------------------------------------------------------------------
+    @property
+    def tasks(self) -> list[Task]:
+        """Registered tasks in insertion order."""
+        return list(self._tasks.values())
+
+    def add_task(self, task: Task) -> Task:
+        """Register a task built on this engine's kinematics.
+
+        Raises:
+            InvalidInput: A task of that name exists, or the task reads another cache.
+        """
+        if task.name in self._tasks:
+            raise InvalidInput(f"a task named {task.name!r} already exists")
+        if task.kinematics is not self.kinematics:
+            raise InvalidInput(f"task {task.name!r} reads another kinematics cache")
+        self._tasks[task.name] = task
+        return task
+
+    def get_task(self, name: str) -> Task:
+        """The task of that name.
+
+        Raises:
+            TaskNotFound: Unknown name (the error lists the closest names).
+        """
+        try:
+            return self._tasks[name]
+        except (KeyError, TypeError):
+            raise TaskNotFound(str(name), self._tasks) from None
+
+    def has_task(self, name: str) -> bool:
+        """Whether a task of that name is registered."""
+        return name in self._tasks
+
+    def remove_task(self, name: str) -> None:
+        """Remove a task by name (TaskNotFound if absent)."""
+        self.get_task(name)
+        del self._tasks[name]
+
+    def clear_tasks(self) -> None:
+        """Remove every task."""
+        self._tasks.clear()
+
+    # -- constraints -----------------------------------------------------------------------
+    @property
+    def constraints(self) -> list[Constraint]:
+        """Registered constraints in stacking order (family order, then insertion)."""
+        if self._ordered is None:
+            items = list(self._constraints.values())
+            self._ordered = sorted(items, key=lambda c: (c.order, items.index(c)))
+        return list(self._ordered)
+
+    def add_constraint(self, constraint: Constraint, replace: bool = False) -> Constraint:
+        """Register a constraint built on this engine's kinematics.
+
+        Args:
+            constraint: The constraint.
+            replace: Replace a constraint of the same name instead of failing.
+
+        Raises:
+            InvalidInput: A constraint of that name exists (and not ``replace``), or it
+                reads another cache.
+        """
+        if constraint.kinematics is not self.kinematics:
+            raise InvalidInput(f"constraint {constraint.name!r} reads another kinematics cache")
+        if constraint.name in self._constraints and not replace:
+            raise InvalidInput(f"a constraint named {constraint.name!r} already exists")
+        self._constraints.pop(constraint.name, None)
+        self._constraints[constraint.name] = constraint
+        self._ordered = None
+        return constraint
+
+    def get_constraint(self, name: str) -> Constraint | None:
+        """The constraint of that name, or None."""
+        return self._constraints.get(name)
+
+    def remove_constraint(self, name: str) -> bool:
+        """Remove a constraint by name; return whether one was removed.
+
+        Raises:
+            InvalidInput: ``name`` is the joint-limit constraint (switch it off instead).
+        """
+        if name == JOINT_LIMITS:
+            raise InvalidInput("the joint limits cannot be removed; disable them instead")
+        self._ordered = None
+        return self._constraints.pop(name, None) is not None
+
+    def constraints_of(self, family: str) -> list[Constraint]:
+        """Registered constraints of one family, in stacking order."""
+        return [c for c in self.constraints if c.family == family]
+
+    def reset(self) -> None:
+        """Forget every constraint's step-to-step state (a new motion starts)."""
+        for c in self._constraints.values():
+            c.reset()
+
+    # -- building ------------------------------------------------------------------------
+    def update(self, q: object | None) -> None:
+        """Update the engine's kinematics at ``q`` (None or empty: keep the current one).
+
+        Raises:
+            ShapeError, NonFiniteInput, InvalidInput: Bad ``q``.
+        """
+        if q is not None and not (hasattr(q, "__len__") and len(q) == 0):  # type: ignore[arg-type]
+            self.kinematics.update(q)
+
+    def _current_layout(self) -> _Layout:
+        key = tuple((id(t), t.layout_version) for t in self._tasks.values())
+        if self._layout is None or key != self._layout_key:
+            self._layout = _Layout(list(self._tasks.values()), self.robot.nv)
+            self._layout_key = key
+        return self._layout
+
+    def _row_capacity(self, constraints: list[Constraint]) -> None:
+        cap = sum(c.max_rows() for c in constraints)
+        if cap > self._rows_C.shape[0]:
+            cap = max(cap, 2 * self._rows_C.shape[0])
+            self._rows_C = np.zeros((cap, self.robot.nv))
+            self._rows_lower = np.zeros(cap)
+            self._rows_upper = np.zeros(cap)
+
+    def _assemble(self, apply_limits: bool) -> tuple[_Layout, int]:
+        """Steps 2 and 3: task rows, box and constraint rows into the buffers."""
+        layout = self._current_layout()
+        for task, J, xdot in layout.writers:
+            task.write(J, xdot)
+        dt = self._dt
+        lo, hi = self._box_lower, self._box_upper
+        lo.fill(-np.inf)
+        hi.fill(np.inf)
+        active = [c for c in self.constraints if c.active and (apply_limits or not c.is_limit)]
+        for c in active:
+            c.tighten_box(dt, lo, hi)
+        self._row_capacity(active)
+        start = 0
+        self._slices = {}
+        for c in active:
+            cap = c.max_rows()
+            if cap == 0:
+                continue
+            end = start + cap
+            n = c.write(
+                dt,
+                self._rows_C[start:end],
+                self._rows_lower[start:end],
+                self._rows_upper[start:end],
+            )
+            self._slices[c.name] = slice(start, start + n)
+            start += n
+        return layout, start
+
+    def build_problem(self, q: object | None = None, apply_limits: bool = True) -> Problem:
+        """Assemble the stacked problem of one step without solving it (copies).
+
+        Args:
+            q: Configuration (size nq); the engine's current one when omitted or empty.
+            apply_limits: Include the joint position/velocity limit bounds.
+
+        Raises:
+            ShapeError, NonFiniteInput, InvalidInput: Bad ``q`` or task layout.
+        """
+        with self.lock:
+            self.update(q)
+            layout, p = self._assemble(apply_limits)
+            return self._problem(layout, p).copy()
+
+    def _problem(self, layout: _Layout, p: int) -> Problem:
+        return Problem(
+            layout.levels,
+            layout.level_tasks,
+            layout.modes,
+            self._rows_C[:p],
+            self._rows_lower[:p],
+            self._rows_upper[:p],
+            self._box_lower,
+            self._box_upper,
+            self._slices,
+            layout.J,
+            layout.xdot,
+            layout.offsets,
+        )
+
+    # -- solving ---------------------------------------------------------------------------
+    def _solver(self) -> SNSSolver:
+        if self._sns is None:
+            self._sns = SNSSolver(
+                self.robot.nv,
+                joint_weights=self._joint_weights,
+                damping=self._damping,
+                tolerance=self._tolerance,
+                max_iterations=self._max_iterations,
+            )
+        return self._sns
+
+    def solve(self, q: object | None = None, apply_limits: bool = True) -> VelocitySolverResult:
+        """One velocity step.
+
+        Args:
+            q: Configuration (size nq); the engine's current one when omitted or empty.
+            apply_limits: Include the joint position/velocity limit bounds.
+
+        Returns:
+            The :class:`VelocitySolverResult`; ``solution`` is the joint velocity ``dq``
+            (size nv) [rad/s or m/s]. Bad input gives status INVALID_INPUT (never an
+            exception).
+        """
+        with self.lock:
+            t0 = time.perf_counter()
+            try:
+                self.update(q)
+                t1 = time.perf_counter()
+                layout, p = self._assemble(apply_limits)
+            except StackIKError as exc:
+                return self._invalid(str(exc), t0)
+            t2 = time.perf_counter()
+            result = self._run(layout, p)
+            t3 = time.perf_counter()
+            result.computation_time_ms = (t3 - t0) * 1e3
+            if self._timing:
+                result.timings = {
+                    "kinematics_ms": (t1 - t0) * 1e3,
+                    "problem_ms": (t2 - t1) * 1e3,
+                    "solve_ms": (t3 - t2) * 1e3,
+                }
+            return result
+
+    def _run(self, layout: _Layout, p: int) -> VelocitySolverResult:
+        sns = self._solver()
+        if not hasattr(sns, "solve_stacked"):  # TEMP until the sns package lands
+            return sns.solve(
+                [x for _, x in layout.levels],
+                [J for J, _ in layout.levels],
+                self._rows_C[:p],
+                self._rows_lower[:p],
+                self._rows_upper[:p],
+                box_lower=self._box_lower,
+                box_upper=self._box_upper,
+                modes=None if layout.all_scale else layout.modes,
+            )
+        return sns.solve_stacked(
+            layout.J,
+            layout.xdot,
+            layout.offsets,
+            None if layout.all_scale else layout.mode_values,
+            self._rows_C[:p],
+            self._rows_lower[:p],
+            self._rows_upper[:p],
+            self._box_lower,
+            self._box_upper,
+        )
+
+    def _invalid(self, message: str, t0: float) -> VelocitySolverResult:
+        nlev = len({t.priority for t in self._tasks.values() if t.active})
+        return VelocitySolverResult(
+            solution=np.zeros(self.robot.nv),
+            status=SolverStatus.INVALID_INPUT,
+            status_message=message,
+            task_scales=np.zeros(nlev),
+            task_errors=np.zeros(nlev),
+            computation_time_ms=(time.perf_counter() - t0) * 1e3,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"VelocityEngine(robot={self.robot!r}, tasks={list(self._tasks)}, "
+            f"constraints={list(self._constraints)}, dt={self._dt})"
+        )
+
+
+def _non_negative(value: object, what: str) -> float:
+    try:
+        v = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        v = float("nan")
+    if not (np.isfinite(v) and v >= 0):
+        raise InvalidInput(f"{what} must be finite and >= 0, got {value!r}")
+    return v

@@ -1,0 +1,166 @@
+"""Robot-level tests of candidate configurations: pose, limits, collision, user callback.
+
+Every configuration global IK returns passes these on the full
+:class:`~stackik.RobotModel`, exactly as the solver would see it:
+
+1. Pinocchio forward kinematics puts the frame within the tolerances of the target;
+2. the chain joints are inside their limits, shrunk by the solver's limit margin;
+3. when a collision constraint is configured, no watched pair is closer than its
+   ``min_distance`` (global value or per-pair override);
+4. the user's ``validate(q) -> bool`` accepts it.
+
+The checker computes in a :class:`Workspace` (a Pinocchio ``Data`` and a collision
+state) owned by its global-IK layer, never in the robot's or the engine's caches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from ..model import CollisionState, RobotModel
+from .chains import ChainSetup
+
+__all__ = ["POSE_SLACK", "CandidateChecker", "CollisionWatch", "Validator", "Workspace"]
+
+Validator = Callable[[np.ndarray], bool]
+
+#: Slack of the pose test of a candidate over the tolerance [m or rad] (compiled FK and
+#: Pinocchio's differ by rounding only).
+POSE_SLACK = 1e-9
+
+
+@dataclass
+class CollisionWatch:
+    """The pairs a collision check watches and their minimum distances.
+
+    Attributes:
+        pairs: Indices in the robot's active pair list.
+        thresholds: Minimum distance of each pair [m].
+    """
+
+    pairs: np.ndarray
+    thresholds: np.ndarray
+
+
+class Workspace:
+    """Scratch kinematics and collision state of one global-IK layer (rebuilt on change).
+
+    Args:
+        robot: The robot description.
+    """
+
+    def __init__(self, robot: RobotModel) -> None:
+        self._robot = robot
+        self._revision = -1
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        robot = self._robot
+        self._revision = robot.revision
+        self._data = robot.model.createData()
+        self._state = CollisionState(robot.collision) if robot.collision is not None else None
+
+    @property
+    def data(self) -> pin.Data:
+        """The scratch Pinocchio data."""
+        if self._revision != self._robot.revision:
+            self._rebuild()
+        return self._data
+
+    @property
+    def collision(self) -> CollisionState | None:
+        """The scratch collision state (None without collision geometry)."""
+        if self._revision != self._robot.revision:
+            self._rebuild()
+        return self._state
+
+    def frame_pose(self, q: np.ndarray, fid: int) -> pin.SE3:
+        """World pose of frame ``fid`` at ``q`` (a copy)."""
+        data = self.data
+        pin.framesForwardKinematics(self._robot.model, data, q)
+        return pin.SE3(data.oMf[fid])
+
+
+class CandidateChecker:
+    """Robot-level test of candidate configurations of one query.
+
+    Args:
+        robot: The robot description.
+        workspace: Scratch data of the calling layer.
+        setup: The query's chain setup.
+        target: World pose the frame must reach (None: no pose test).
+        tol_p: Position tolerance [m].
+        tol_o: Orientation tolerance [rad].
+        validate: The user's callback, or None.
+        watch: Pairs to check and their minimum distances, or None.
+    """
+
+    def __init__(
+        self,
+        robot: RobotModel,
+        workspace: Workspace,
+        setup: ChainSetup,
+        target: pin.SE3 | None,
+        tol_p: float,
+        tol_o: float,
+        validate: Validator | None,
+        watch: CollisionWatch | None,
+    ) -> None:
+        self.robot = robot
+        self.model = robot.model
+        self.workspace = workspace
+        self.setup = setup
+        self.target = target
+        self.tol_p = tol_p + POSE_SLACK
+        self.tol_o = tol_o + POSE_SLACK
+        self.validate = validate
+        self.watch = watch if watch is not None and watch.pairs.size else None
+
+    def pose_error(self, q: np.ndarray) -> tuple[float, float]:
+        """Position [m] and orientation [rad] error of the frame at ``q`` (Pinocchio FK)."""
+        T = self.workspace.frame_pose(q, self.setup.fid)
+        tgt = self.target
+        assert tgt is not None
+        ep = float(np.linalg.norm(tgt.translation - T.translation))
+        eo = float(np.linalg.norm(pin.log3(tgt.rotation @ T.rotation.T)))
+        return ep, eo
+
+    def limits_ok(self, qc: np.ndarray) -> bool:
+        """Chain joints inside the effective (margin, locks) and the model's limits."""
+        s = self.setup
+        return bool((qc >= s.check_lower).all() and (qc <= s.check_upper).all())
+
+    def collision_ok(self, q: np.ndarray) -> bool:
+        """No watched pair below its minimum distance (True without a constraint)."""
+        watch = self.watch
+        state = self.workspace.collision
+        if watch is None or state is None:
+            return True
+        data = self.workspace.data
+        pin.forwardKinematics(self.model, data, q)
+        state.update_placements(data)
+        for k, threshold in zip(watch.pairs, watch.thresholds, strict=True):
+            if state.distance(int(k)).min_distance < threshold:
+                return False
+        return True
+
+    def reason(self, q: np.ndarray, qc: np.ndarray, check_pose: bool = True) -> str:
+        """``""`` when ``q`` passes every test, else the first failed test's name.
+
+        Names: ``"pose"``, ``"limits"``, ``"collision"``, ``"validation"``.
+        """
+        if check_pose:
+            ep, eo = self.pose_error(q)
+            if not (ep <= self.tol_p and eo <= self.tol_o):
+                return "pose"
+        if not self.limits_ok(qc):
+            return "limits"
+        if not self.collision_ok(q):
+            return "collision"
+        if self.validate is not None and not bool(self.validate(q.copy())):
+            return "validation"
+        return ""

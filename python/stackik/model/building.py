@@ -1,0 +1,209 @@
+"""From URDF text to Pinocchio models: build, reduce, default limits, mimic ranges.
+
+:func:`build` is the whole construction of a robot description; :class:`RobotModel`
+calls it once. Everything here runs at configuration time and raises typed errors.
+"""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+from ..errors import InvalidInput, JointNotFound, MalformedDescription
+from . import loading
+from .collision import convexify
+from .joints import JointKind, joint_table
+
+#: Velocity limit used where the URDF gives none [rad/s or m/s].
+DEFAULT_VELOCITY_LIMIT = 2.0
+#: Effort limit used where the URDF gives none [N m or N].
+DEFAULT_EFFORT_LIMIT = 100.0
+#: Acceleration limit used for every joint until set [rad/s^2 or m/s^2] (URDF has none).
+DEFAULT_ACCELERATION_LIMIT = 10.0
+
+#: Magnitude from which a Pinocchio position limit counts as unbounded.
+UNBOUNDED = 1e10
+
+
+@dataclass
+class Built:
+    """The Pinocchio objects of one description.
+
+    Attributes:
+        model: Kinematic and inertial model (limits defaulted, mimic ranges applied).
+        visual: Visual geometry, or None when not loaded.
+        collision: Collision geometry (convexified unless exact meshes were asked for),
+            or None when not loaded.
+        mimic: ``(follower, multiplier, offset, leader q index)`` of each mimic joint.
+    """
+
+    model: pin.Model
+    visual: pin.GeometryModel | None
+    collision: pin.GeometryModel | None
+    mimic: list[tuple[str, float, float, int]] = field(default_factory=list)
+
+
+def build(
+    text: str,
+    source: str,
+    urdf_dir: Path | None,
+    actuated_joint_names: Sequence[str] | None,
+    floating_base: bool,
+    package_dirs: Sequence[str | os.PathLike[str]] | str | None,
+    load_visuals: bool,
+    load_collisions: bool,
+    exact_collision_meshes: bool,
+) -> Built:
+    """Build the Pinocchio models of a URDF description.
+
+    Raises:
+        MalformedDescription: Invalid XML or a description Pinocchio rejects.
+        MeshNotFound: A mesh could not be resolved.
+        JointNotFound, InvalidInput: Bad ``actuated_joint_names``.
+    """
+    root = loading.parse_xml(text, source)
+    if root.tag != "robot":
+        raise MalformedDescription(source, f"root element is <{root.tag}>, expected <robot>")
+    sections = [s for s, keep in (("visual", load_visuals), ("collision", load_collisions)) if keep]
+    loading.strip_sections(root, [s for s in ("visual", "collision") if s not in sections])
+    loading.resolve_mesh_paths(root, source, urdf_dir, package_dirs, sections)
+    xml = ET.tostring(root, encoding="unicode")
+    model, geoms = _pinocchio_models(xml, source, floating_base, sections)
+    if actuated_joint_names is not None:
+        model, geoms = reduce_model(model, geoms, actuated_joint_names)
+    col = geoms.get("collision")
+    if col is not None and not exact_collision_meshes:
+        convexify(col)
+    apply_default_limits(model, floating_base)
+    mimic = restrict_mimic_leaders(model, root, source)
+    return Built(model, geoms.get("visual"), col, mimic)
+
+
+def _pinocchio_models(
+    xml: str, source: str, floating_base: bool, sections: Sequence[str]
+) -> tuple[pin.Model, dict[str, pin.GeometryModel]]:
+    kinds = {"collision": pin.COLLISION, "visual": pin.VISUAL}
+    try:
+        if floating_base:
+            model = pin.buildModelFromXML(xml, pin.JointModelFreeFlyer(), "root_joint", mimic=True)
+        else:
+            model = pin.buildModelFromXML(xml, mimic=True)
+        geoms = {s: pin.buildGeomFromUrdfString(model, xml, kinds[s]) for s in sections}
+    except (RuntimeError, ValueError) as exc:
+        raise MalformedDescription(source, str(exc)) from exc
+    return model, geoms
+
+
+def _mimic_leaders(model: pin.Model) -> dict[str, str]:
+    """Follower name -> leader name of every mimic joint."""
+    table = joint_table(model)
+    by_q = {i.idx_q: i.name for i in table if i.nq > 0}
+    return {i.name: by_q[i.idx_q] for i in table if i.kind == JointKind.MIMIC}
+
+
+def reduce_model(
+    model: pin.Model, geoms: dict[str, pin.GeometryModel], names: Sequence[str]
+) -> tuple[pin.Model, dict[str, pin.GeometryModel]]:
+    """Lock every joint not in ``names`` at its neutral value (a reduced model).
+
+    A mimic follower is no variable: it stays coupled to its leader when the leader is
+    kept, and is locked with it otherwise (Pinocchio cannot lock a leader alone).
+
+    Raises:
+        InvalidInput: ``names`` is a string, or names a mimic follower.
+        JointNotFound: An unknown joint name.
+    """
+    if isinstance(names, str):
+        raise InvalidInput("actuated_joint_names must be a sequence of names, not a string")
+    joint_names = list(model.names)[1:]
+    leaders = _mimic_leaders(model)
+    for n in names:
+        if n not in joint_names:
+            raise JointNotFound(n, joint_names)
+        if n in leaders:
+            raise InvalidInput(
+                f"joint {n!r} mimics {leaders[n]!r} and is not a variable; name its leader"
+            )
+    keep = set(names) | {"root_joint"} | {f for f, lead in leaders.items() if lead in names}
+    lock = [model.getJointId(n) for n in joint_names if n not in keep]
+    q0 = pin.neutral(model)
+    keys = list(geoms)
+    if not keys:
+        return pin.buildReducedModel(model, lock, q0), geoms
+    reduced, reduced_geoms = pin.buildReducedModel(model, [geoms[k] for k in keys], lock, q0)
+    return reduced, dict(zip(keys, reduced_geoms, strict=True))
+
+
+def apply_default_limits(model: pin.Model, floating_base: bool) -> None:
+    """Say inf for unbounded positions; default missing velocity and effort limits.
+
+    Pinocchio marks "unbounded" with the largest double; inf is understood by every
+    consumer (samplers, velocity boxes). A free-flyer is not actuated: no velocity or
+    effort bound of its own here (the solver gives it a finite default bound).
+    """
+    lo, hi = model.lowerPositionLimit.copy(), model.upperPositionLimit.copy()
+    lo[lo <= -UNBOUNDED] = -np.inf
+    hi[hi >= UNBOUNDED] = np.inf
+    model.lowerPositionLimit, model.upperPositionLimit = lo, hi
+    vel = np.array(model.velocityLimit, dtype=float)
+    vel[~np.isfinite(vel) | (vel <= 0)] = DEFAULT_VELOCITY_LIMIT
+    eff = np.array(model.effortLimit, dtype=float)
+    eff[~np.isfinite(eff) | (eff <= 0)] = DEFAULT_EFFORT_LIMIT
+    if floating_base:
+        vel[:6] = np.inf
+        eff[:6] = np.inf
+    model.velocityLimit = vel
+    model.effortLimit = eff
+
+
+def _urdf_mimic_limits(root: ET.Element) -> dict[str, tuple[float, float]]:
+    out = {}
+    for joint in root.iter("joint"):
+        limit = joint.find("limit")
+        if joint.find("mimic") is not None and limit is not None:
+            if joint.get("type") != "continuous":
+                out[str(joint.get("name"))] = (
+                    float(limit.get("lower", "-inf")),
+                    float(limit.get("upper", "inf")),
+                )
+    return out
+
+
+def restrict_mimic_leaders(
+    model: pin.Model, root: ET.Element, source: str
+) -> list[tuple[str, float, float, int]]:
+    """Shrink each leader joint's range so its mimic followers stay inside their limits.
+
+    A follower obeys ``q_f = multiplier * q_l + offset``; both joints' ranges must hold,
+    so the leader's range is intersected with the follower's mapped back through it.
+
+    Returns:
+        ``(follower, multiplier, offset, leader q index)`` of every mimic joint.
+
+    Raises:
+        MalformedDescription: No leader value keeps a follower inside its limits.
+    """
+    urdf_limits = _urdf_mimic_limits(root)
+    lo, hi = model.lowerPositionLimit.copy(), model.upperPositionLimit.copy()
+    mimic = []
+    for info in joint_table(model):
+        if info.kind != JointKind.MIMIC:
+            continue
+        name, mult, off, iq = info.name, info.mimic_scaling, info.mimic_offset, info.idx_q
+        mimic.append((name, mult, off, iq))
+        if name in urdf_limits and mult != 0.0:
+            a, b = ((v - off) / mult for v in urdf_limits[name])
+            lo[iq] = max(lo[iq], min(a, b))
+            hi[iq] = min(hi[iq], max(a, b))
+            if lo[iq] > hi[iq]:
+                raise MalformedDescription(
+                    source, f"mimic joint {name!r}: no leader value keeps both in limits"
+                )
+    model.lowerPositionLimit, model.upperPositionLimit = lo, hi
+    return mimic

@@ -1,0 +1,191 @@
+"""Kinematics: one owner's kinematics cache over its own Pinocchio ``Data``.
+
+A :class:`~stackik.RobotModel` is a shareable description. Whoever computes with it
+owns a :class:`Kinematics`: the robot keeps one for its own convenience methods
+(``update_kinematics``, ``get_frame_pose``, ...), and every solver owns another, so
+solvers on one robot never see each other's configuration and may run in parallel
+threads.
+
+One :meth:`Kinematics.update` is one Pinocchio pass: joint placements, joint Jacobians
+(``data.J``, world frame) and frame placements (``data.oMf``); with a velocity also the
+joint velocities. The centre of mass is computed on first request, once per update.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pinocchio as pin
+
+from ..errors import InvalidInput
+
+if TYPE_CHECKING:
+    from .robot import RobotModel
+
+__all__ = ["Kinematics", "as_kinematics"]
+
+
+class Kinematics:
+    """A kinematics cache: a Pinocchio ``Data`` and the configuration it was computed at.
+
+    Args:
+        robot: The robot description.
+        q: Start configuration (size nq); the robot's neutral configuration when omitted.
+            Trusted: pass a configuration checked by
+            :meth:`~stackik.RobotModel.check_configuration`.
+
+    Attributes:
+        robot: The robot description (shared, never written).
+        version: Incremented by every update; caches keyed on it stay valid until the
+            next update.
+    """
+
+    def __init__(self, robot: RobotModel, q: np.ndarray | None = None) -> None:
+        self.robot = robot
+        self._revision = -1
+        self._q = robot.neutral_configuration() if q is None else np.array(q, dtype=float)
+        self._zero_v = np.zeros(robot.nv)
+        self._zero_v.flags.writeable = False  # shared by every update without a velocity
+        self._v = self._zero_v
+        self._moving = False
+        self.version = 0
+        self._rebuild()
+
+    # -- state ---------------------------------------------------------------------------
+    def _rebuild(self) -> None:
+        """(Re)create the Data when the description changed (frames added, base moved)."""
+        self._revision = self.robot.revision
+        self._model = self.robot.model
+        self._data = self._model.createData()
+        self._refresh()
+
+    @property
+    def model(self) -> pin.Model:
+        """The Pinocchio model (the robot's; shared, read only)."""
+        return self._model
+
+    @property
+    def data(self) -> pin.Data:
+        """The Pinocchio data of this cache (owned: only this cache writes it)."""
+        if self._revision != self.robot.revision:
+            self._rebuild()
+        return self._data
+
+    @property
+    def q(self) -> np.ndarray:
+        """Configuration of the last update (read only view) [rad or m]."""
+        return self._q
+
+    @property
+    def v(self) -> np.ndarray:
+        """Velocity of the last update (zero when none was given) [rad/s or m/s]."""
+        return self._v
+
+    # -- updates -------------------------------------------------------------------------
+    def update(self, q: object, v: object | None = None) -> None:
+        """Check and set q (and optionally v), then run one Pinocchio pass.
+
+        Raises:
+            ShapeError, NonFiniteInput, InvalidInput: Bad q or v (nothing is changed).
+        """
+        qv = self.robot.check_configuration(q)
+        if v is None or (hasattr(v, "__len__") and len(v) == 0):  # type: ignore[arg-type]
+            self.set_unchecked(qv, None)
+        else:
+            self.set_unchecked(qv, self.robot.check_velocity(v))
+
+    def set_unchecked(self, q: np.ndarray, v: np.ndarray | None = None) -> None:
+        """Set a configuration already checked (and normalized) and run one Pinocchio pass.
+
+        The arrays are copied.
+        """
+        self._q = np.array(q, dtype=float)
+        self._q.flags.writeable = False
+        if v is None:
+            self._v, self._moving = self._zero_v, False
+        else:
+            self._v = np.array(v, dtype=float)
+            self._v.flags.writeable = False
+            self._moving = bool(self._v.any())
+        if self._revision != self.robot.revision:
+            self._rebuild()
+        else:
+            self._refresh()
+
+    def _refresh(self) -> None:
+        m, d = self._model, self._data
+        if self._moving:
+            pin.forwardKinematics(m, d, self._q, self._v)
+            pin.computeJointJacobians(m, d)
+        else:
+            pin.computeJointJacobians(m, d, self._q)
+        pin.updateFramePlacements(m, d)
+        self._com_version = -1
+        self.version += 1
+
+    # -- frames --------------------------------------------------------------------------
+    def frame_placement(self, frame_id: int) -> pin.SE3:
+        """``T_world_frame`` of a frame by Pinocchio index (a reference into the Data)."""
+        return self.data.oMf[frame_id]
+
+    def frame_pose(self, frame_name: str) -> pin.SE3:
+        """World pose ``T_world_frame`` of a named frame (a copy)."""
+        return pin.SE3(self.data.oMf[self.robot.get_frame_id(frame_name)])
+
+    def frame_jacobian(
+        self, frame_id: int, reference_frame: pin.ReferenceFrame = pin.LOCAL_WORLD_ALIGNED
+    ) -> np.ndarray:
+        """6 x nv frame Jacobian ``[linear; angular]`` (a new array)."""
+        if self._model.nv == 0:  # nothing moves; Pinocchio refuses an empty Jacobian
+            return np.zeros((6, 0))
+        return pin.getFrameJacobian(self._model, self.data, frame_id, reference_frame)
+
+    def joint_jacobian(
+        self, joint_id: int, reference_frame: pin.ReferenceFrame = pin.LOCAL_WORLD_ALIGNED
+    ) -> np.ndarray:
+        """6 x nv Jacobian of a joint frame by Pinocchio index (a new array)."""
+        return pin.getJointJacobian(self._model, self.data, joint_id, reference_frame)
+
+    # -- centre of mass --------------------------------------------------------------------
+    def _ensure_com(self) -> None:
+        if self._com_version != self.version:
+            pin.jacobianCenterOfMass(self._model, self.data, False)
+            self._com_version = self.version
+
+    @property
+    def com(self) -> np.ndarray:
+        """World position of the centre of mass [m] (a view, valid until the next update)."""
+        self._ensure_com()
+        return self._data.com[0]
+
+    @property
+    def com_jacobian(self) -> np.ndarray:
+        """3 x nv CoM Jacobian in world axes (a view, valid until the next update)."""
+        self._ensure_com()
+        return self._data.Jcom
+
+    def com_velocity(self) -> np.ndarray:
+        """``J_com v`` for the velocity of the last update [m/s]."""
+        return self.com_jacobian @ self._v
+
+    def __repr__(self) -> str:
+        return f"Kinematics({self.robot!r}, version={self.version})"
+
+
+def as_kinematics(source: object) -> Kinematics:
+    """The kinematics cache a task or constraint reads.
+
+    A :class:`Kinematics` is used as it is; a :class:`~stackik.RobotModel` stands for its
+    own cache (``robot.kinematics``), which is what a task or constraint built outside a
+    solver reads.
+
+    Raises:
+        InvalidInput: Neither.
+    """
+    if isinstance(source, Kinematics):
+        return source
+    kin = getattr(source, "kinematics", None)
+    if isinstance(kin, Kinematics):
+        return kin
+    raise InvalidInput(f"expected a RobotModel or a Kinematics cache, got {type(source).__name__}")
