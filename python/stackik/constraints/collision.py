@@ -134,31 +134,67 @@ class CollisionConstraint(Constraint):
         col = self._robot.collision
         if col is None:
             raise InvalidInput("the robot has no collision geometry")
-        if not min_distance >= 0:
-            raise InvalidInput(f"min_distance must be >= 0, got {min_distance}")
-        if int(max_constraints) < 1:
-            raise InvalidInput(f"max_constraints must be >= 1, got {max_constraints}")
-        if not 0.0 < gain <= 1.0:
-            raise InvalidInput(f"gain must be in (0, 1], got {gain}")
-        if not activation_margin >= 0:
-            raise InvalidInput(f"activation_margin must be >= 0, got {activation_margin}")
-        if not patch_tolerance >= 0:
-            raise InvalidInput(f"patch_tolerance must be >= 0, got {patch_tolerance}")
-        self.patch_tolerance = float(patch_tolerance)
-        if not recovery_deadband >= 0:
-            raise InvalidInput(f"recovery_deadband must be >= 0, got {recovery_deadband}")
-        self.recovery_deadband = float(recovery_deadband)
+        self._configure(
+            min_distance,
+            max_constraints,
+            gain,
+            activation_margin,
+            patch_tolerance,
+            recovery_deadband,
+        )
+        self.nearest_points_all_pairs = bool(nearest_points_all_pairs)
+        self._col = col
+        self._state = CollisionState(col)
+        self._gm = col.geom_model
+        self._select_pairs(include_pairs, exclude_pairs)
+        self._bounding_geometry()
+        self._index_levers()
+        self._reset_motion()
+        cap = self.max_rows()
+        self._row_geoms = np.empty((cap, 2), dtype=np.int64)
+        self._row_points = np.empty((cap, 3))
+        self._row_normals = np.empty((cap, 3))
+        self.exact_queries = 0
+        self.last_distances = np.zeros(0)
+        self.last_pairs: list[int] = []
+        self.last_row_geometries = self._row_geoms[:0]
+        self.last_row_points = self._row_points[:0]
+        self.last_row_normals = self._row_normals[:0]
+
+    def _configure(
+        self,
+        min_distance: float,
+        max_constraints: int,
+        gain: float,
+        activation_margin: float,
+        patch_tolerance: float,
+        recovery_deadband: float,
+    ) -> None:
+        """Check and store the settings (typed errors at configuration time)."""
+        checks = (
+            (min_distance >= 0, f"min_distance must be >= 0, got {min_distance}"),
+            (int(max_constraints) >= 1, f"max_constraints must be >= 1, got {max_constraints}"),
+            (0.0 < gain <= 1.0, f"gain must be in (0, 1], got {gain}"),
+            (activation_margin >= 0, f"activation_margin must be >= 0, got {activation_margin}"),
+            (patch_tolerance >= 0, f"patch_tolerance must be >= 0, got {patch_tolerance}"),
+            (recovery_deadband >= 0, f"recovery_deadband must be >= 0, got {recovery_deadband}"),
+        )
+        for ok, message in checks:
+            if not ok:  # also catches NaN: every comparison with NaN is False
+                raise InvalidInput(message)
         self.min_distance = float(min_distance)
         self.max_constraints = int(max_constraints)
         self.gain = float(gain)
         self.activation_margin = float(activation_margin)
-        self.nearest_points_all_pairs = bool(nearest_points_all_pairs)
-        self._col = col
-        self._state = CollisionState(col)
-        gm = col.geom_model
-        self._gm = gm
-        objs = gm.geometryObjects
-        all_pairs = [(cp.first, cp.second) for cp in gm.collisionPairs]
+        self.patch_tolerance = float(patch_tolerance)
+        self.recovery_deadband = float(recovery_deadband)
+
+    def _select_pairs(
+        self, include_pairs: Sequence[tuple[str, str]], exclude_pairs: Sequence[tuple[str, str]]
+    ) -> None:
+        """The watched pairs: the included ones (all active when empty) minus the excluded."""
+        col = self._col
+        all_pairs = [(cp.first, cp.second) for cp in self._gm.collisionPairs]
         index = {p: k for k, p in enumerate(all_pairs)}
 
         def expand(pairs: Sequence[tuple[str, str]]) -> set[int]:
@@ -178,7 +214,10 @@ class CollisionConstraint(Constraint):
         self._second = np.array([all_pairs[k][1] for k in self._pairs], dtype=int)
         self._pair_min = np.full(len(self._pairs), self.min_distance)
         self._pending: dict[int, float] = {}
-        # Bounding spheres: centre in the geometry frame and radius [m].
+
+    def _bounding_geometry(self) -> None:
+        """Bounding spheres (centre in the geometry frame, radius) and support points [m]."""
+        objs = self._gm.geometryObjects
         centers, radii, support, support_radius = [], [], [], []
         for o in objs:
             g = o.geometry
@@ -193,30 +232,15 @@ class CollisionConstraint(Constraint):
             [o.placement.act(c) for o, c in zip(objs, self._centers_geom, strict=True)]
         ).reshape(-1, 3)
         self._radii = np.array(radii)
-        self._support_local = support
-        self._support_radius = support_radius
         self._sup_points = (
             np.vstack([pts.reshape(-1, 3) for pts in support]) if support else np.zeros((0, 3))
         )
-        self._sup_offset = np.concatenate([[0], np.cumsum([len(pts) for pts in support])]).astype(
-            np.int64
-        )
+        counts = [len(pts) for pts in support]
+        self._sup_offset = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         self._sup_radius = np.array(support_radius, dtype=float)
         self._rot = np.zeros((len(objs), 3, 3))
         self._trans = np.zeros((len(objs), 3))
         self._joint_of = np.array([o.parentJoint for o in objs], dtype=int)
-        self._index_levers()
-        self._reset_motion()
-        cap = self.max_rows()
-        self._row_geoms = np.empty((cap, 2), dtype=np.int64)
-        self._row_points = np.empty((cap, 3))
-        self._row_normals = np.empty((cap, 3))
-        self.exact_queries = 0
-        self.last_distances = np.zeros(0)
-        self.last_pairs: list[int] = []
-        self.last_row_geometries = self._row_geoms[:0]
-        self.last_row_points = self._row_points[:0]
-        self.last_row_normals = self._row_normals[:0]
 
     @property
     def state(self) -> CollisionState:

@@ -3,7 +3,7 @@
 The constrained coordinates are ``x = [p_ab ; phi_ab]`` with ``T_ab = T_a^-1 T_b``,
 ``p_ab`` its translation (frame a axes) [m] and ``phi_ab = log3(R_ref^T R_ab)`` [rad],
 the rotation away from a reference ``R_ref`` (identity by default). Their exact rates
-are ``J_p v`` (see :func:`stackik.tasks.relative.relative_pose_jacobian`) and
+are ``J_p v`` (see :meth:`stackik.model.Kinematics.relative_pose_jacobian`) and
 ``dphi/dt = Jlog3(R_ref^T R_ab) R_ab^T w_ab`` with ``w_ab`` the spatial angular velocity
 of ``R_ab``. The rotation vector wraps at pi and its rate is singular there, so frames
 whose relative rotation is near pi (mirrored frames of a dual arm) should bound the
@@ -24,7 +24,6 @@ from .. import _validate
 from ..errors import InvalidInput
 from ..model import Kinematics, RobotModel
 from ..spatial import check_rotation
-from ..tasks.relative import relative_pose_jacobian
 from .base import Constraint, register_constraint
 from .linear import _axis_mask
 
@@ -90,7 +89,7 @@ class RelativePoseConstraint(Constraint):
 
     def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """Damper rows on the masked axes."""
-        Tab, J = relative_pose_jacobian(self._kin, self._fa, self._fb)
+        Tab, J = self._kin.relative_pose_jacobian(self._fa, self._fb)
         Re = self.reference_rotation.T @ Tab.rotation
         # R_ref is constant: R_e's body angular velocity is R_ab's, R_ab^T w_ab.
         J[3:] = pin.Jlog3(Re) @ Tab.rotation.T @ J[3:]

@@ -147,6 +147,24 @@ class Kinematics:
         """6 x nv Jacobian of a joint frame by Pinocchio index (a new array)."""
         return pin.getJointJacobian(self._model, self.data, joint_id, reference_frame)
 
+    def relative_pose_jacobian(self, fa: int, fb: int) -> tuple[pin.SE3, np.ndarray]:
+        """``T_ab = T_a^-1 T_b`` and its 6 x nv Jacobian (rows in frame a's axes).
+
+        With ``d = p_b - p_a`` and world-aligned frame Jacobians ``[J_v; J_w]``:
+        ``J_p = R_a^T (J_v,b - J_v,a + [d]x J_w,a)`` and ``J_r = R_a^T (J_w,b - J_w,a)``;
+        the angular rows map v to the spatial angular velocity of ``R_ab``.
+        """
+        Ta, Tb = self.frame_placement(fa), self.frame_placement(fb)
+        Ja = self.frame_jacobian(fa, pin.LOCAL_WORLD_ALIGNED)
+        Jb = self.frame_jacobian(fb, pin.LOCAL_WORLD_ALIGNED)
+        RaT = Ta.rotation.T
+        d = Tb.translation - Ta.translation
+        skew = np.array([[0.0, -d[2], d[1]], [d[2], 0.0, -d[0]], [-d[1], d[0], 0.0]])
+        J = np.empty((6, self._model.nv))
+        J[:3] = RaT @ (Jb[:3] - Ja[:3] + skew @ Ja[3:])
+        J[3:] = RaT @ (Jb[3:] - Ja[3:])
+        return Ta.actInv(Tb), J
+
     # -- centre of mass --------------------------------------------------------------------
     def _ensure_com(self) -> None:
         if self._com_version != self.version:

@@ -27,26 +27,6 @@ from ..spatial import as_se3
 from .base import Task, TaskType, register_task
 
 
-def _skew(v: np.ndarray) -> np.ndarray:
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
-
-
-def relative_pose_jacobian(kin: Kinematics, fa: int, fb: int) -> tuple[pin.SE3, np.ndarray]:
-    """``T_ab = T_a^-1 T_b`` and its 6 x nv Jacobian (rows in frame a's axes).
-
-    The angular rows map v to the spatial angular velocity of ``R_ab``, i.e.
-    ``R_a^T (w_b - w_a)``.
-    """
-    Ta, Tb = kin.frame_placement(fa), kin.frame_placement(fb)
-    Ja = kin.frame_jacobian(fa, pin.LOCAL_WORLD_ALIGNED)
-    Jb = kin.frame_jacobian(fb, pin.LOCAL_WORLD_ALIGNED)
-    RaT = Ta.rotation.T
-    J = np.empty((6, kin.model.nv))
-    J[:3] = RaT @ (Jb[:3] - Ja[:3] + _skew(Tb.translation - Ta.translation) @ Ja[3:])
-    J[3:] = RaT @ (Jb[3:] - Ja[3:])
-    return Ta.actInv(Tb), J
-
-
 class _PairTask(Task):
     def __init__(
         self, name: str, kinematics: Kinematics | RobotModel, frame_a: str, frame_b: str
@@ -108,7 +88,7 @@ class RelativeFrameTask(_PairTask):
         return kin.frame_placement(self._fa).actInv(kin.frame_placement(self._fb))
 
     def _compute(self, J: np.ndarray, error: np.ndarray) -> None:
-        Tab, J[:] = relative_pose_jacobian(self._kin, self._fa, self._fb)
+        Tab, J[:] = self._kin.relative_pose_jacobian(self._fa, self._fb)
         error[:3] = self._target.translation - Tab.translation
         error[3:] = pin.log3(self._target.rotation @ Tab.rotation.T)
 
