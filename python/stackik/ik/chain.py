@@ -34,6 +34,7 @@ import pinocchio as pin
 
 from .. import _validate
 from ..errors import FrameNotFound, InvalidInput
+from ..model.joints import JointKind, classify
 from ..spatial import ROTATION_TOLERANCE, as_se3, check_pose_stack, check_rotation
 from . import chain_kernels as _ck
 from .chain_kernels import (
@@ -72,20 +73,6 @@ if TYPE_CHECKING:
     from ..model.robot import RobotModel
 
 __all__ = ["ChainIKResult", "SerialChain"]
-
-_REVOLUTE_KINDS = (
-    "JointModelRX",
-    "JointModelRY",
-    "JointModelRZ",
-    "JointModelRevoluteUnaligned",
-)
-_PRISMATIC_KINDS = ("JointModelPX", "JointModelPY", "JointModelPZ", "JointModelPrismaticUnaligned")
-_CONTINUOUS_KINDS = (
-    "JointModelRUBX",
-    "JointModelRUBY",
-    "JointModelRUBZ",
-    "JointModelRevoluteUnboundedUnaligned",
-)
 
 #: Magnitude from which a Pinocchio position limit counts as unbounded.
 _UNBOUNDED = 1e10
@@ -172,7 +159,7 @@ class SerialChain:
         self.idx_q = np.array([model.joints[j].idx_q for j in joint_ids], dtype=np.int64)
         self.idx_v = np.array([model.joints[j].idx_v for j in joint_ids], dtype=np.int64)
         self.continuous = np.array(
-            [model.joints[j].shortname() in _CONTINUOUS_KINDS for j in joint_ids], dtype=bool
+            [classify(model.joints[j]) == JointKind.CONTINUOUS for j in joint_ids], dtype=bool
         )
         self._F = np.ascontiguousarray(placements, dtype=float)
         self._P = np.ascontiguousarray(table, dtype=float)
@@ -233,15 +220,15 @@ class SerialChain:
         q_neutral = pin.neutral(model)
         for i, jid in enumerate(joint_ids):
             jm = model.joints[jid]
-            kind = jm.shortname()
+            kind = classify(jm)
             name = model.names[jid]
-            if kind in _REVOLUTE_KINDS or kind in _CONTINUOUS_KINDS:
+            if kind.is_rotation:
                 code = REVOLUTE
-            elif kind in _PRISMATIC_KINDS:
+            elif kind == JointKind.PRISMATIC:
                 code = PRISMATIC
             else:
                 raise InvalidInput(
-                    f"joint {name!r} on the chain to {tip_frame!r} has type {kind}; only "
+                    f"joint {name!r} on the chain to {tip_frame!r} is of kind {kind}; only "
                     "revolute, prismatic and continuous joints are supported"
                 )
             M = prev * model.jointPlacements[jid]
@@ -254,7 +241,7 @@ class SerialChain:
             F[i] = _placement_row(M)
             P[i, 0:3] = axis
             P[i, P_KIND] = code
-            if kind in _CONTINUOUS_KINDS:
+            if kind == JointKind.CONTINUOUS:
                 lo, hi = -np.inf, np.inf
             else:
                 lo = float(model.lowerPositionLimit[jm.idx_q])
