@@ -51,6 +51,7 @@ from .chain_kernels import (
     IST_RNG,
     IST_STATUS,
     IST_WINDOW,
+    P_AXIS,
     P_COLS,
     P_HI,
     P_KIND,
@@ -195,68 +196,16 @@ class SerialChain:
         """
         if not isinstance(model, pin.Model):
             raise InvalidInput(f"model must be a pinocchio.Model, got {type(model).__name__}")
-        tip_id = _frame_id(model, tip_frame)
-        tip = model.frames[tip_id]
-        support = list(model.supports[tip.parentJoint])  # universe ... tip joint
-        if base_frame is None:
-            base_joint = 0
-            M_joint_base = pin.SE3.Identity()
-        else:
-            base = model.frames[_frame_id(model, base_frame)]
-            base_joint = base.parentJoint
-            if base_joint not in support:
-                raise InvalidInput(
-                    f"base frame {base_frame!r} is not on the path from the world to "
-                    f"{tip_frame!r} (its joint {model.names[base_joint]!r} does not support it)"
-                )
-            M_joint_base = pin.SE3(base.placement)
-        joint_ids = support[support.index(base_joint) + 1 :]
-        if not joint_ids:
-            raise InvalidInput(f"no joint between {base_frame or 'the world'!r} and {tip_frame!r}")
+        tip, joint_ids, M_joint_base = _chain_path(model, tip_frame, base_frame)
         n = len(joint_ids)
         F = np.zeros((n + 1, F_COLS))
         P = np.zeros((n, P_COLS))
-        prev = M_joint_base.inverse()
+        prev = M_joint_base.inverse()  # the first joint's placement is relative to the base
         q_neutral = pin.neutral(model)
         for i, jid in enumerate(joint_ids):
-            jm = model.joints[jid]
-            kind = classify(jm)
-            name = model.names[jid]
-            if kind.is_rotation:
-                code = REVOLUTE
-            elif kind == JointKind.PRISMATIC:
-                code = PRISMATIC
-            else:
-                raise InvalidInput(
-                    f"joint {name!r} on the chain to {tip_frame!r} is of kind {kind}; only "
-                    "revolute, prismatic and continuous joints are supported"
-                )
-            M = prev * model.jointPlacements[jid]
+            P[i] = _joint_row(model, jid, q_neutral, tip_frame)
+            F[i] = _placement_row(prev * model.jointPlacements[jid])
             prev = pin.SE3.Identity()
-            jd = jm.createData()
-            jm.calc(jd, q_neutral)
-            S = np.asarray(jd.S).reshape(6)
-            axis = S[3:] if code == REVOLUTE else S[:3]
-            axis = axis / np.linalg.norm(axis)
-            F[i] = _placement_row(M)
-            P[i, 0:3] = axis
-            P[i, P_KIND] = code
-            if kind == JointKind.CONTINUOUS:
-                lo, hi = -np.inf, np.inf
-            else:
-                lo = float(model.lowerPositionLimit[jm.idx_q])
-                hi = float(model.upperPositionLimit[jm.idx_q])
-                lo = -np.inf if lo <= -_UNBOUNDED else lo
-                hi = np.inf if hi >= _UNBOUNDED else hi
-            if lo > hi:
-                raise InvalidInput(f"joint {name!r}: lower limit {lo} > upper limit {hi}")
-            P[i, P_LO] = lo
-            P[i, P_HI] = hi
-            half = _UNBOUNDED_REVOLUTE_RANGE if code == REVOLUTE else _UNBOUNDED_PRISMATIC_RANGE
-            P[i, P_SAMPLE_LO] = (
-                lo if np.isfinite(lo) else (hi - 2 * half if np.isfinite(hi) else -half)
-            )
-            P[i, P_SAMPLE_HI] = hi if np.isfinite(hi) else P[i, P_SAMPLE_LO] + 2 * half
         F[n] = _placement_row(prev * tip.placement)
         return cls(model, tip_frame, base_frame, joint_ids, F, P)
 
@@ -373,25 +322,15 @@ class SerialChain:
         )
         if joint_weights is None and key == self._options_key and self._options is not None:
             return self._options
-        for name, value in (
-            ("position_tolerance", position_tolerance),
-            ("orientation_tolerance", orientation_tolerance),
-            ("orientation_weight", orientation_weight),
-            ("damping_bias", damping_bias),
-        ):
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-                raise InvalidInput(f"{name} must be a finite number > 0, got {value!r}")
-        if int(max_restarts) < 0:
-            raise InvalidInput(f"max_restarts must be >= 0, got {max_restarts!r}")
-        if int(attempt_iterations) < 1:
-            raise InvalidInput(f"attempt_iterations must be >= 1, got {attempt_iterations!r}")
-        if joint_weights is None:
-            wq = np.ones(self.n)
-        else:
-            w = _validate.vector(joint_weights, self.n, "joint_weights")
-            if (w <= 0).any():
-                raise InvalidInput("joint_weights must be > 0")
-            wq = 1.0 / w
+        _check_options(
+            position_tolerance,
+            orientation_tolerance,
+            max_restarts,
+            orientation_weight,
+            damping_bias,
+            attempt_iterations,
+        )
+        wq = self._inverse_weights(joint_weights)
         prm = np.empty(PRM_COUNT)
         prm[PRM_TOL_P] = position_tolerance
         prm[PRM_TOL_O] = orientation_tolerance
@@ -407,7 +346,18 @@ class SerialChain:
             self._options = (wq, prm, ist)
         return wq, prm, ist
 
-    def _prepare(self, target_R: object, target_p: object, seed_q: object):
+    def _inverse_weights(self, joint_weights: object | None) -> np.ndarray:
+        """``W^-1`` of the LM step from the validated joint weights (ones by default)."""
+        if joint_weights is None:
+            return np.ones(self.n)
+        w = _validate.vector(joint_weights, self.n, "joint_weights")
+        if (w <= 0).any():
+            raise InvalidInput("joint_weights must be > 0")
+        return 1.0 / w
+
+    def _prepare(
+        self, target_R: object, target_p: object, seed_q: object
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Validated target ``T`` (3x4) and seed clipped into the limits."""
         # C order everywhere: one compiled specialisation per kernel (Pinocchio hands out
         # Fortran-ordered rotations, which would otherwise trigger a second compilation).
@@ -507,24 +457,7 @@ class SerialChain:
         fst = np.full(FST_COUNT, np.inf)
         qbest = q.copy()
         remaining = -1 if max_iterations is None else int(max_iterations)
-        deadline = t0 + time_budget
-        chunk = _FIRST_CHUNK
-        while True:
-            todo = chunk if remaining < 0 else min(chunk, remaining)
-            tc = time.perf_counter()
-            status = _ck.ik_kernel(self._F, self._P, T, wq, prm, ist, fst, q, qbest, todo)
-            now = time.perf_counter()
-            if status != RUNNING:
-                break
-            if remaining >= 0:
-                remaining -= todo
-                if remaining <= 0:
-                    break
-            if now >= deadline:
-                break
-            # Size the next chunk from the measured iteration cost to end by the deadline.
-            per_iter = (now - tc) / max(todo, 1)
-            chunk = max(16, int(0.9 * (deadline - now) / max(per_iter, 1e-9)))
+        status = self._search(T, wq, prm, ist, fst, q, qbest, t0 + time_budget, remaining)
         return ChainIKResult(
             q=qbest,
             success=status == CONVERGED,
@@ -534,6 +467,52 @@ class SerialChain:
             orientation_error=float(fst[FST_O_BEST]),
             time_ms=(time.perf_counter() - t0) * 1e3,
         )
+
+    def _search(
+        self,
+        T: np.ndarray,
+        wq: np.ndarray,
+        prm: np.ndarray,
+        ist: np.ndarray,
+        fst: np.ndarray,
+        q: np.ndarray,
+        qbest: np.ndarray,
+        deadline: float,
+        remaining: int,
+    ) -> int:
+        """Run the compiled search in chunks until it stops, the cap or the deadline.
+
+        Args:
+            T: Target (3x4).
+            wq: Inverse joint weights.
+            prm: Float parameters of the kernel.
+            ist: Integer state of the kernel (with the generator state).
+            fst: Float state of the kernel.
+            q: Current iterate [rad or m] (updated).
+            qbest: Best configuration so far [rad or m] (updated).
+            deadline: ``time.perf_counter()`` value to stop at [s].
+            remaining: Iterations left (``-1``: no cap).
+
+        Returns:
+            The kernel status after the last chunk.
+        """
+        chunk = _FIRST_CHUNK
+        while True:
+            todo = chunk if remaining < 0 else min(chunk, remaining)
+            tc = time.perf_counter()
+            status = _ck.ik_kernel(self._F, self._P, T, wq, prm, ist, fst, q, qbest, todo)
+            now = time.perf_counter()
+            if status != RUNNING:
+                return status
+            if remaining >= 0:
+                remaining -= todo
+                if remaining <= 0:
+                    return status
+            if now >= deadline:
+                return status
+            # Size the next chunk from the measured iteration cost to end by the deadline.
+            per_iter = (now - tc) / max(todo, 1)
+            chunk = max(16, int(0.9 * (deadline - now) / max(per_iter, 1e-9)))
 
     def solve_pose(self, T_base_tip: object, seed_q: object, **options: Any) -> ChainIKResult:
         """:meth:`solve` for a target given as :class:`pinocchio.SE3` or a 4x4 matrix."""
@@ -687,3 +666,120 @@ def _frame_id(model: pin.Model, name: str) -> int:
 def _placement_row(M: pin.SE3) -> np.ndarray:
     """Row of the placement table ``F``: ``M_R`` row-major, then ``M_p``."""
     return np.concatenate([np.asarray(M.rotation).reshape(-1), M.translation])
+
+
+def _chain_path(
+    model: pin.Model, tip_frame: str, base_frame: str | None
+) -> tuple[pin.Frame, list[int], pin.SE3]:
+    """The tip frame, the chain's joint ids (root to tip) and the base frame in its joint.
+
+    Raises:
+        FrameNotFound: A frame name is unknown.
+        InvalidInput: The base frame is not on the tip's path, or no joint lies between.
+    """
+    tip = model.frames[_frame_id(model, tip_frame)]
+    support = list(model.supports[tip.parentJoint])  # universe ... tip joint
+    if base_frame is None:
+        base_joint = 0
+        M_joint_base = pin.SE3.Identity()
+    else:
+        base = model.frames[_frame_id(model, base_frame)]
+        base_joint = base.parentJoint
+        if base_joint not in support:
+            raise InvalidInput(
+                f"base frame {base_frame!r} is not on the path from the world to "
+                f"{tip_frame!r} (its joint {model.names[base_joint]!r} does not support it)"
+            )
+        M_joint_base = pin.SE3(base.placement)
+    joint_ids = support[support.index(base_joint) + 1 :]
+    if not joint_ids:
+        raise InvalidInput(f"no joint between {base_frame or 'the world'!r} and {tip_frame!r}")
+    return tip, joint_ids, M_joint_base
+
+
+def _joint_row(model: pin.Model, jid: int, q_neutral: np.ndarray, tip_frame: str) -> np.ndarray:
+    """Row of the joint table ``P``: unit axis, kind code, limits and sampling range.
+
+    Raises:
+        InvalidInput: The joint is not revolute, prismatic or continuous, or its lower
+            limit exceeds its upper one.
+    """
+    jm = model.joints[jid]
+    kind = classify(jm)
+    name = model.names[jid]
+    if kind.is_rotation:
+        code = REVOLUTE
+    elif kind == JointKind.PRISMATIC:
+        code = PRISMATIC
+    else:
+        raise InvalidInput(
+            f"joint {name!r} on the chain to {tip_frame!r} is of kind {kind}; only "
+            "revolute, prismatic and continuous joints are supported"
+        )
+    lo, hi = _joint_limits(model, jid, kind)
+    row = np.zeros(P_COLS)
+    row[P_AXIS : P_AXIS + 3] = _joint_axis(jm, q_neutral, code)
+    row[P_KIND] = code
+    row[P_LO] = lo
+    row[P_HI] = hi
+    half = _UNBOUNDED_REVOLUTE_RANGE if code == REVOLUTE else _UNBOUNDED_PRISMATIC_RANGE
+    row[P_SAMPLE_LO], row[P_SAMPLE_HI] = _sampling_range(lo, hi, half)
+    return row
+
+
+def _joint_axis(jm: pin.JointModel, q_neutral: np.ndarray, code: int) -> np.ndarray:
+    """Unit axis of a one-axis joint in its own frame, read from its motion subspace ``S``."""
+    jd = jm.createData()
+    jm.calc(jd, q_neutral)
+    S = np.asarray(jd.S).reshape(6)
+    axis = S[3:] if code == REVOLUTE else S[:3]
+    return axis / np.linalg.norm(axis)
+
+
+def _joint_limits(model: pin.Model, jid: int, kind: JointKind) -> tuple[float, float]:
+    """Position limits [rad or m] of a chain joint (infinite when unbounded).
+
+    Raises:
+        InvalidInput: The lower limit exceeds the upper one.
+    """
+    if kind == JointKind.CONTINUOUS:
+        lo, hi = -np.inf, np.inf
+    else:
+        iq = model.joints[jid].idx_q
+        lo = float(model.lowerPositionLimit[iq])
+        hi = float(model.upperPositionLimit[iq])
+        lo = -np.inf if lo <= -_UNBOUNDED else lo
+        hi = np.inf if hi >= _UNBOUNDED else hi
+    if lo > hi:
+        raise InvalidInput(f"joint {model.names[jid]!r}: lower limit {lo} > upper limit {hi}")
+    return lo, hi
+
+
+def _sampling_range(lo: float, hi: float, half: float) -> tuple[float, float]:
+    """Range restarts draw a joint from: its limits, or ``2 half`` wide where unbounded."""
+    sample_lo = lo if np.isfinite(lo) else (hi - 2 * half if np.isfinite(hi) else -half)
+    sample_hi = hi if np.isfinite(hi) else sample_lo + 2 * half
+    return sample_lo, sample_hi
+
+
+def _check_options(
+    position_tolerance: float,
+    orientation_tolerance: float,
+    max_restarts: int,
+    orientation_weight: float,
+    damping_bias: float,
+    attempt_iterations: int,
+) -> None:
+    """Raise :class:`InvalidInput` on an invalid IK option (see :meth:`SerialChain.solve`)."""
+    for name, value in (
+        ("position_tolerance", position_tolerance),
+        ("orientation_tolerance", orientation_tolerance),
+        ("orientation_weight", orientation_weight),
+        ("damping_bias", damping_bias),
+    ):
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+            raise InvalidInput(f"{name} must be a finite number > 0, got {value!r}")
+    if int(max_restarts) < 0:
+        raise InvalidInput(f"max_restarts must be >= 0, got {max_restarts!r}")
+    if int(attempt_iterations) < 1:
+        raise InvalidInput(f"attempt_iterations must be >= 1, got {attempt_iterations!r}")
