@@ -7,6 +7,7 @@ kinematics plus the model's limits for every IK solution.
 
 from __future__ import annotations
 
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -472,6 +473,58 @@ def test_solve_batch_with_time_budget_and_default_seed(panda):
         ok += np.linalg.norm(Tq.translation - T[:3, 3]) < POS_OK
         assert row[1] < 1e-4 or row[0] > 0
     assert ok >= 49
+
+
+# -- pickling ----------------------------------------------------------------------------
+def _solve_all(ch: SerialChain) -> list[np.ndarray]:
+    """Solutions of a few reachable and one unreachable target, single and batched."""
+    rng = np.random.default_rng(12)
+    targets = [pin.SE3(*ch.fk(ch.random_configuration(rng))).homogeneous for _ in range(6)]
+    targets.append(pin.SE3(np.eye(3), np.array([3.0, 0.0, 0.0])).homogeneous)  # unreachable
+    seed = ch.mid_configuration()
+    out = []
+    for T in targets:
+        res = ch.solve(T[:3, :3], T[:3, 3], seed, max_iterations=500, rng_seed=4, time_budget=10.0)
+        out += [res.q, np.array([res.iterations, res.restarts, res.position_error])]
+    out.append(ch.solve_batch(np.stack(targets), seed, max_iterations=500, rng_seed=4))
+    return out
+
+
+@pytest.mark.parametrize("which", ["ur5", "mixed"])
+def test_pickled_chain_solves_bit_identically(which, request):
+    ch = request.getfixturevalue(which)
+    ch.iteration_cost()  # pickle a chain with its caches filled
+    copy = pickle.loads(pickle.dumps(ch))
+    assert copy is not ch and copy.model is not ch.model
+    assert repr(copy) == repr(ch) and copy.joint_ids == ch.joint_ids
+    for name in ("idx_q", "idx_v", "continuous", "lower", "upper"):
+        np.testing.assert_array_equal(getattr(copy, name), getattr(ch, name))
+    q = ch.mid_configuration() + 0.1
+    for a, b in zip(ch.fk(q), copy.fk(q), strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(ch.jacobian(q), copy.jacobian(q))
+    for a, b in zip(_solve_all(ch), _solve_all(copy), strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(copy.to_full(q), ch.to_full(q))
+
+
+def test_pickled_chain_solves_in_another_process(mixed, tmp_path):
+    """A worker process unpickles the chain and returns the same solutions."""
+    blob = tmp_path / "chain.pkl"
+    blob.write_bytes(pickle.dumps(mixed))
+    code = (
+        "import pickle, sys, numpy as np, test_chain as t;"
+        f"ch = pickle.loads(open({str(blob)!r}, 'rb').read());"
+        "sys.stdout.buffer.write(pickle.dumps(t._solve_all(ch)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        check=True,
+        capture_output=True,
+        env={"PYTHONPATH": f"{ROOT / 'python'}:{Path(__file__).resolve().parent}", "PATH": ""},
+    ).stdout
+    for a, b in zip(_solve_all(mixed), pickle.loads(out), strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 # -- errors ------------------------------------------------------------------------------

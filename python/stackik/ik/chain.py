@@ -650,6 +650,24 @@ class SerialChain:
         """Uniform configuration inside the limits (unbounded joints: the restart range)."""
         return rng.uniform(self._P[:, P_SAMPLE_LO], self._P[:, P_SAMPLE_HI])
 
+    # -- pickling --------------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """State for :mod:`pickle` (the chain is shipped to worker processes).
+
+        The Pinocchio model pickles itself (Pinocchio 4); the tables are copied as they
+        are, so an unpickled chain solves bit-identically. The caches are left out: the
+        measured iteration cost belongs to the machine that measured it.
+        """
+        state = dict(self.__dict__)
+        state["_ns_per_iteration"] = None
+        state["_options_key"] = None
+        state["_options"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore a chain from :meth:`__getstate__`."""
+        self.__dict__.update(state)
+
     def __repr__(self) -> str:
         return (
             f"SerialChain({self.base_frame or 'world'!r} -> {self.tip_frame!r}, n={self.n}, "
