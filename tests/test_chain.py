@@ -630,6 +630,32 @@ def test_import_does_not_import_numba():
     )
 
 
+@needs(UR5)
+def test_jit_warmup_loads_the_chain_kernels():
+    """stackik._jit.warmup() compiles every chain entry kernel with the types real calls use."""
+    code = """
+import sys, numpy as np, pinocchio as pin, stackik, stackik._jit as jit
+from stackik.ik import chain_kernels as ck
+from stackik.ik.chain import SerialChain
+assert jit.warmup() >= 1
+names = ["fk_kernel", "jacobian_kernel", "prepare_kernel", "ik_kernel", "ik_batch_kernel"]
+if jit.is_compiled():
+    before = {k: len(getattr(ck, k).signatures) for k in names}
+    assert all(before.values()), before
+    ch = SerialChain.from_model(pin.buildModelFromUrdf(sys.argv[1]), "tool0")
+    R, p = ch.fk(ch.mid_configuration() + 0.1)
+    ch.jacobian(np.asfortranarray(ch.mid_configuration()))
+    assert ch.solve(R, p, ch.mid_configuration()).success
+    ch.solve_batch(pin.SE3(R, p).homogeneous[None], max_iterations=50)
+    assert {k: len(getattr(ck, k).signatures) for k in names} == before  # nothing new
+"""
+    subprocess.run(
+        [sys.executable, "-c", code, str(UR5)],
+        check=True,
+        env={"PYTHONPATH": str(ROOT / "python"), "PATH": ""},
+    )
+
+
 def test_warm_up_then_first_query_is_fast(mixed):
     mixed.warm_up()
     R, p = mixed.fk(mixed.mid_configuration() + 0.05)

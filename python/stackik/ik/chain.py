@@ -33,6 +33,7 @@ import numpy as np
 import pinocchio as pin
 
 from .. import _validate
+from .._jit import register_warmup
 from ..errors import FrameNotFound, InvalidInput
 from ..model.joints import JointKind, classify
 from ..spatial import ROTATION_TOLERANCE, as_se3, check_pose_stack, check_rotation
@@ -673,6 +674,39 @@ class SerialChain:
             f"SerialChain({self.base_frame or 'world'!r} -> {self.tip_frame!r}, n={self.n}, "
             f"joints={self.joint_names})"
         )
+
+
+#: A tiny chain for the registered warm-up: one revolute, one prismatic and one
+#: continuous joint (the kernels' types do not depend on the chain's size or joints).
+_WARMUP_URDF = """<?xml version="1.0"?>
+<robot name="stackik_warmup">
+  <link name="base"/>
+  <joint name="turn" type="revolute">
+    <parent link="base"/><child link="l1"/><origin xyz="0 0 0.1"/><axis xyz="0 0 1"/>
+    <limit lower="-2" upper="2" effort="1" velocity="1"/>
+  </joint>
+  <link name="l1"/>
+  <joint name="slide" type="prismatic">
+    <parent link="l1"/><child link="l2"/><origin xyz="0.1 0 0"/><axis xyz="1 0 0"/>
+    <limit lower="0" upper="0.2" effort="1" velocity="1"/>
+  </joint>
+  <link name="l2"/>
+  <joint name="spin" type="continuous">
+    <parent link="l2"/><child link="tip"/><origin xyz="0 0 0.1"/><axis xyz="0 1 0"/>
+  </joint>
+  <link name="tip"/>
+</robot>
+"""
+
+
+@register_warmup
+def _warm_up_chain_kernels() -> None:
+    """Load every chain kernel: FK, Jacobian, one solve and one batch on a 3-joint chain.
+
+    Registered with :func:`stackik._jit.register_warmup`, so :func:`stackik._jit.warmup`
+    compiles (or loads from numba's cache) the kernels every chain uses.
+    """
+    SerialChain.from_model(pin.buildModelFromXML(_WARMUP_URDF), "tip").warm_up()
 
 
 def _frame_id(model: pin.Model, name: str) -> int:
