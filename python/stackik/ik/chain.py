@@ -76,6 +76,9 @@ if TYPE_CHECKING:
 
 __all__ = ["ChainIKResult", "SerialChain"]
 
+# Kernels are called as ``_ck.<name>``: once stackik._jit has loaded them, the names of
+# the kernels module are the numba dispatchers, so a call goes to them directly.
+
 #: Magnitude from which a Pinocchio position limit counts as unbounded.
 _UNBOUNDED = 1e10
 #: Half-width of the range restarts draw an unbounded revolute joint from [rad].
@@ -535,7 +538,7 @@ class SerialChain:
             _ck.ik_kernel(self._F, self._P, T, wq, prm, ist, fst, q0.copy(), q0.copy(), 10)
             best = np.inf
             for _ in range(3):
-                ist[IST_STATUS] = 0
+                ist[IST_STATUS] = RUNNING
                 t = time.perf_counter()
                 _ck.ik_kernel(self._F, self._P, T, wq, prm, ist, fst, q0.copy(), q0.copy(), 2000)
                 best = min(best, (time.perf_counter() - t) / 2000)
