@@ -7,6 +7,7 @@ kinematics plus the model's limits for every IK solution.
 
 from __future__ import annotations
 
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ from stackik import (
     ShapeError,
 )
 from stackik.ik import chain as chain_mod
+from stackik.ik import chain_kernels
 from stackik.ik.chain import ChainIKResult, SerialChain
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -296,7 +298,7 @@ def test_fk_accepts_fortran_and_strided_input(mixed):
 
 def test_pose_error_log3_matches_pinocchio():
     """The kernel's log3 (run as plain Python) against pin.log3, including angles near pi."""
-    pose_error = chain_mod._PY_HELPERS["_pose_error"]
+    pose_error = chain_kernels.pose_error.py_func
     rng = np.random.default_rng(4)
     e = np.empty(6)
     for k in range(300):
@@ -473,6 +475,58 @@ def test_solve_batch_with_time_budget_and_default_seed(panda):
     assert ok >= 49
 
 
+# -- pickling ----------------------------------------------------------------------------
+def _solve_all(ch: SerialChain) -> list[np.ndarray]:
+    """Solutions of a few reachable and one unreachable target, single and batched."""
+    rng = np.random.default_rng(12)
+    targets = [pin.SE3(*ch.fk(ch.random_configuration(rng))).homogeneous for _ in range(6)]
+    targets.append(pin.SE3(np.eye(3), np.array([3.0, 0.0, 0.0])).homogeneous)  # unreachable
+    seed = ch.mid_configuration()
+    out = []
+    for T in targets:
+        res = ch.solve(T[:3, :3], T[:3, 3], seed, max_iterations=500, rng_seed=4, time_budget=10.0)
+        out += [res.q, np.array([res.iterations, res.restarts, res.position_error])]
+    out.append(ch.solve_batch(np.stack(targets), seed, max_iterations=500, rng_seed=4))
+    return out
+
+
+@pytest.mark.parametrize("which", ["ur5", "mixed"])
+def test_pickled_chain_solves_bit_identically(which, request):
+    ch = request.getfixturevalue(which)
+    ch.iteration_cost()  # pickle a chain with its caches filled
+    copy = pickle.loads(pickle.dumps(ch))
+    assert copy is not ch and copy.model is not ch.model
+    assert repr(copy) == repr(ch) and copy.joint_ids == ch.joint_ids
+    for name in ("idx_q", "idx_v", "continuous", "lower", "upper"):
+        np.testing.assert_array_equal(getattr(copy, name), getattr(ch, name))
+    q = ch.mid_configuration() + 0.1
+    for a, b in zip(ch.fk(q), copy.fk(q), strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(ch.jacobian(q), copy.jacobian(q))
+    for a, b in zip(_solve_all(ch), _solve_all(copy), strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(copy.to_full(q), ch.to_full(q))
+
+
+def test_pickled_chain_solves_in_another_process(mixed, tmp_path):
+    """A worker process unpickles the chain and returns the same solutions."""
+    blob = tmp_path / "chain.pkl"
+    blob.write_bytes(pickle.dumps(mixed))
+    code = (
+        "import pickle, sys, numpy as np, test_chain as t;"
+        f"ch = pickle.loads(open({str(blob)!r}, 'rb').read());"
+        "sys.stdout.buffer.write(pickle.dumps(t._solve_all(ch)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        check=True,
+        capture_output=True,
+        env={"PYTHONPATH": f"{ROOT / 'python'}:{Path(__file__).resolve().parent}", "PATH": ""},
+    ).stdout
+    for a, b in zip(_solve_all(mixed), pickle.loads(out), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
 # -- errors ------------------------------------------------------------------------------
 def test_bad_solve_inputs_raise_typed_errors(mixed):
     R, p = mixed.fk(np.zeros(7))
@@ -571,6 +625,32 @@ def test_import_does_not_import_numba():
     code = "import sys, stackik, stackik.ik.chain; assert 'numba' not in sys.modules"
     subprocess.run(
         [sys.executable, "-c", code],
+        check=True,
+        env={"PYTHONPATH": str(ROOT / "python"), "PATH": ""},
+    )
+
+
+@needs(UR5)
+def test_jit_warmup_loads_the_chain_kernels():
+    """stackik._jit.warmup() compiles every chain entry kernel with the types real calls use."""
+    code = """
+import sys, numpy as np, pinocchio as pin, stackik, stackik._jit as jit
+from stackik.ik import chain_kernels as ck
+from stackik.ik.chain import SerialChain
+assert jit.warmup() >= 1
+names = ["fk_kernel", "jacobian_kernel", "prepare_kernel", "ik_kernel", "ik_batch_kernel"]
+if jit.is_compiled():
+    before = {k: len(getattr(ck, k).signatures) for k in names}
+    assert all(before.values()), before
+    ch = SerialChain.from_model(pin.buildModelFromUrdf(sys.argv[1]), "tool0")
+    R, p = ch.fk(ch.mid_configuration() + 0.1)
+    ch.jacobian(np.asfortranarray(ch.mid_configuration()))
+    assert ch.solve(R, p, ch.mid_configuration()).success
+    ch.solve_batch(pin.SE3(R, p).homogeneous[None], max_iterations=50)
+    assert {k: len(getattr(ck, k).signatures) for k in names} == before  # nothing new
+"""
+    subprocess.run(
+        [sys.executable, "-c", code, str(UR5)],
         check=True,
         env={"PYTHONPATH": str(ROOT / "python"), "PATH": ""},
     )
