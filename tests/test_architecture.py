@@ -149,7 +149,7 @@ def test_no_import_cycle():
             if t.startswith(m + ".") or m == "stackik" or t == "stackik":
                 continue  # a package importing its own submodules is not a cycle
             if state.get(t) == 1:
-                cycle = stack[stack.index(t) :] + [t]
+                cycle = [*stack[stack.index(t) :], t]
                 pytest.fail("import cycle: " + " -> ".join(cycle))
             if state.get(t) is None:
                 visit(t)
