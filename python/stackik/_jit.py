@@ -4,8 +4,11 @@ Kernels are plain Python functions written as explicit loops, decorated with
 :func:`kernel`. Nothing is compiled and numba is not imported at ``import stackik``.
 The first call of any kernel (or :func:`load`, or :func:`stackik.warmup`) imports numba
 once and binds every registered kernel to a ``numba.njit(cache=True, nogil=True)``
-dispatcher, in every module that holds a reference to it, so compiled kernels call
-each other directly. Later processes load the machine code from numba's cache.
+dispatcher, in every ``stackik`` module that holds a reference to it (also names
+imported with ``from ... import``), so compiled kernels call each other directly and
+Python callers reach the dispatcher without a wrapper. Later processes load the machine
+code from numba's cache. ``@kernel(inline=True)`` asks numba to inline a small helper
+into its callers (numba does not inline calls between kernels otherwise).
 
 Cache location:
     ``STACKIK_CACHE_DIR`` when set (it becomes numba's ``CACHE_DIR``), else numba's
@@ -61,8 +64,9 @@ class Kernel:
         name: Its name in that module.
     """
 
-    def __init__(self, func: Callable[..., Any]) -> None:
+    def __init__(self, func: Callable[..., Any], inline: bool = False) -> None:
         self.py_func = func
+        self.inline = inline
         self.module = func.__module__
         self.name = func.__name__
         self.__name__ = func.__name__
@@ -86,16 +90,21 @@ class Kernel:
         return f"<stackik kernel {self.module}.{self.name} ({state})>"
 
 
-def kernel(func: Callable[..., Any]) -> Kernel:
-    """Register ``func`` as a compiled kernel (decorator).
+def kernel(func: Callable[..., Any] | None = None, *, inline: bool = False) -> Any:
+    """Register ``func`` as a compiled kernel (decorator, with or without arguments).
 
     Args:
         func: A numba-compatible function (loops over NumPy arrays and scalars).
+        inline: Inline the kernel into compiled callers (numba ``inline="always"``); for
+            small helpers on hot loops.
 
     Returns:
-        The :class:`Kernel` wrapper that stands in the module until loading.
+        The :class:`Kernel` wrapper that stands in the module until loading (or a
+        decorator when called with keyword arguments only).
     """
-    k = Kernel(func)
+    if func is None:
+        return lambda f: kernel(f, inline=inline)
+    k = Kernel(func, inline)
     with _LOCK:
         _KERNELS.append(k)
         if _STATE["loaded"]:
@@ -132,6 +141,8 @@ def _bind(k: Kernel) -> None:
     numba = _STATE["numba"]
     if numba is None or numba.config.DISABLE_JIT:
         k._impl = k.py_func
+    elif k.inline:
+        k._impl = numba.njit(cache=True, nogil=True, inline="always")(k.py_func)
     else:
         k._impl = numba.njit(cache=True, nogil=True)(k.py_func)
 
@@ -160,7 +171,9 @@ def load() -> bool:
             _STATE["numba"] = _numba()
             for k in _KERNELS:
                 _bind(k)
-            for module_name in {k.module for k in _KERNELS}:
+            package = __name__.split(".")[0]
+            names = [m for m in list(sys.modules) if m == package or m.startswith(package + ".")]
+            for module_name in names:
                 _rebind_module(module_name)
             _STATE["loaded"] = True
     return is_compiled()
