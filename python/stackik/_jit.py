@@ -133,7 +133,7 @@ def _numba() -> Any | None:
     except ImportError:  # pragma: no cover - numba is a dependency
         return None
     if custom:
-        numba.config.CACHE_DIR = custom
+        setattr(numba.config, "CACHE_DIR", custom)  # noqa: B010 - numba types its config loosely
     return numba
 
 

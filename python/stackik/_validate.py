@@ -101,3 +101,13 @@ def count(value: object, what: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise InvalidInput(f"{what} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+def is_empty(x: object) -> bool:
+    """Whether an optional array argument means "not given": ``None`` or of length 0."""
+    if x is None:
+        return True
+    try:
+        return len(x) == 0  # type: ignore[arg-type]
+    except TypeError:
+        return False

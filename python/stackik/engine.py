@@ -378,7 +378,7 @@ class VelocityEngine:
         Raises:
             ShapeError, NonFiniteInput, InvalidInput: Bad ``q``.
         """
-        if q is not None and not (hasattr(q, "__len__") and len(q) == 0):  # type: ignore[arg-type]
+        if not _validate.is_empty(q):
             self.kinematics.update(q)
 
     def _current_layout(self) -> _Layout:

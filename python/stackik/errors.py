@@ -130,7 +130,9 @@ class ShapeError(InvalidInput):
         given: Shape that was passed.
     """
 
-    def __init__(self, what: str, expected: tuple[int, ...] | str, given: tuple[int, ...]) -> None:
+    def __init__(
+        self, what: str, expected: tuple[int | str, ...] | str, given: tuple[int, ...]
+    ) -> None:
         self.what = what
         self.expected = expected
         self.given = given

@@ -75,7 +75,7 @@ class LinearConstraint(Constraint):
 
 
 def _axis_mask(mask: object, n: int, what: str) -> np.ndarray:
-    if mask is None or (hasattr(mask, "__len__") and len(mask) == 0):  # type: ignore[arg-type]
+    if _validate.is_empty(mask):
         return np.ones(n, dtype=bool)
     m = _validate.vector(mask, n, what)
     return m != 0

@@ -623,7 +623,7 @@ class PositionIK:
             and len(target) > 0
             and all(isinstance(t, TaskTarget) for t in target)
         ):
-            items = list(target)  # type: ignore[arg-type]
+            items = list(target)
         else:
             if frame_task_name is None:
                 raise InvalidInput("a pose target needs frame_task_name")

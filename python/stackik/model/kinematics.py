@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pinocchio as pin
 
+from .. import _validate
 from ..errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ class Kinematics:
             ShapeError, NonFiniteInput, InvalidInput: Bad q or v (nothing is changed).
         """
         qv = self.robot.check_configuration(q)
-        if v is None or (hasattr(v, "__len__") and len(v) == 0):  # type: ignore[arg-type]
+        if _validate.is_empty(v):
             self.set_unchecked(qv, None)
         else:
             self.set_unchecked(qv, self.robot.check_velocity(v))

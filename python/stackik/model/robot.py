@@ -558,6 +558,7 @@ class RobotModel:
             geoms = (("collision", self._collision_geom_model), ("visual", self._visual_model))
             for key, gm in geoms:
                 for g, orig in self._base_children.get(key, []):
+                    assert gm is not None  # children are captured only for loaded geometry
                     gm.geometryObjects[g].placement = T * orig
             self._base_placement = pin.SE3(T)
             self._changed()
