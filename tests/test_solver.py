@@ -442,3 +442,47 @@ def test_a_level_mixing_solve_modes_is_invalid_input():
     assert np.all(res.solution == 0.0)
     post.priority = 1  # its own level: fine
     assert solver.solve_velocity().status == SolverStatus.SUCCESS
+
+
+def test_a_new_constraint_family_needs_no_engine_edit(panda):
+    """A family is one class and one registration; the solver takes it as it is."""
+    from stackik.constraints import Constraint, constraint_families, register_constraint
+
+    @register_constraint
+    class ElbowSpeed(Constraint):
+        """|v_elbow + v_wrist| <= bound: one row whose bound depends on dt."""
+
+        family = "elbow_speed_test"
+        order = 45
+
+        def __init__(self, name, kinematics, bound):
+            super().__init__(name, kinematics)
+            self.bound = bound
+
+        def max_rows(self):
+            return 1
+
+        def write(self, dt, C, lower, upper):
+            C[0] = 0.0
+            C[0, 3] = C[0, 5] = 1.0
+            lower[0], upper[0] = -self.bound, self.bound
+            return 1
+
+    assert constraint_families()["elbow_speed_test"] is ElbowSpeed
+    panda.update_kinematics(PANDA_READY)
+    solver = KinematicsSolver(panda, dt=0.01)
+    ee = solver.add_frame_task("ee", "panda_hand_tcp")
+    ee.set_target_pose(far_pose(4))
+    ee.gain = 50.0
+    free = solver.solve_velocity(PANDA_READY).solution
+    assert abs(free[3] + free[5]) > 0.05  # the task alone would move them fast
+    solver.add_constraint(ElbowSpeed("elbow", solver.kinematics, 0.05))
+    p = solver.build_problem(PANDA_READY)
+    rows = p.constraint_slices["elbow"]
+    np.testing.assert_array_equal(p.C[rows], np.eye(7)[[3]] + np.eye(7)[[5]])
+    res = solver.solve_velocity(PANDA_READY)
+    assert res.status == SolverStatus.SUCCESS, res.status_message
+    assert abs(res.solution[3] + res.solution[5]) <= 0.05 + 1e-12
+    assert [c.family for c in solver.constraints] == ["joint_limits", "elbow_speed_test"]
+    with pytest.raises(InvalidInput):  # built on another cache: refused
+        solver.add_constraint(ElbowSpeed("other", panda, 0.1))

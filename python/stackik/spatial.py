@@ -1,9 +1,14 @@
 """SE(3) / SO(3) helpers over Pinocchio's own types.
 
 Poses are :class:`pinocchio.SE3` objects (``.translation``, ``.rotation``,
-``.homogeneous``). Quaternions cross this API in one of two orders, always named:
-``"sxyz"`` / ``"wxyz"`` (scalar first, the default) or ``"xyzs"`` / ``"xyzw"``
-(scalar last).
+``.homogeneous``).
+
+Quaternion orders (see ``docs/conventions.md``): these helpers follow seed 004
+(EmbodiK, spatialmath): **scalar first** ``[w, x, y, z]`` by default (``order="sxyz"``
+or ``"wxyz"``), scalar last with ``order="xyzs"`` or ``"xyzw"``. Robot configurations
+are Pinocchio's: a free-flyer or spherical joint stores its quaternion **scalar last**,
+``q[3:7] = [x, y, z, w]``. So ``q2r(q[3:7])`` is wrong and ``q2r(q[3:7], order="xyzw")``
+is right.
 """
 
 from __future__ import annotations
@@ -120,7 +125,7 @@ def Rt(R: object | None = None, t: object | None = None) -> pin.SE3:
 
 
 def normalize_quaternion(quaternion: object) -> np.ndarray:
-    """Return the unit quaternion along ``quaternion`` (order preserved).
+    """Return the unit quaternion along ``quaternion`` (order preserved: either order works).
 
     Raises:
         ShapeError: Not 4 entries.
@@ -139,7 +144,9 @@ def q2r(quaternion: object, order: str = "sxyz") -> np.ndarray:
 
     Args:
         quaternion: 4 entries; normalized before conversion.
-        order: ``"sxyz"``/``"wxyz"`` (scalar first, default) or ``"xyzs"``/``"xyzw"``.
+        order: ``"sxyz"``/``"wxyz"`` (scalar first ``[w, x, y, z]``, the default, as in
+            seed 004) or ``"xyzs"``/``"xyzw"`` (scalar last ``[x, y, z, w]``, the order of
+            a Pinocchio configuration's quaternion).
 
     Returns:
         The rotation matrix.
@@ -155,7 +162,9 @@ def r2q(rotation: object, order: str = "sxyz") -> np.ndarray:
 
     Args:
         rotation: 3x3 rotation matrix.
-        order: ``"sxyz"``/``"wxyz"`` (scalar first, default) or ``"xyzs"``/``"xyzw"``.
+        order: ``"sxyz"``/``"wxyz"`` (scalar first ``[w, x, y, z]``, the default, as in
+            seed 004) or ``"xyzs"``/``"xyzw"`` (scalar last ``[x, y, z, w]``, the order of
+            a Pinocchio configuration's quaternion).
 
     Returns:
         The quaternion in the requested order.
