@@ -34,7 +34,6 @@ LAYERS = {
     "_validate": 0,
     "_version": 0,
     "_jit": 0,
-    "_sns_kernels": 1,
     "model": 1,
     "sns": 1,
     "tasks": 2,
@@ -120,9 +119,14 @@ def _internal(name: str) -> str | None:
     return None
 
 
+#: Modules that belong to another room until they move into its package.
+ROOM_OF = {"_sns_kernels": "sns"}
+
+
 def _room(module: str) -> str:
     parts = module.split(".")
-    return parts[1] if len(parts) > 1 else "__init__"
+    room = parts[1] if len(parts) > 1 else "__init__"
+    return ROOM_OF.get(room, room)
 
 
 GRAPH = {
