@@ -566,15 +566,21 @@ def test_collision_pair_selection_and_names(panda):
     assert solver.get_active_collision_pairs() == []
 
 
-def test_collision_pair_min_distance_overrides(panda):
+def test_collision_pair_min_distance_overrides():
+    # Without the SRDF: it disables link3 / link5, which never get farther apart than
+    # 2.8 cm (a pair a margin could trap), and this test needs that pair watched.
+    panda = RobotModel(ROBOTS / "panda" / "panda.urdf")
     panda.update_kinematics(PANDA_READY)
     solver = KinematicsSolver(panda, dt=0.01)
     solver.configure_collision_constraint(
         0.01, max_constraints=100, activation_margin=0.2, patch_tolerance=0.0
     )
     assert solver.get_collision_pair_min_distance_overrides() == []
-    # The closest pair at the ready pose is link3 / link5 at 0.0223 m.
-    assert panda.compute_min_collision_distance() == pytest.approx(0.02234, abs=1e-4)
+    # link3 / link5 are 0.0223 m apart at the ready pose.
+    links, dists = panda.get_collision_pair_links(), panda.compute_collision_distances()
+    pairs35 = zip(links, dists, strict=True)
+    d35 = min(v for (a, b), v in pairs35 if {a, b} == {"panda_link3", "panda_link5"})
+    assert d35 == pytest.approx(0.02234, abs=1e-4)
     # Immediate override (smaller than the current distance).
     solver.set_collision_pair_min_distance("panda_link3", "panda_link5", 0.02, False)
     over = dict(solver.get_collision_pair_min_distance_overrides())
@@ -600,7 +606,8 @@ def test_collision_pair_min_distance_overrides(panda):
         solver.set_collision_pair_min_distance("panda_link3", "panda_link5", -0.01)
 
 
-def test_deferred_override_latches_once_the_pair_is_clear(panda):
+def test_deferred_override_latches_once_the_pair_is_clear():
+    panda = RobotModel(ROBOTS / "panda" / "panda.urdf")  # link3 / link5 watched (no SRDF)
     panda.update_kinematics(PANDA_READY)
     solver = KinematicsSolver(panda, dt=0.01)
     solver.configure_collision_constraint(0.01, activation_margin=0.2)

@@ -278,13 +278,37 @@ def test_srdf_exclusions(arm_path, data_dir):
     assert robot.get_collision_pair_names() == expected
     other = RobotModel(arm_path)
     assert len(other.compute_collision_distances()) == 6
-    # Two pairs for base_link-link2 (link2 has two shapes) and one for link1-tool; the
-    # SRDF's unknown link is skipped.
+    # Two pairs for base_link-link2 (link2 has two shapes) and one for link1-tool.
     assert other.load_srdf(data_dir / "arm.srdf") == 3
     assert other.get_collision_pair_names() == expected
     assert len(other.compute_collision_distances()) == 3
     assert len(other.compute_collision_witness_points()) == 3
     assert other.load_srdf(data_dir / "arm.srdf") == 0
+
+
+def test_srdf_link_without_geometry_is_skipped_and_an_unknown_link_is_an_error(tmp_path):
+    urdf = """<robot name="r">
+      <link name="base"><collision><geometry><box size="0.1 0.1 0.1"/></geometry></collision></link>
+      <link name="marker"/>
+      <link name="mid"/>
+      <link name="arm"><collision><geometry><sphere radius="0.05"/></geometry></collision></link>
+      <joint name="fix" type="fixed"><parent link="base"/><child link="marker"/></joint>
+      <joint name="j1" type="revolute"><parent link="base"/><child link="mid"/>
+        <origin xyz="0 0 0.5"/><axis xyz="0 0 1"/>
+        <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+      <joint name="j2" type="revolute"><parent link="mid"/><child link="arm"/>
+        <origin xyz="0 0 0.5"/><axis xyz="0 1 0"/>
+        <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+    </robot>"""
+    ok = tmp_path / "ok.srdf"
+    ok.write_text('<robot><disable_collisions link1="marker" link2="arm"/></robot>')
+    robot = RobotModel.from_urdf_string(urdf, srdf_path=ok)  # marker has no geometry: skipped
+    assert robot.get_collision_pair_names() == [("base_0", "arm_0")]
+    bad = tmp_path / "bad.srdf"
+    bad.write_text('<robot><disable_collisions link1="base" link2="armm"/></robot>')
+    with pytest.raises(MalformedDescription, match="no link 'armm'") as err:
+        RobotModel.from_urdf_string(urdf, srdf_path=bad)
+    assert str(bad) in str(err.value)
 
 
 def test_malformed_srdf(arm_path, tmp_path):

@@ -59,13 +59,14 @@ def test_wrong_root_element():
         RobotModel.from_urdf_string("<sdf><model name='x'/></sdf>")
 
 
-def test_invalid_urdf_structure_keeps_pinocchio_message(arm_text):
-    # Well-formed XML whose joint names a child link that does not exist.
+def test_invalid_urdf_structure_names_the_element(arm_text):
+    # Well-formed XML whose joint names a child link that does not exist: the message
+    # names the joint and the link (not urdfdom's generic "not a valid URDF model").
     broken = arm_text.replace('<child link="link3"/>', '<child link="link99"/>')
     with pytest.raises(MalformedDescription) as exc:
         RobotModel.from_urdf_string(broken)
     assert exc.value.path == "<string>"
-    assert "valid URDF model" in exc.value.reason  # Pinocchio's message, kept verbatim
+    assert "joint 'j3'" in exc.value.reason and "'link99'" in exc.value.reason
 
 
 def test_malformed_xacro(data_dir, tmp_path):

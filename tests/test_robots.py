@@ -606,14 +606,16 @@ def test_humanoid_com_between_feet():
 # ---------------------------------------------------------------- collisions and SRDF
 @pytest.mark.parametrize("name", ALL_ROBOTS)
 def test_srdf_names_existing_links_and_disables_adjacent(name):
+    """The SRDFs are RobotModel.compute_collision_exclusions output (robots/tools/srdf.py)."""
     root = urdf_root(name)
     links = {lk.get("name") for lk in root.iter("link")}
+    with_geometry = {lk.get("name") for lk in root.iter("link") if lk.find("collision") is not None}
     pairs = srdf_pairs(name)
     assert pairs
     reasons = {
         e.get("reason") for e in ET.parse(srdf_path(name)).getroot().iter("disable_collisions")
     }
-    assert reasons <= {"Adjacent", "Never"}
+    assert reasons <= {"Adjacent", "Default", "Always", "Close", "Never"}
     disabled = set()
     for a, b in pairs:
         assert a in links and b in links, (a, b)
@@ -621,8 +623,11 @@ def test_srdf_names_existing_links_and_disables_adjacent(name):
         disabled.add(frozenset((a, b)))
     assert len(disabled) == len(pairs), "duplicate SRDF entries"
     for joint in root.iter("joint"):
+        if joint.get("type") == "fixed":
+            continue  # fixed links merge into one body: no pair between them
         pair = frozenset((joint.find("parent").get("link"), joint.find("child").get("link")))
-        assert pair in disabled, pair
+        if pair <= with_geometry:
+            assert pair in disabled, pair
 
 
 @pytest.mark.parametrize("name", ALL_ROBOTS)
@@ -643,10 +648,11 @@ def test_neutral_configuration_is_collision_free(name):
 @pytest.mark.parametrize(
     ("name", "samples"), [("panda", 2000), ("dual_arm", 2000), ("humanoid", 2000), ("ur5", 1000)]
 )
-def test_never_pairs_never_collide(name, samples):
+def test_never_and_close_pairs_never_collide(name, samples):
+    """Disabled pairs that are not adjacent or always colliding never collide."""
     model = load(name)
     geom = pin.buildGeomFromUrdfString(model, urdf_xml(name), pin.COLLISION)
-    never = {frozenset(p) for p in srdf_pairs(name, "Never")}
+    never = {frozenset(p) for p in srdf_pairs(name, "Never") + srdf_pairs(name, "Close")}
     assert never
     for i in range(geom.ngeoms):
         for j in range(i + 1, geom.ngeoms):

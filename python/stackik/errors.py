@@ -189,3 +189,19 @@ class InvalidBounds(InvalidInput):
 
 class InvalidTransform(InvalidInput):
     """A pose or rotation is not a valid rigid transform (e.g. non-orthonormal rotation)."""
+
+
+class CollisionMarginWarning(UserWarning):
+    """A collision pair can never be as far apart as the requested minimum distance.
+
+    Raised as a warning (not an error) by the collision constraint, which lowers those
+    pairs' minimum distance (or stops watching a pair that is always in collision) so
+    the constraint stays feasible.
+
+    Attributes:
+        pairs: ``(geometry_a, geometry_b, largest sampled distance [m], minimum used [m])``.
+    """
+
+    def __init__(self, message: str, pairs: list[tuple[str, str, float, float]]) -> None:
+        super().__init__(message)
+        self.pairs = pairs

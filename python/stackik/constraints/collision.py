@@ -38,13 +38,14 @@ for at most ``max_constraints`` pairs (the closest).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import coal
 import numpy as np
 import pinocchio as pin
 
-from ..errors import InvalidInput
+from ..errors import CollisionMarginWarning, InvalidInput
 from ..model import CollisionState, Kinematics, RobotModel
 from ..model.collision import validate_pairs
 from ..model.joints import JointKind
@@ -209,11 +210,54 @@ class CollisionConstraint(Constraint):
 
         selected = expand(include_pairs) if include_pairs else set(range(len(all_pairs)))
         selected -= expand(exclude_pairs)
-        self._pairs = np.array(sorted(selected), dtype=int)
+        pair_min = self._reachable_minimums(sorted(selected), all_pairs)
+        self._pairs = np.array(sorted(pair_min), dtype=int)
         self._first = np.array([all_pairs[k][0] for k in self._pairs], dtype=int)
         self._second = np.array([all_pairs[k][1] for k in self._pairs], dtype=int)
-        self._pair_min = np.full(len(self._pairs), self.min_distance)
+        self._pair_min = np.array([pair_min[k] for k in self._pairs], dtype=float)
         self._pending: dict[int, float] = {}
+
+    def _reachable_minimums(
+        self, selected: list[int], all_pairs: list[tuple[int, int]]
+    ) -> dict[int, float]:
+        """Minimum distance of each watched pair, lowered where it can never be reached.
+
+        A pair whose largest sampled distance (``RobotModel.sampled_pair_distance_range``)
+        is below ``min_distance`` would make every step infeasible: its minimum becomes
+        half that largest distance; a pair in collision in every sample is not watched.
+        Both come with a :class:`~stackik.errors.CollisionMarginWarning` naming the pairs.
+        """
+        _, highest = self._robot.sampled_pair_distance_range()
+        out: dict[int, float] = {}
+        lowered: list[tuple[str, str, float, float]] = []
+        names = [o.name for o in self._gm.geometryObjects]
+        for k in selected:
+            d_max = float(highest[k]) if k < len(highest) else np.inf
+            d_min = self.min_distance
+            if d_max < d_min:
+                d_min = 0.5 * d_max if d_max > 0 else np.nan
+                a, b = all_pairs[k]
+                lowered.append((names[a], names[b], d_max, d_min))
+            if not np.isnan(d_min):
+                out[k] = d_min
+        if lowered:
+            self._warn_margins(lowered)
+        return out
+
+    def _warn_margins(self, lowered: list[tuple[str, str, float, float]]) -> None:
+        lines = [
+            f"{a}/{b}: never farther than {d_max * 1e3:.1f} mm"
+            + (f", minimum lowered to {d * 1e3:.1f} mm" if d == d else ", not watched")
+            for a, b, d_max, d in lowered
+        ]
+        message = (
+            f"min_distance {self.min_distance} m can never hold for {len(lowered)} collision "
+            "pair(s) (largest distance over sampled configurations): "
+            + "; ".join(lines)
+            + ". Exclude them in the SRDF (RobotModel.compute_collision_exclusions) or set "
+            "their minimum with set_collision_pair_min_distance."
+        )
+        warnings.warn(CollisionMarginWarning(message, lowered), stacklevel=4)
 
     def _bounding_geometry(self) -> None:
         """Bounding spheres (centre in the geometry frame, radius) and support points [m]."""

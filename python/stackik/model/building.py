@@ -19,6 +19,7 @@ from ..errors import InvalidInput, JointNotFound, MalformedDescription
 from . import loading
 from .collision import convexify
 from .joints import JointKind, joint_table
+from .validation import check_urdf
 
 #: Velocity limit used where the URDF gives none [rad/s or m/s].
 DEFAULT_VELOCITY_LIMIT = 2.0
@@ -47,6 +48,7 @@ class Built:
     visual: pin.GeometryModel | None
     collision: pin.GeometryModel | None
     mimic: list[tuple[str, float, float, int]] = field(default_factory=list)
+    links: set[str] = field(default_factory=set)
 
 
 def build(
@@ -70,6 +72,10 @@ def build(
     root = loading.parse_xml(text, source)
     if root.tag != "robot":
         raise MalformedDescription(source, f"root element is <{root.tag}>, expected <robot>")
+    check_urdf(root, source)
+    links = {str(link.get("name")) for link in root.findall("link")}
+    if actuated_joint_names is not None:
+        _check_actuated(actuated_joint_names)
     sections = [s for s, keep in (("visual", load_visuals), ("collision", load_collisions)) if keep]
     loading.strip_sections(root, [s for s in ("visual", "collision") if s not in sections])
     loading.resolve_mesh_paths(root, source, urdf_dir, package_dirs, sections)
@@ -82,7 +88,15 @@ def build(
         convexify(col)
     apply_default_limits(model, floating_base)
     mimic = restrict_mimic_leaders(model, root, source)
-    return Built(model, geoms.get("visual"), col, mimic)
+    return Built(model, geoms.get("visual"), col, mimic, links)
+
+
+def _check_actuated(names: Sequence[str]) -> None:
+    if isinstance(names, str):
+        raise InvalidInput("actuated_joint_names must be a sequence of names, not a string")
+    duplicates = sorted({n for n in names if list(names).count(n) > 1})
+    if duplicates:
+        raise InvalidInput(f"actuated_joint_names lists {duplicates} more than once")
 
 
 def _pinocchio_models(
@@ -96,7 +110,7 @@ def _pinocchio_models(
             model = pin.buildModelFromXML(xml, mimic=True)
         geoms = {s: pin.buildGeomFromUrdfString(model, xml, kinds[s]) for s in sections}
     except (RuntimeError, ValueError) as exc:
-        raise MalformedDescription(source, str(exc)) from exc
+        raise MalformedDescription(source, f"Pinocchio/urdfdom rejected it: {exc}") from exc
     return model, geoms
 
 

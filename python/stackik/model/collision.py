@@ -26,14 +26,65 @@ import pinocchio as pin
 
 from ..errors import CollisionGeometryNotFound, InvalidInput
 
+#: Thickness given to a flat (coplanar), linear or single-point collision mesh before
+#: its convex hull is built [m]: qhull cannot hull a degenerate point set (coal crashes
+#: the process on it), and a flat plate is a legitimate collision shape.
+DEGENERATE_MESH_THICKNESS = 1e-3
+
+
+def _affine_rank(points: np.ndarray) -> int:
+    """Dimension of the affine hull of ``points`` (0 for a point, 3 for a solid)."""
+    if len(points) < 2:
+        return 0
+    centred = points - points.mean(axis=0)
+    s = np.linalg.svd(centred, compute_uv=False)
+    scale = max(float(s[0]), 1e-300)
+    return int(np.sum(s > 1e-9 * scale)) if s[0] > 1e-12 else 0
+
+
+def thicken(points: np.ndarray, thickness: float = DEGENERATE_MESH_THICKNESS) -> np.ndarray:
+    """Points of a degenerate set pushed ``thickness / 2`` both ways along its missing axes.
+
+    A plane gains its normal, a line two perpendicular axes, a point all three: the
+    result has a proper 3-D convex hull that contains the original points.
+    """
+    centred = points - points.mean(axis=0)
+    _, _, vt = np.linalg.svd(centred, full_matrices=True)
+    rank = _affine_rank(points)
+    out = [points]
+    half = 0.5 * thickness
+    for axis in vt[rank:]:
+        out = [p + sign * half * axis for p in out for sign in (1.0, -1.0)]
+    return np.vstack(out)
+
+
+def convex_hull(points: np.ndarray) -> coal.ConvexBase:
+    """Convex hull of mesh vertices with coal (qhull), degenerate sets thickened first.
+
+    Raises:
+        InvalidInput: No vertices, or non-finite ones.
+    """
+    pts = np.asarray(points, dtype=float).reshape(-1, 3)
+    if len(pts) == 0 or not np.isfinite(pts).all():
+        raise InvalidInput("a collision mesh has no vertices or non-finite ones")
+    if len(pts) < 4 or _affine_rank(pts) < 3:
+        pts = thicken(pts)
+    vertices = coal.StdVec_Vec3s()
+    for p in pts:
+        vertices.append(p)
+    return coal.ConvexBase.convexHull(vertices, True, "Qt")
+
 
 def convexify(geom_model: pin.GeometryModel) -> None:
-    """Replace every triangle-mesh geometry of ``geom_model`` by its convex hull, in place."""
+    """Replace every triangle-mesh geometry of ``geom_model`` by its convex hull, in place.
+
+    Flat, linear or single-point meshes become thin solids of
+    :data:`DEGENERATE_MESH_THICKNESS` (coal would crash on them).
+    """
     for obj in geom_model.geometryObjects:
         geom = obj.geometry
         if isinstance(geom, coal.BVHModelBase):
-            geom.buildConvexHull(True, "Qt")
-            obj.geometry = geom.convex
+            obj.geometry = convex_hull(np.array(geom.vertices()))
 
 
 def _shape_params(geom: coal.CollisionGeometry) -> tuple[str, dict[str, object]]:
@@ -61,18 +112,20 @@ class CollisionModel:
     Args:
         model: Pinocchio kinematic model.
         geom_model: Collision geometry (already convexified if wanted).
+        reset: Activate every non-adjacent pair (otherwise keep ``geom_model``'s pairs).
 
     Attributes:
         revision: Incremented whenever the pair list changes; owners of a
             :class:`CollisionState` rebuild it when it differs from theirs.
     """
 
-    def __init__(self, model: pin.Model, geom_model: pin.GeometryModel) -> None:
+    def __init__(self, model: pin.Model, geom_model: pin.GeometryModel, reset: bool = True) -> None:
         self.model = model
         self.geom_model = geom_model
         self.revision = 0
         self._link_of = [model.frames[o.parentFrame].name for o in geom_model.geometryObjects]
-        self.reset_pairs()
+        if reset:
+            self.reset_pairs()
 
     @property
     def link_names(self) -> list[str]:

@@ -19,11 +19,22 @@ _MESH_TAGS = ("mesh",)
 
 
 def read_text(path: str | os.PathLike[str]) -> str:
-    """Read a description file, raising :class:`RobotFileNotFound` when absent."""
+    """Read a description file as UTF-8 text.
+
+    Raises:
+        RobotFileNotFound: The file does not exist.
+        MalformedDescription: It is not UTF-8 text (the offending byte is named).
+    """
     p = Path(path)
     if not p.is_file():
         raise RobotFileNotFound(str(path))
-    return p.read_text(encoding="utf-8")
+    try:
+        return p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        bad = exc.object[exc.start : exc.start + 1].hex()
+        raise MalformedDescription(
+            str(path), f"not UTF-8 text: byte 0x{bad} at offset {exc.start}"
+        ) from None
 
 
 def process_xacro(

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +46,7 @@ from .building import (
 )
 from .collision import CollisionModel, CollisionState, validate_pairs
 from .dynamics import Dynamics
+from .exclusions import CollisionExclusionReport, collision_exclusions
 from .joints import (
     DEFAULT_BASE_SAMPLING_RANGE,
     JointInfo,
@@ -55,6 +56,7 @@ from .joints import (
     unit_blocks,
 )
 from .kinematics import Kinematics
+from .validation import check_srdf_links
 
 __all__ = [
     "DEFAULT_ACCELERATION_LIMIT",
@@ -276,6 +278,7 @@ class RobotModel:
         self._collision_geom_model = col
         self._collision = CollisionModel(model, col) if col is not None and col.ngeoms else None
         self._mimic = built.mimic
+        self._links = built.links
         self._acceleration_limits = np.full(model.nv, DEFAULT_ACCELERATION_LIMIT)
         self._base_placement = pin.SE3.Identity()
         self._base_children = self._capture_base_children()
@@ -288,6 +291,7 @@ class RobotModel:
         self._kin = Kinematics(self)
         self._collision_state = CollisionState(self._collision) if self._collision else None
         self._distances: tuple[int, int, np.ndarray] | None = None
+        self._pair_ranges: tuple[tuple, np.ndarray, np.ndarray] | None = None
 
     def _index(self) -> None:
         """Name and joint tables (rebuilt when frames are added)."""
@@ -818,6 +822,7 @@ class RobotModel:
         """
         text = loading.read_text(srdf_path)
         pairs = loading.parse_srdf_disabled_pairs(text, str(srdf_path))
+        check_srdf_links(pairs, self._links, str(srdf_path))
         if self._collision is None:
             return 0
         with self._lock:
@@ -863,6 +868,76 @@ class RobotModel:
         Keys: name, parent_frame, parent_joint, placement, geometry_type, params.
         """
         return self._collision.geometries() if self._collision else []
+
+    def compute_collision_exclusions(
+        self,
+        samples: int = 1000,
+        seed: int = 0,
+        close_distance: float = 0.03,
+        always_fraction: float = 0.95,
+        progress: Callable[[int, int], None] | None = None,
+        never_distance: float = 0.0,
+        limit_fraction: float = 1.0 / 3.0,
+    ) -> CollisionExclusionReport:
+        """Sample configurations and sort every link pair, as MoveIt's setup assistant does.
+
+        Reports adjacent, default (colliding at the neutral configuration), always
+        colliding, always close (never farther apart than ``close_distance``: a collision
+        constraint with a larger ``min_distance`` could never be satisfied) and never
+        colliding pairs; ``report.write_srdf(path)`` writes the SRDF
+        ``<disable_collisions>`` lines. See :mod:`stackik.model.exclusions`.
+
+        Args:
+            samples: Random configurations inside the joint limits.
+            seed: Their seed (the same seed gives the same report).
+            close_distance: Threshold of "always close" [m].
+            always_fraction: Share of colliding samples from which a pair is "always
+                colliding".
+            progress: Called as ``progress(done, samples)`` every 100 samples.
+            never_distance: A pair never closer than this in any sample is "never
+                colliding" [m] (0: never in collision, MoveIt's rule).
+            limit_fraction: Odds that a joint value is drawn at a limit.
+
+        Raises:
+            InvalidInput: No collision geometry, or bad arguments.
+        """
+        return collision_exclusions(
+            self,
+            samples,
+            seed,
+            close_distance,
+            always_fraction,
+            progress,
+            never_distance,
+            limit_fraction,
+        )
+
+    def sampled_pair_distance_range(
+        self, samples: int = 64, seed: int = 0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Smallest and largest sampled distance of every active pair [m] (cached).
+
+        Used to warn when a collision constraint's ``min_distance`` exceeds what a pair can
+        ever reach. Computed once per pair list, in a cache of its own.
+        """
+        if self._collision is None:
+            return np.zeros(0), np.zeros(0)
+        key = (self._collision.revision, self.revision, int(samples), int(seed))
+        cached = self._pair_ranges
+        if cached is not None and cached[0] == key:
+            return cached[1], cached[2]
+        kin = self.create_kinematics()
+        state = CollisionState(self._collision)
+        rng = np.random.default_rng(seed)
+        lo = np.full(len(self._collision.geom_model.collisionPairs), np.inf)
+        hi = -lo
+        for _ in range(int(samples)):
+            kin.set_unchecked(self.random_configuration(rng))
+            d = state.distances(kin.data)
+            np.minimum(lo, d, out=lo)
+            np.maximum(hi, d, out=hi)
+        self._pair_ranges = (key, lo, hi)
+        return lo, hi
 
     def compute_collision_distances(self) -> list[float]:
         """Signed distance [m] of every active pair at the current configuration.
