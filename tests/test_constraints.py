@@ -343,7 +343,7 @@ def test_floating_base_bounds(humanoid):
     p = solver.build_problem(q)
     np.testing.assert_array_equal(p.box_lower[3:6], -0.2)
     np.testing.assert_array_equal(p.box_upper[3:6], 0.2)
-    assert np.all(np.isinf(p.box_upper[:3]))  # the free-flyer has no velocity limit
+    assert np.all(p.box_upper[:3] == 1.0)  # the free-flyer's default velocity bound [m/s]
     rows = p.constraint_slices["base_bounds"]
     np.testing.assert_allclose(p.C[rows][:, :3], humanoid.data.oMi[1].rotation)
     np.testing.assert_allclose(p.lower[rows], (lo - q[:3]) / 0.01)
@@ -501,12 +501,15 @@ def test_collision_rows_structure(panda):
     n = rows.stop - rows.start
     assert 1 <= n <= 4
     d = cc.last_distances
-    assert np.all(np.diff(d) >= 0)  # closest pairs first
+    # Most urgent first: time to violation = slack / predicted closing (none is urgent yet).
+    np.testing.assert_allclose(cc.last_slack, d - 0.01)
+    tau = cc.last_slack / cc.last_closing
+    assert np.all(cc.last_slack > cc.last_closing) and np.all(np.diff(tau) >= 0)
     assert np.all(d < 0.01 + 0.1)
     np.testing.assert_allclose(p.lower[rows], -0.3 * (d - 0.01) / 0.02)
     assert np.all(p.upper[rows] == np.inf)
-    # The closest row's pair is the robot's closest pair overall.
-    assert d[0] == pytest.approx(panda.compute_min_collision_distance(), abs=1e-6)
+    # The robot's closest pair overall has a row.
+    assert d.min() == pytest.approx(panda.compute_min_collision_distance(), abs=1e-6)
     assert solver.get_collision_min_distance() == 0.01
     solver.clear_collision_constraint()
     assert solver.get_collision_min_distance() == -1.0

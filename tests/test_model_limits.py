@@ -12,6 +12,7 @@ from stackik.model import (
     DEFAULT_EFFORT_LIMIT,
     DEFAULT_VELOCITY_LIMIT,
 )
+from stackik.model.building import DEFAULT_BASE_ANGULAR_VELOCITY, DEFAULT_BASE_LINEAR_VELOCITY
 
 ZERO_LIMITS_URDF = """
 <robot name="zero_limits">
@@ -48,12 +49,15 @@ def test_zero_urdf_velocity_and_effort_take_defaults():
     np.testing.assert_array_equal(robot.get_effort_limits(), [DEFAULT_EFFORT_LIMIT, 7.0])
 
 
-def test_floating_base_limits_are_infinite(floating_arm):
+def test_floating_base_limits(floating_arm):
+    """Unbounded position and effort; a finite default velocity bound (never inf)."""
     lo, hi = floating_arm.get_joint_limits()
     assert np.all(lo[:3] == -np.inf) and np.all(hi[:3] == np.inf)
     np.testing.assert_array_equal(lo[7:], [-2.5, -1.01, -1.01, 0.0])
     vel, eff = floating_arm.get_velocity_limits(), floating_arm.get_effort_limits()
-    assert np.all(vel[:6] == np.inf) and np.all(eff[:6] == np.inf)
+    assert np.all(vel[:3] == DEFAULT_BASE_LINEAR_VELOCITY)
+    assert np.all(vel[3:6] == DEFAULT_BASE_ANGULAR_VELOCITY)
+    assert np.all(eff[:6] == np.inf)
     np.testing.assert_array_equal(vel[6:], [1.5, DEFAULT_VELOCITY_LIMIT, 0.5])
     np.testing.assert_array_equal(eff[6:], [50.0, DEFAULT_EFFORT_LIMIT, 20.0])
     np.testing.assert_array_equal(floating_arm.get_acceleration_limits(), np.full(9, 10.0))

@@ -10,17 +10,46 @@ import numpy as np
 from .errors import InvalidBounds, InvalidInput, NonFiniteInput, ShapeError
 
 
+def as_floats(x: object, what: str, expected: tuple[int | str, ...] | str) -> np.ndarray:
+    """``x`` as a float array, refusing what a plain conversion would hide.
+
+    Complex values would lose their imaginary part, integers beyond float range would
+    overflow, ragged or non-numeric input would give object arrays.
+
+    Raises:
+        InvalidInput: Complex values.
+        ShapeError: Not a rectangular numeric array (``expected`` is reported).
+        NonFiniteInput: A number beyond the float range.
+    """
+    if isinstance(x, np.ndarray) and x.dtype == np.float64:
+        return x
+    try:
+        raw = np.asarray(x)
+    except (TypeError, ValueError) as exc:
+        raise ShapeError(what, expected, ()) from exc
+    if np.iscomplexobj(raw):
+        raise InvalidInput(f"{what}: complex values are not accepted, got dtype {raw.dtype}")
+    if raw.dtype.kind not in "biufO":  # text, dates, bytes: not an array of numbers
+        raise ShapeError(what, expected, raw.shape)
+    try:
+        return np.asarray(raw, dtype=float)
+    except OverflowError:
+        raise NonFiniteInput(what, [0]) from None
+    except (TypeError, ValueError):  # an object array holding something else than reals
+        if any(isinstance(e, complex) for e in raw.flat):
+            raise InvalidInput(f"{what}: complex values are not accepted") from None
+        raise ShapeError(what, expected, raw.shape) from None
+
+
 def vector(x: object, n: int, what: str) -> np.ndarray:
     """Return ``x`` as a finite float vector of size ``n``.
 
     Raises:
         ShapeError: ``x`` does not have ``n`` entries.
         NonFiniteInput: ``x`` has NaN or inf entries.
+        InvalidInput: Complex or non-numeric entries.
     """
-    try:
-        arr = np.asarray(x, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ShapeError(what, (n,), ()) from exc
+    arr = as_floats(x, what, (n,))
     if arr.ndim != 1 or arr.shape[0] != n:
         raise ShapeError(what, (n,), arr.shape)
     finite = np.isfinite(arr)
@@ -35,11 +64,9 @@ def matrix(x: object, shape: tuple[int | None, int | None], what: str) -> np.nda
     Raises:
         ShapeError: Wrong number of dimensions or sizes.
         NonFiniteInput: NaN or inf entries (flat indices are reported).
+        InvalidInput: Complex or non-numeric entries.
     """
-    try:
-        arr = np.asarray(x, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ShapeError(what, str(shape), ()) from exc
+    arr = as_floats(x, what, str(shape))
     if arr.ndim != 2 or any(
         s is not None and s != g for s, g in zip(shape, arr.shape, strict=True)
     ):
@@ -62,8 +89,8 @@ def bounds(
         NonFiniteInput: NaN entries (or inf when ``allow_inf`` is false).
         InvalidBounds: ``lower > upper`` somewhere.
     """
-    lo = np.asarray(lower, dtype=float)
-    hi = np.asarray(upper, dtype=float)
+    lo = as_floats(lower, f"{what} lower", (n,))
+    hi = as_floats(upper, f"{what} upper", (n,))
     for arr, name in ((lo, f"{what} lower"), (hi, f"{what} upper")):
         if arr.ndim != 1 or arr.shape[0] != n:
             raise ShapeError(name, (n,), arr.shape)

@@ -652,7 +652,8 @@ class KinematicsSolver:
             FrameNotFound: Unknown frame.
             InvalidInput: A joint on the path is not supported by the chain solver.
         """
-        self._global.prepare(frame_name)
+        with self._engine.lock:
+            self._global.prepare(frame_name)
 
     def find_configs(
         self,
@@ -719,23 +720,24 @@ class KinematicsSolver:
             FrameNotFound, JointNotFound: Unknown frame or locked joint.
             InvalidInput: Bad option values; ``branch`` on a chain without branch flags.
         """
-        return self._global.find(
-            target_pose,
-            frame_name,
-            max_solutions,
-            time_budget,
-            reference_q,
-            validate,
-            seed,
-            branch=branch,
-            locked_joints=locked_joints,
-            metric=metric,
-            position_tolerance=position_tolerance,
-            orientation_tolerance=orientation_tolerance,
-            distinct_tolerance=distinct_tolerance,
-            include_alternates=include_alternates,
-            max_attempts=max_attempts,
-        )
+        with self._engine.lock:
+            return self._global.find(
+                target_pose,
+                frame_name,
+                max_solutions,
+                time_budget,
+                reference_q,
+                validate,
+                seed,
+                branch=branch,
+                locked_joints=locked_joints,
+                metric=metric,
+                position_tolerance=position_tolerance,
+                orientation_tolerance=orientation_tolerance,
+                distinct_tolerance=distinct_tolerance,
+                include_alternates=include_alternates,
+                max_attempts=max_attempts,
+            )
 
     def nearest_config(
         self,
@@ -764,18 +766,19 @@ class KinematicsSolver:
         Raises:
             Same as :meth:`find_configs`.
         """
-        found = self._global.find(
-            target_pose,
-            frame_name,
-            max_candidates,
-            time_budget,
-            reference_q,
-            validate,
-            seed,
-            include_alternates=include_alternates,
-            nearest=True,
-            **options,
-        )
+        with self._engine.lock:
+            found = self._global.find(
+                target_pose,
+                frame_name,
+                max_candidates,
+                time_budget,
+                reference_q,
+                validate,
+                seed,
+                include_alternates=include_alternates,
+                nearest=True,
+                **options,
+            )
         return found[0] if found else None
 
     def branch_flags(self, q: object, frame_name: str) -> BranchFlags:
@@ -788,7 +791,8 @@ class KinematicsSolver:
                 parallel axes 2 and 3.
             ShapeError, NonFiniteInput, FrameNotFound: Bad input.
         """
-        return self._global.branch_flags(q, frame_name)
+        with self._engine.lock:
+            return self._global.branch_flags(q, frame_name)
 
     def alternate_configs(self, q: object, validate: Validator | None = None) -> list[np.ndarray]:
         """Configurations equivalent to ``q`` through +-2 pi turns (simIK getAlternateConfigs).
@@ -837,20 +841,21 @@ class KinematicsSolver:
             ShapeError, NonFiniteInput, InvalidTransform, FrameNotFound: Bad input.
             InvalidInput: ``n_points < 2`` or bad option values.
         """
-        return generate_path(
-            self._global,
-            start_q,
-            target_pose,
-            frame_name,
-            n_points,
-            validate,
-            max_joint_jump=max_joint_jump,
-            max_linear_step=max_linear_step,
-            max_angular_step=max_angular_step,
-            locked_joints=locked_joints,
-            position_tolerance=position_tolerance,
-            orientation_tolerance=orientation_tolerance,
-        )
+        with self._engine.lock:
+            return generate_path(
+                self._global,
+                start_q,
+                target_pose,
+                frame_name,
+                n_points,
+                validate,
+                max_joint_jump=max_joint_jump,
+                max_linear_step=max_linear_step,
+                max_angular_step=max_angular_step,
+                locked_joints=locked_joints,
+                position_tolerance=position_tolerance,
+                orientation_tolerance=orientation_tolerance,
+            )
 
     def solve_position_batch(
         self,
@@ -878,9 +883,10 @@ class KinematicsSolver:
             ShapeError, NonFiniteInput, InvalidTransform: Bad targets or seeds.
             FrameNotFound, InvalidInput: Unknown frame or bad options.
         """
-        return solve_position_batch(
-            self._global, target_poses, frame_name, seeds, options, validate
-        )
+        with self._engine.lock:
+            return solve_position_batch(
+                self._global, target_poses, frame_name, seeds, options, validate
+            )
 
     def __repr__(self) -> str:
         return (

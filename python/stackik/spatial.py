@@ -22,6 +22,10 @@ from .errors import InvalidInput, InvalidTransform, ShapeError
 #: Tolerance on ``R^T R - I`` and ``det R - 1`` for a matrix to count as a rotation.
 ROTATION_TOLERANCE = 1e-6
 
+#: Largest accepted translation norm of a pose [m]: farther than any robot reaches by a
+#: wide margin, and far from where squared distances overflow.
+MAX_TRANSLATION = 1e6
+
 _SCALAR_FIRST = ("sxyz", "wxyz")
 _SCALAR_LAST = ("xyzs", "xyzw")
 
@@ -62,21 +66,40 @@ def check_rotation(R: object, what: str = "rotation") -> np.ndarray:
     return R
 
 
+def check_translation(t: object, what: str = "translation") -> np.ndarray:
+    """Return ``t`` as a finite 3-vector of norm at most :data:`MAX_TRANSLATION` [m].
+
+    Raises:
+        ShapeError, NonFiniteInput: Not 3 finite numbers.
+        InvalidTransform: Farther than :data:`MAX_TRANSLATION`.
+    """
+    v = _validate.vector(t, 3, what)
+    x, y, z = v.tolist()
+    if x * x + y * y + z * z > MAX_TRANSLATION * MAX_TRANSLATION:
+        raise InvalidTransform(f"{what} {v.tolist()} is farther than {MAX_TRANSLATION:g} m")
+    return v
+
+
 def as_se3(pose: object, what: str = "pose") -> pin.SE3:
     """Convert a pose given as :class:`pinocchio.SE3` or a 4x4 homogeneous matrix.
+
+    Both forms get the same checks: a :class:`pinocchio.SE3` can hold anything.
 
     Raises:
         ShapeError: Not 4x4.
         NonFiniteInput: NaN or inf entries.
-        InvalidTransform: The rotation block is not a rotation or the last row is not
-            ``[0, 0, 0, 1]``.
+        InvalidTransform: The rotation block is not a rotation, the last row is not
+            ``[0, 0, 0, 1]``, or the translation is beyond :data:`MAX_TRANSLATION`.
     """
     if isinstance(pose, pin.SE3):
+        check_rotation(pose.rotation, f"{what} rotation")
+        check_translation(pose.translation, f"{what} translation")
         return pose
     T = _validate.matrix(pose, (4, 4), what)
     if np.abs(T[3] - (0.0, 0.0, 0.0, 1.0)).max() > 1e-12:
         raise InvalidTransform(f"{what}: last row must be [0, 0, 0, 1], got {T[3].tolist()}")
-    return pin.SE3(check_rotation(T[:3, :3], f"{what} rotation"), T[:3, 3].copy())
+    R = check_rotation(T[:3, :3], f"{what} rotation")
+    return pin.SE3(R, check_translation(T[:3, 3].copy(), f"{what} translation"))
 
 
 def check_pose_stack(poses: object, what: str = "poses") -> np.ndarray:
@@ -91,7 +114,7 @@ def check_pose_stack(poses: object, what: str = "poses") -> np.ndarray:
         InvalidTransform: A rotation block is not a rotation or a last row is not
             ``[0, 0, 0, 1]``.
     """
-    Ts = np.asarray(poses, dtype=float)
+    Ts = _validate.as_floats(poses, what, ("N", 4, 4))
     if Ts.ndim != 3 or Ts.shape[1:] != (4, 4):
         raise ShapeError(what, ("N", 4, 4), Ts.shape)
     Rs = Ts[:, :3, :3]
@@ -102,6 +125,7 @@ def check_pose_stack(poses: object, what: str = "poses") -> np.ndarray:
             | (np.abs(Ts[:, 3] - (0.0, 0.0, 0.0, 1.0)).max(axis=1, initial=0) > 1e-12)
             | ~(gram <= ROTATION_TOLERANCE)
             | ~(np.abs(np.linalg.det(Rs) - 1.0) <= ROTATION_TOLERANCE)
+            | ~(np.linalg.norm(Ts[:, :3, 3], axis=1) <= MAX_TRANSLATION)
         )
     if bad.any():
         k = int(np.flatnonzero(bad)[0])

@@ -104,6 +104,10 @@ class Constraint:
     def reset(self) -> None:
         """Forget state carried from step to step (called when a new motion starts)."""
 
+    def describe_row(self, row: int) -> str:
+        """What row ``row`` of this step's rows stands for (used in status messages)."""
+        return f"row {row} of constraint {self.name!r}"
+
     # -- inspection ----------------------------------------------------------------------
     def rows(self, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """This step's rows ``(C, lower, upper)`` as new arrays (for inspection and tests).

@@ -158,6 +158,8 @@ class CollisionConstraint(Constraint):
         self.exact_queries = 0
         self.last_distances = np.zeros(0)
         self.last_pairs: list[int] = []
+        self.last_slack = np.zeros(0)
+        self.last_closing = np.zeros(0)
         self.last_row_geometries = self._row_geoms[:0]
         self.last_row_points = self._row_points[:0]
         self.last_row_normals = self._row_normals[:0]
@@ -402,6 +404,10 @@ class CollisionConstraint(Constraint):
         """Forget every pair's last distance: the next step re-checks all of them."""
         npairs = len(self._pairs)
         self._moved = np.zeros(len(self._radii))
+        self._moved_before = np.zeros(len(self._radii))
+        self._step = 0
+        self._exact_step = np.full(npairs, -2, dtype=np.int64)
+        self._d_exact = np.full(npairs, np.inf)
         self._d_last = np.where(self._pairs >= 0, -np.inf, np.inf)
         self._moved_first = np.zeros(npairs)
         self._moved_second = np.zeros(npairs)
@@ -428,16 +434,22 @@ class CollisionConstraint(Constraint):
 
     # -- rows ------------------------------------------------------------------------------
     def max_rows(self) -> int:
-        """A witness row and up to two patch sides of support rows per watched pair."""
-        return self.max_constraints * (1 + 2 * _PATCH_DIRECTIONS)
+        """A witness row and up to two patch sides of support rows per pair with rows.
+
+        ``max_constraints`` pairs, or every watched pair when more of them may cross
+        their limit within the step (those are never dropped).
+        """
+        pairs = max(self.max_constraints, len(self._pairs))
+        return pairs * (1 + 2 * _PATCH_DIRECTIONS)
 
     def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
-        """Damper rows for the closest pairs within the activation distance."""
+        """Damper rows for the most urgent pairs within the activation distance."""
         self.last_distances, self.last_pairs, self.exact_queries = np.zeros(0), [], 0
         self.last_row_geometries = self._row_geoms[:0]
         if not len(self._pairs):
             return 0
         self._sync_pairs()
+        self._step += 1
         threshold = self._pair_min + self.activation_margin
         count = self._broadphase(threshold)
         if count == 0:
@@ -445,14 +457,31 @@ class CollisionConstraint(Constraint):
         kin = self._kin
         self._state.update_placements(kin.data)
         oMg = self._state.geom_data.oMg
-        hits = self._exact(self._sphere_test(oMg, count, threshold))
+        hits = self._exact(self._sphere_test(oMg, count, threshold), dt)
         if not hits:
             return 0
-        hits.sort(key=lambda h: h[0])
-        hits = hits[: self.max_constraints]
+        hits, must = self._select(hits)
         self.last_distances = np.array([h[0] for h in hits])
         self.last_pairs = [h[1] for h in hits]
-        return self._assemble(hits, oMg, dt, C, lower, upper)
+        self.last_slack = np.array([h[3] for h in hits])
+        self.last_closing = np.array([h[4] for h in hits])
+        return self._assemble(hits, must, oMg, dt, C, lower, upper)
+
+    def _select(self, hits: list) -> tuple[list, int]:
+        """Order the hits by urgency; return them and how many are beyond the row budget.
+
+        A hit is ``(d, slot, result, slack, closing)``: ``slack = d - d_min`` and
+        ``closing`` a prediction of how much the pair closes during this step. A pair
+        that can cross its limit within the step (``slack <= closing``) is never dropped,
+        even past ``max_constraints``; the remaining budget goes to the pairs with the
+        shortest time to violation ``slack / closing``.
+        """
+        must = [h for h in hits if h[3] <= h[4]]
+        rest = [h for h in hits if h[3] > h[4]]
+        must.sort(key=lambda h: (h[3], h[0]))
+        rest.sort(key=lambda h: (h[3] / h[4] if h[4] > 0 else np.inf, h[0]))
+        chosen = must + rest[: max(0, self.max_constraints - len(must))]
+        return chosen, max(0, len(must) - self.max_constraints)
 
     def _broadphase(self, threshold: np.ndarray) -> int:
         """Advance the motion bounds; list the pairs that may be within ``threshold``."""
@@ -463,6 +492,7 @@ class CollisionConstraint(Constraint):
         else:
             dq_abs = np.abs(pin.difference(kin.model, self._q_last, q))
         self._q_last = q
+        self._moved_before[:] = self._moved
         count = motion_broadphase(
             dq_abs,
             self._lever,
@@ -499,18 +529,33 @@ class CollisionConstraint(Constraint):
             listed = [listed[int(np.argmin(gaps))]]
         return listed
 
-    def _exact(self, listed: list[int]) -> list[tuple[float, int, coal.DistanceResult]]:
-        """Exact GJK/EPA distances of the listed pairs; those within activation are hits."""
+    def _exact(self, listed: list[int], dt: float) -> list[tuple]:
+        """Exact GJK/EPA distances of the listed pairs; those within activation are hits.
+
+        Each hit also carries its slack ``d - d_min`` and the closing predicted for this
+        step: the distance the pair closed during the last step (exact when it was queried
+        then, else the motion bound of both geometries), plus what the acceleration
+        limits add in one step (``sum_k L_k a_max,k dt^2`` for each geometry).
+        """
         hits = []
+        step_motion = self._moved - self._moved_before
+        accel = (self._lever @ self._robot.acceleration_limits) * (dt * dt)
         for k in listed:
             res = self._state.distance(int(self._pairs[k]))
             self.exact_queries += 1
             d = res.min_distance
-            self._d_last[k] = d
+            f, s = self._first[k], self._second[k]
+            if self._exact_step[k] == self._step - 1:
+                closing = self._d_exact[k] - d
+            else:
+                closing = step_motion[f] + step_motion[s]
+            self._d_last[k] = self._d_exact[k] = d
+            self._exact_step[k] = self._step
             if self._pending.get(k, np.inf) <= d:
                 self._pair_min[k] = self._pending.pop(k)
             if d < self._pair_min[k] + self.activation_margin:
-                hits.append((d, k, res))
+                predicted = max(closing, 0.0) + accel[f] + accel[s]
+                hits.append((d, k, res, d - self._pair_min[k], predicted))
         return hits
 
     def _recovery_distance(self, d: float, d_min: float) -> float:
@@ -545,7 +590,7 @@ class CollisionConstraint(Constraint):
         second = np.empty(nh, dtype=np.int64)
         dist, d_eff, d_min = np.empty(nh), np.empty(nh), np.empty(nh)
         normal, p1, p2 = np.empty((nh, 3)), np.empty((nh, 3)), np.empty((nh, 3))
-        for h, (d, k, res) in enumerate(hits):
+        for h, (d, k, res, *_) in enumerate(hits):
             f, s = int(self._first[k]), int(self._second[k])
             first[h], second[h] = f, s
             dm = float(self._pair_min[k])
@@ -563,16 +608,45 @@ class CollisionConstraint(Constraint):
     def _assemble(
         self,
         hits: list,
+        extra: int,
         oMg: object,
         dt: float,
         C: np.ndarray,
         lower: np.ndarray,
         upper: np.ndarray,
     ) -> int:
-        """Witness and support-point rows of the near pairs (``hits``: distance, slot, result)."""
-        first, second, dist, d_eff, d_min, normal, p1, p2 = self._hit_arrays(hits, oMg)
+        """Witness and support-point rows of the near pairs (``hits``: distance, slot, ...).
+
+        ``extra`` counts the urgent pairs beyond ``max_constraints`` (for inspection).
+        """
+        self.last_extra_pairs = extra
+        arrays = self._hit_arrays(hits, oMg)
+        rows = self._rows(arrays, 0, len(hits), self.patch_tolerance, dt, C, lower, 0)
         geoms, points, normals = self._row_geoms, self._row_points, self._row_normals
-        rows = contact_rows(
+        # Kept for inspection: per row, the two geometries, the point and the normal.
+        self.last_row_geometries = geoms[:rows]
+        self.last_row_points, self.last_row_normals = points[:rows], normals[:rows]
+        if self._has_mimic:  # Pinocchio's joint Jacobians know the mimic couplings
+            self._rows_python(
+                geoms[:rows, 0], geoms[:rows, 1], points[:rows], normals[:rows], C[:rows]
+            )
+        upper[:rows] = np.inf
+        return int(rows)
+
+    def _rows(
+        self,
+        arrays: tuple[np.ndarray, ...],
+        h0: int,
+        h1: int,
+        patch_tolerance: float,
+        dt: float,
+        C: np.ndarray,
+        lower: np.ndarray,
+        row0: int,
+    ) -> int:
+        """Rows of hits ``h0:h1`` written from row ``row0`` on; return the new row count."""
+        first, second, dist, d_eff, d_min, normal, p1, p2 = (a[h0:h1] for a in arrays)
+        n = contact_rows(
             self._kin.data.J,
             self._support,
             first,
@@ -588,24 +662,30 @@ class CollisionConstraint(Constraint):
             self._sup_points,
             self._sup_offset,
             self._sup_radius,
-            self.patch_tolerance,
+            patch_tolerance,
             self.gain / dt,
             _PATCH_DIRECTIONS,
-            C,
-            lower,
-            geoms,
-            points,
-            normals,
+            C[row0:],
+            lower[row0:],
+            self._row_geoms[row0:],
+            self._row_points[row0:],
+            self._row_normals[row0:],
         )
-        # Kept for inspection: per row, the two geometries, the point and the normal.
-        self.last_row_geometries = geoms[:rows]
-        self.last_row_points, self.last_row_normals = points[:rows], normals[:rows]
-        if self._has_mimic:  # Pinocchio's joint Jacobians know the mimic couplings
-            self._rows_python(
-                geoms[:rows, 0], geoms[:rows, 1], points[:rows], normals[:rows], C[:rows]
-            )
-        upper[:rows] = np.inf
-        return int(rows)
+        return row0 + int(n)
+
+    def describe_row(self, row: int) -> str:
+        """The pair a row of the last step belongs to, its distance and its limit."""
+        if not 0 <= row < len(self.last_row_geometries):
+            return super().describe_row(row)
+        g1, g2 = (int(g) for g in self.last_row_geometries[row])
+        objs = self._gm.geometryObjects
+        for d, k in zip(self.last_distances, self.last_pairs, strict=True):
+            if {int(self._first[k]), int(self._second[k])} == {g1, g2}:
+                return (
+                    f"collision pair {objs[g1].name}/{objs[g2].name} at {1e3 * d:.2f} mm "
+                    f"(min_distance {1e3 * self._pair_min[k]:.2f} mm)"
+                )
+        return f"collision pair {objs[g1].name}/{objs[g2].name}"
 
     def _rows_python(
         self, g1: np.ndarray, g2: np.ndarray, P: np.ndarray, N: np.ndarray, C: np.ndarray

@@ -330,9 +330,13 @@ class GlobalIK:
                 ranked.append((self._distance(q_ref, alt, w), k, alt, qc))
         ranked.sort(key=lambda item: item[0])
         for _, k, alt, qc in ranked:
+            if k == 0:  # an original: it passed every check already
+                return [alt]
+            if time.perf_counter() >= query.deadline:
+                continue  # no budget left to check a variant; the originals stay valid
             # A turn keeps the pose and every placement: limits and the callback are all
             # that can reject it.
-            if k == 0 or not query.checker.reason(alt, qc, check_pose=False):
+            if not query.checker.reason(alt, qc, check_pose=False):
                 return [alt]
         return []  # pragma: no cover - the originals passed the checks
 

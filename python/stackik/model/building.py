@@ -27,6 +27,11 @@ DEFAULT_VELOCITY_LIMIT = 2.0
 DEFAULT_EFFORT_LIMIT = 100.0
 #: Acceleration limit used for every joint until set [rad/s^2 or m/s^2] (URDF has none).
 DEFAULT_ACCELERATION_LIMIT = 10.0
+#: Velocity bound of a floating base's linear coordinates [m/s] (URDF gives none; an
+#: unbounded base lets a far target ask for any speed).
+DEFAULT_BASE_LINEAR_VELOCITY = 1.0
+#: Velocity bound of a floating base's angular coordinates [rad/s].
+DEFAULT_BASE_ANGULAR_VELOCITY = 2.0
 
 #: Magnitude from which a Pinocchio position limit counts as unbounded.
 UNBOUNDED = 1e10
@@ -158,8 +163,9 @@ def apply_default_limits(model: pin.Model, floating_base: bool) -> None:
     """Say inf for unbounded positions; default missing velocity and effort limits.
 
     Pinocchio marks "unbounded" with the largest double; inf is understood by every
-    consumer (samplers, velocity boxes). A free-flyer is not actuated: no velocity or
-    effort bound of its own here (the solver gives it a finite default bound).
+    consumer (samplers, velocity boxes). A free-flyer is not actuated: no effort bound,
+    and the finite default velocity bounds :data:`DEFAULT_BASE_LINEAR_VELOCITY` and
+    :data:`DEFAULT_BASE_ANGULAR_VELOCITY` (change them with ``set_velocity_limits``).
     """
     lo, hi = model.lowerPositionLimit.copy(), model.upperPositionLimit.copy()
     lo[lo <= -UNBOUNDED] = -np.inf
@@ -170,7 +176,8 @@ def apply_default_limits(model: pin.Model, floating_base: bool) -> None:
     eff = np.array(model.effortLimit, dtype=float)
     eff[~np.isfinite(eff) | (eff <= 0)] = DEFAULT_EFFORT_LIMIT
     if floating_base:
-        vel[:6] = np.inf
+        vel[:3] = DEFAULT_BASE_LINEAR_VELOCITY
+        vel[3:6] = DEFAULT_BASE_ANGULAR_VELOCITY
         eff[:6] = np.inf
     model.velocityLimit = vel
     model.effortLimit = eff

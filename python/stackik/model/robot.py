@@ -673,7 +673,7 @@ class RobotModel:
         self._model.upperPositionLimit = hi.copy()
 
     def get_velocity_limits(self) -> np.ndarray:
-        """Velocity limits (size nv) [rad/s or m/s]; inf for a floating base."""
+        """Velocity limits (size nv) [rad/s or m/s]; a floating base gets finite defaults."""
         return self._model.velocityLimit.copy()
 
     def set_velocity_limits(self, velocity_limits: object) -> None:
@@ -771,9 +771,13 @@ class RobotModel:
         step = float(dt)
         if not np.isfinite(step):
             raise NonFiniteInput("dt", [0])
-        return pin.integrate(
-            self._model, self.check_configuration(q), self.check_velocity(v) * step
-        )
+        with np.errstate(over="ignore", invalid="ignore"):
+            delta_q = self.check_velocity(v) * step
+            out = pin.integrate(self._model, self.check_configuration(q), delta_q)
+        if not np.isfinite(out).all():
+            bad = np.flatnonzero(~np.isfinite(out)).tolist()
+            raise NonFiniteInput("integrate(q, v, dt) result", bad)
+        return out
 
     def difference(self, q0: object, q1: object) -> np.ndarray:
         """Tangent displacement ``delta_q`` (size nv) with ``integrate(q0, delta_q) == q1``."""

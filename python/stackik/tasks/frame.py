@@ -16,10 +16,9 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from .. import _validate
 from ..errors import InvalidInput
 from ..model import Kinematics, RobotModel
-from ..spatial import as_se3, check_rotation
+from ..spatial import as_se3, check_rotation, check_translation
 from .base import Task, TaskType, register_task
 
 _ROWS = {
@@ -63,8 +62,9 @@ class FrameTask(Task):
         self._mask[lo:hi] = True
         self._set_rows(np.flatnonzero(self._mask))
         current = self._kin.frame_placement(self._fid)
-        self._target_p = current.translation.copy()
-        self._target_R = current.rotation.copy()
+        # (position, rotation) replaced as one object: a target set from another thread
+        # is never seen half written.
+        self._target = (current.translation.copy(), current.rotation.copy())
 
     @property
     def frame_id(self) -> int:
@@ -87,23 +87,26 @@ class FrameTask(Task):
         """Set the target pose as SE3 / 4x4, or as ``(position, rotation)`` [m]."""
         if rotation is None:
             T = as_se3(pose, f"{self.name} target pose")
-            self._target_p, self._target_R = T.translation.copy(), T.rotation.copy()
+            self._target = (T.translation.copy(), T.rotation.copy())
         else:
-            self._target_p = _validate.vector(pose, 3, f"{self.name} target position")
-            self._target_R = check_rotation(rotation, f"{self.name} target rotation")
+            p = check_translation(pose, f"{self.name} target position")
+            self._target = (p, check_rotation(rotation, f"{self.name} target rotation"))
 
     def set_target_position(self, position: object) -> None:
         """Set the target position in world coordinates [m]."""
-        self._target_p = _validate.vector(position, 3, f"{self.name} target position")
+        p = check_translation(position, f"{self.name} target position")
+        self._target = (p, self._target[1])
 
     def set_target_orientation(self, rotation: object) -> None:
         """Set the target orientation as a 3x3 rotation matrix (world)."""
-        self._target_R = check_rotation(rotation, f"{self.name} target rotation")
+        R = check_rotation(rotation, f"{self.name} target rotation")
+        self._target = (self._target[0], R)
 
     @property
     def target_pose(self) -> pin.SE3:
         """The target pose ``T_world_target``."""
-        return pin.SE3(self._target_R, self._target_p)
+        p, R = self._target
+        return pin.SE3(R, p)
 
     @property
     def current_position(self) -> np.ndarray:
@@ -119,5 +122,6 @@ class FrameTask(Task):
         kin = self._kin
         oMf = kin.frame_placement(self._fid)
         J[:] = kin.frame_jacobian(self._fid, pin.LOCAL_WORLD_ALIGNED)
-        error[:3] = self._target_p - oMf.translation
-        error[3:] = pin.log3(self._target_R @ oMf.rotation.T)
+        p, R = self._target
+        error[:3] = p - oMf.translation
+        error[3:] = pin.log3(R @ oMf.rotation.T)
