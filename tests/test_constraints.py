@@ -723,8 +723,10 @@ def test_collision_slides_along_the_obstacle(panda):
     first = contact[0]
     assert errors[first] > 0.3  # ... from far away ...
     assert errors[-1] < 0.05  # ... and still it got to the target: it slid
+    # It slides 19 cm toward the target while in contact, then leaves the obstacle (the
+    # support rows measure exact distances to the curved link, so nothing holds it back).
     in_contact_progress = errors[contact[0]] - errors[contact[-1]]
-    assert in_contact_progress > 0.2
+    assert in_contact_progress > 0.15
 
 
 def _face_on_scenario(name: str):
@@ -1192,3 +1194,43 @@ def test_tight_constraints_hold_the_frame_in_a_long_rollout():
     pos_half, rot_half, _ = _tight_rollout(0.005)
     assert pos_half < pos_over / 2.5
     assert rot_half < rot_over / 2
+
+
+@pytest.mark.parametrize("shape", ["sphere", "capsule", "cylinder", "box"])
+def test_exact_point_distance_matches_coal(shape):
+    """The support rows' point-to-primitive distance and normal, against coal's GJK/EPA."""
+    import coal
+
+    from stackik.constraints import _collision_kernel as ck
+
+    geom, kind, params = {
+        "sphere": (coal.Sphere(0.07), ck.SHAPE_SPHERE, [0.07, 0, 0]),
+        "capsule": (coal.Capsule(0.05, 0.3), ck.SHAPE_CAPSULE, [0.05, 0.15, 0]),
+        "cylinder": (coal.Cylinder(0.05, 0.3), ck.SHAPE_CYLINDER, [0.05, 0.15, 0]),
+        "box": (coal.Box(0.2, 0.1, 0.3), ck.SHAPE_BOX, [0.1, 0.05, 0.15]),
+    }[shape]
+    rng = np.random.default_rng(12)
+    point = coal.Sphere(1e-9)
+    req, checked = coal.DistanceRequest(), 0
+    req.enable_signed_distance = True
+    req.gjk_tolerance = 1e-10
+    for _ in range(300):
+        R = pin.exp3(rng.normal(size=3))
+        t = rng.normal(scale=0.1, size=3)
+        p = t + rng.uniform(-0.3, 0.3, 3)
+        n = np.empty(3)
+        d = ck.point_distance(kind, np.array(params, float), R, t, p, n)
+        res = coal.DistanceResult()
+        coal.distance(geom, coal.Transform3s(R, t), point, coal.Transform3s(np.eye(3), p), req, res)
+        if res.min_distance < 1e-4:
+            continue  # inside: coal's EPA and the analytic depth may pick other faces
+        assert d == pytest.approx(res.min_distance + 1e-9, abs=1e-7)
+        np.testing.assert_allclose(n, res.normal, atol=1e-5)
+        # The normal is the distance's gradient: finite differences along it and across.
+        for direction in np.eye(3):
+            e = 1e-6
+            dp = ck.point_distance(kind, np.array(params, float), R, t, p + e * direction, n.copy())
+            dm = ck.point_distance(kind, np.array(params, float), R, t, p - e * direction, n.copy())
+            assert (dp - dm) / (2 * e) == pytest.approx(n @ direction, abs=1e-5)
+        checked += 1
+    assert checked > 150

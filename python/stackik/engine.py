@@ -541,9 +541,7 @@ class VelocityEngine:
                 return f"{c.describe_row(row - rows.start)}, violated by {excess[row]:.3g}"
         return f"row {row}, violated by {excess[row]:.3g}"  # pragma: no cover
 
-    def _numerical_failure(
-        self, result: VelocitySolverResult, t0: float
-    ) -> VelocitySolverResult:
+    def _numerical_failure(self, result: VelocitySolverResult, t0: float) -> VelocitySolverResult:
         """A non-finite solution is never returned: zeros with NUMERICAL_ERROR instead."""
         bad = np.flatnonzero(~np.isfinite(result.solution)).tolist()
         return VelocitySolverResult(

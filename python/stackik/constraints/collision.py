@@ -49,7 +49,15 @@ from ..errors import CollisionMarginWarning, InvalidInput
 from ..model import CollisionState, Kinematics, RobotModel
 from ..model.collision import validate_pairs
 from ..model.joints import JointKind
-from ._collision_kernel import contact_rows, motion_broadphase
+from ._collision_kernel import (
+    SHAPE_BOX,
+    SHAPE_CAPSULE,
+    SHAPE_CYLINDER,
+    SHAPE_PLANE,
+    SHAPE_SPHERE,
+    contact_rows,
+    motion_broadphase,
+)
 from .base import Constraint, register_constraint
 
 #: Support points per cylinder rim (the rim between two points is at most
@@ -59,6 +67,19 @@ _RIM_POINTS = 16
 #: Directions (evenly spaced in the contact plane) whose extreme support points are kept
 #: when more points than this lie in a contact patch.
 _PATCH_DIRECTIONS = 8
+
+
+def _shape_code(geom: object) -> tuple[int, list[float]]:
+    """Code and parameters of a primitive for the exact support-point distances [m]."""
+    if isinstance(geom, coal.Sphere):
+        return SHAPE_SPHERE, [geom.radius, 0.0, 0.0]
+    if isinstance(geom, coal.Capsule):
+        return SHAPE_CAPSULE, [geom.radius, geom.halfLength, 0.0]
+    if isinstance(geom, coal.Cylinder):
+        return SHAPE_CYLINDER, [geom.radius, geom.halfLength, 0.0]
+    if isinstance(geom, coal.Box):
+        return SHAPE_BOX, list(np.asarray(geom.halfSide, dtype=float))
+    return SHAPE_PLANE, [0.0, 0.0, 0.0]
 
 
 def _support_points(geom: object) -> tuple[np.ndarray, float]:
@@ -287,6 +308,9 @@ class CollisionConstraint(Constraint):
         self._rot = np.zeros((len(objs), 3, 3))
         self._trans = np.zeros((len(objs), 3))
         self._joint_of = np.array([o.parentJoint for o in objs], dtype=int)
+        codes = [_shape_code(o.geometry) for o in objs]
+        self._shape_kind = np.array([c for c, _ in codes], dtype=np.int64)
+        self._shape_params = np.array([p for _, p in codes], dtype=float).reshape(-1, 3)
 
     @property
     def state(self) -> CollisionState:
@@ -589,8 +613,9 @@ class CollisionConstraint(Constraint):
         first = np.empty(nh, dtype=np.int64)
         second = np.empty(nh, dtype=np.int64)
         dist, d_eff, d_min = np.empty(nh), np.empty(nh), np.empty(nh)
+        reach = np.zeros(nh)
         normal, p1, p2 = np.empty((nh, 3)), np.empty((nh, 3)), np.empty((nh, 3))
-        for h, (d, k, res, *_) in enumerate(hits):
+        for h, (d, k, res, _, closing) in enumerate(hits):
             f, s = int(self._first[k]), int(self._second[k])
             first[h], second[h] = f, s
             dm = float(self._pair_min[k])
@@ -599,11 +624,13 @@ class CollisionConstraint(Constraint):
             normal[h] = res.normal
             p1[h] = res.getNearestPoint1()
             p2[h] = res.getNearestPoint2()
-            if d - dm <= self.patch_tolerance:
+            if self.patch_tolerance > 0.0:
+                reach[h] = self.patch_tolerance + closing
+            if d - dm <= reach[h]:
                 for g in (f, s):
                     self._rot[g] = oMg[g].rotation  # type: ignore[index]
                     self._trans[g] = oMg[g].translation  # type: ignore[index]
-        return first, second, dist, d_eff, d_min, normal, p1, p2
+        return first, second, dist, d_eff, d_min, normal, p1, p2, reach
 
     def _assemble(
         self,
@@ -621,7 +648,7 @@ class CollisionConstraint(Constraint):
         """
         self.last_extra_pairs = extra
         arrays = self._hit_arrays(hits, oMg)
-        rows = self._rows(arrays, 0, len(hits), self.patch_tolerance, dt, C, lower, 0)
+        rows = self._rows(arrays, 0, len(hits), dt, C, lower, 0)
         geoms, points, normals = self._row_geoms, self._row_points, self._row_normals
         # Kept for inspection: per row, the two geometries, the point and the normal.
         self.last_row_geometries = geoms[:rows]
@@ -638,14 +665,13 @@ class CollisionConstraint(Constraint):
         arrays: tuple[np.ndarray, ...],
         h0: int,
         h1: int,
-        patch_tolerance: float,
         dt: float,
         C: np.ndarray,
         lower: np.ndarray,
         row0: int,
     ) -> int:
         """Rows of hits ``h0:h1`` written from row ``row0`` on; return the new row count."""
-        first, second, dist, d_eff, d_min, normal, p1, p2 = (a[h0:h1] for a in arrays)
+        first, second, dist, d_eff, d_min, normal, p1, p2, reach = (a[h0:h1] for a in arrays)
         n = contact_rows(
             self._kin.data.J,
             self._support,
@@ -657,12 +683,14 @@ class CollisionConstraint(Constraint):
             normal,
             p1,
             p2,
+            self._shape_kind,
+            self._shape_params,
             self._rot,
             self._trans,
             self._sup_points,
             self._sup_offset,
             self._sup_radius,
-            patch_tolerance,
+            reach,
             self.gain / dt,
             _PATCH_DIRECTIONS,
             C[row0:],

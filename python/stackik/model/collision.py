@@ -18,6 +18,7 @@ meshes are kept on request.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Sequence
 
 import coal
@@ -266,10 +267,16 @@ class CollisionState:
     def _rebuild(self) -> None:
         self._revision = self.collision.revision
         self.geom_data = pin.GeometryData(self.collision.geom_model)
-        for req in self.geom_data.distanceRequests:
-            # coal always computes nearest points; the signed distance must be asked for.
-            req.enable_signed_distance = True
-            req.gjk_initial_guess = coal.GJKInitialGuess.DefaultGuess
+        with warnings.catch_warnings():
+            # coal deprecates the flag in favour of gjk_initial_guess, but Pinocchio's
+            # requests still set it, and it alone makes GJK reuse the previous query's
+            # answer: off, so one configuration always gives the same distances.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            for req in self.geom_data.distanceRequests:
+                # coal always computes nearest points; the signed distance must be asked.
+                req.enable_signed_distance = True
+                req.gjk_initial_guess = coal.GJKInitialGuess.DefaultGuess
+                req.enable_cached_gjk_guess = False
 
     def sync(self) -> bool:
         """Rebuild when the pair list changed; return whether it did."""
