@@ -332,8 +332,10 @@ def test_far_target_on_a_floating_base_gives_finite_bounded_velocities():
         assert np.all(np.abs(res.solution) <= vmax + 1e-9)
         q = humanoid.integrate(q, res.solution, solver.dt)
     assert np.all(np.isfinite(q))
-    with pytest.raises(NonFiniteInput):
+    with pytest.raises(InvalidInput, match=r"v\[0\] = 1e\+308"):
         humanoid.integrate(q, np.full(humanoid.nv, 1e308), 10.0)
+    with pytest.raises(InvalidInput, match=r"integrate\(q, v, dt\) result\[0\] = 1e\+09"):
+        humanoid.integrate(q, np.full(humanoid.nv, 1e6), 1e3)
 
 
 # ============================================================================================

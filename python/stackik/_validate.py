@@ -9,6 +9,11 @@ import numpy as np
 
 from .errors import InvalidBounds, InvalidInput, NonFiniteInput, ShapeError
 
+#: Largest magnitude accepted for a configuration, a velocity or a scalar setting (time
+#: step, damping, gain, weight, distance, budget ...) [SI units]: nothing physical in a
+#: robot is larger, and larger values overflow the dynamics or the squared norms.
+MAX_MAGNITUDE = 1e6
+
 
 def as_floats(x: object, what: str, expected: tuple[int | str, ...] | str) -> np.ndarray:
     """``x`` as a float array, refusing what a plain conversion would hide.
@@ -58,6 +63,22 @@ def vector(x: object, n: int, what: str) -> np.ndarray:
     return arr
 
 
+def bounded(arr: np.ndarray, limit: float, what: str) -> np.ndarray:
+    """``arr`` (finite) when every entry's magnitude is at most ``limit``.
+
+    Raises:
+        InvalidInput: An entry beyond ``limit`` (its index and value are named).
+    """
+    big = np.abs(arr) > limit
+    if big.any():
+        k = int(np.flatnonzero(big)[0])
+        raise InvalidInput(
+            f"{what}[{k}] = {arr.flat[k]:.3g} is beyond +-{limit:g}: "
+            "no robot quantity is that large"
+        )
+    return arr
+
+
 def matrix(x: object, shape: tuple[int | None, int | None], what: str) -> np.ndarray:
     """Return ``x`` as a finite 2-D float array; ``None`` in ``shape`` means any size.
 
@@ -103,30 +124,69 @@ def bounds(
     return lo, hi
 
 
-def positive_float(value: object, what: str, allow_zero: bool = False) -> float:
-    """Return ``value`` as a finite float > 0 (``>= 0`` with ``allow_zero``).
+def real(value: object, what: str) -> float:
+    """``value`` as a float (NaN and inf pass: the caller decides), refusing non-reals.
 
     Raises:
-        InvalidInput: Not a number, not finite, or out of range.
+        InvalidInput: A bool, a complex number, a string, a container, or an integer
+            beyond the float range.
     """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
+        raise InvalidInput(f"{what} must be a real number, got {value!r}")
     try:
-        v = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        v = float("nan")
-    if not (np.isfinite(v) and (v >= 0 if allow_zero else v > 0)):
-        sign = ">= 0" if allow_zero else "> 0"
-        raise InvalidInput(f"{what} must be a finite number {sign}, got {value!r}")
+        return float(value)
+    except OverflowError:
+        raise InvalidInput(f"{what} is beyond the float range") from None
+
+
+def positive_float(value: object, what: str, allow_zero: bool = False) -> float:
+    """Return ``value`` as a float in ``(0, MAX_MAGNITUDE]`` (``[0, ...]`` with ``allow_zero``).
+
+    Raises:
+        InvalidInput: Not a real number, not finite, or out of range.
+    """
+    v = real(value, what)
+    if not ((v >= 0 if allow_zero else v > 0) and v <= MAX_MAGNITUDE):
+        sign = ">=" if allow_zero else ">"
+        raise InvalidInput(
+            f"{what} must be a number {sign} 0 and <= {MAX_MAGNITUDE:g}, got {value!r}"
+        )
     return v
 
 
-def count(value: object, what: str, minimum: int = 1) -> int:
-    """Return ``value`` as an integer ``>= minimum`` (bools are refused).
+def in_range(value: object, what: str, low: float, high: float, open_low: bool = False) -> float:
+    """Return ``value`` as a float in ``[low, high]`` (``(low, high]`` with ``open_low``).
 
     Raises:
-        InvalidInput: Not an integer or below ``minimum``.
+        InvalidInput: Not a real number or out of range (NaN is out of every range).
     """
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise InvalidInput(f"{what} must be an integer >= {minimum}, got {value!r}")
+    v = real(value, what)
+    ok = (v > low if open_low else v >= low) and v <= high
+    if not ok:
+        bracket = "(" if open_low else "["
+        raise InvalidInput(f"{what} must be in {bracket}{low}, {high}], got {value!r}")
+    return v
+
+
+#: Largest count accepted (iterations, samples, levels): a C ``int`` in the kernels.
+MAX_COUNT = 2**31 - 1
+
+
+def count(value: object, what: str, minimum: int = 1, maximum: int = MAX_COUNT) -> int:
+    """Return ``value`` as an integer in ``[minimum, maximum]`` (bools are refused).
+
+    Raises:
+        InvalidInput: Not an integer or out of range.
+    """
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, np.integer))
+        or not minimum <= value <= maximum
+    ):
+        shown = f"{value!r}" if len(repr(value)) < 40 else f"{repr(value)[:20]}..."
+        raise InvalidInput(f"{what} must be an integer in [{minimum}, {maximum}], got {shown}")
     return int(value)
 
 

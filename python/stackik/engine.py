@@ -191,13 +191,7 @@ class VelocityEngine:
 
     @dt.setter
     def dt(self, value: float) -> None:
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
-            v = float("nan")
-        if not (np.isfinite(v) and v > 0):
-            raise InvalidInput(f"dt must be positive and finite, got {value!r}")
-        self._dt = v
+        self._dt = _validate.positive_float(value, "dt")
 
     @property
     def damping(self) -> float:
@@ -206,7 +200,7 @@ class VelocityEngine:
 
     @damping.setter
     def damping(self, value: float) -> None:
-        self._damping = _non_negative(value, "damping")
+        self._damping = _validate.positive_float(value, "damping", allow_zero=True)
         self._sns = None
 
     @property
@@ -216,7 +210,7 @@ class VelocityEngine:
 
     @tolerance.setter
     def tolerance(self, value: float) -> None:
-        self._tolerance = _non_negative(value, "tolerance")
+        self._tolerance = _validate.positive_float(value, "tolerance", allow_zero=True)
         self._sns = None
 
     @property
@@ -226,9 +220,7 @@ class VelocityEngine:
 
     @max_iterations.setter
     def max_iterations(self, value: int) -> None:
-        if isinstance(value, bool) or int(value) != value or int(value) < 1:
-            raise InvalidInput(f"max_iter must be an integer >= 1, got {value!r}")
-        self._max_iterations = int(value)
+        self._max_iterations = _validate.count(value, "max_iter")
         self._sns = None
 
     @property
@@ -569,13 +561,3 @@ class VelocityEngine:
             f"VelocityEngine(robot={self.robot!r}, tasks={list(self._tasks)}, "
             f"constraints={list(self._constraints)}, dt={self._dt})"
         )
-
-
-def _non_negative(value: object, what: str) -> float:
-    try:
-        v = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        v = float("nan")
-    if not (np.isfinite(v) and v >= 0):
-        raise InvalidInput(f"{what} must be finite and >= 0, got {value!r}")
-    return v

@@ -229,7 +229,7 @@ def clamp_configuration(configuration: object, lower: object, upper: object) -> 
         ShapeError: Sizes differ.
         InvalidBounds: ``lower > upper`` somewhere.
     """
-    qv = np.asarray(configuration, dtype=float)
+    qv = _validate.as_floats(configuration, "configuration", ("n",))
     if qv.ndim != 1:
         raise ShapeError("configuration", ("n",), qv.shape)
     lo, hi = _validate.bounds(lower, upper, qv.shape[0], "configuration limits")

@@ -45,6 +45,7 @@ import coal
 import numpy as np
 import pinocchio as pin
 
+from .. import _validate
 from ..errors import CollisionMarginWarning, InvalidInput
 from ..model import CollisionState, Kinematics, RobotModel
 from ..model.collision import validate_pairs
@@ -195,23 +196,16 @@ class CollisionConstraint(Constraint):
         recovery_deadband: float,
     ) -> None:
         """Check and store the settings (typed errors at configuration time)."""
-        checks = (
-            (min_distance >= 0, f"min_distance must be >= 0, got {min_distance}"),
-            (int(max_constraints) >= 1, f"max_constraints must be >= 1, got {max_constraints}"),
-            (0.0 < gain <= 1.0, f"gain must be in (0, 1], got {gain}"),
-            (activation_margin >= 0, f"activation_margin must be >= 0, got {activation_margin}"),
-            (patch_tolerance >= 0, f"patch_tolerance must be >= 0, got {patch_tolerance}"),
-            (recovery_deadband >= 0, f"recovery_deadband must be >= 0, got {recovery_deadband}"),
-        )
-        for ok, message in checks:
-            if not ok:  # also catches NaN: every comparison with NaN is False
-                raise InvalidInput(message)
-        self.min_distance = float(min_distance)
-        self.max_constraints = int(max_constraints)
-        self.gain = float(gain)
-        self.activation_margin = float(activation_margin)
-        self.patch_tolerance = float(patch_tolerance)
-        self.recovery_deadband = float(recovery_deadband)
+        non_negative = {
+            "min_distance": min_distance,
+            "activation_margin": activation_margin,
+            "patch_tolerance": patch_tolerance,
+            "recovery_deadband": recovery_deadband,
+        }
+        for what, value in non_negative.items():
+            setattr(self, what, _validate.positive_float(value, what, allow_zero=True))
+        self.max_constraints = _validate.count(max_constraints, "max_constraints")
+        self.gain = _validate.in_range(gain, "gain", 0.0, 1.0, open_low=True)
 
     def _select_pairs(
         self, include_pairs: Sequence[tuple[str, str]], exclude_pairs: Sequence[tuple[str, str]]
@@ -342,8 +336,7 @@ class CollisionConstraint(Constraint):
         With ``activate_when_clear`` a larger override waits until the pair first
         reaches that clearance, so it never starts violated.
         """
-        if not min_distance >= 0:
-            raise InvalidInput(f"min_distance must be >= 0, got {min_distance}")
+        min_distance = _validate.positive_float(min_distance, "min_distance", allow_zero=True)
         for k in self._pair_indices(link_a, link_b):
             if activate_when_clear and min_distance > self._pair_min[k]:
                 self._pending[int(k)] = float(min_distance)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _validate
 from ..errors import InvalidInput, ShapeError
 from ..model import Kinematics, RobotModel
 from .base import Constraint, register_constraint
@@ -36,7 +37,7 @@ def convex_polygon(vertices: object) -> np.ndarray:
         InvalidInput: Fewer than 3 vertices, NaN/inf, zero area, repeated vertices or
             a non-convex outline.
     """
-    v = np.asarray(vertices, dtype=float)
+    v = _validate.as_floats(vertices, "support_polygon", "(N, 2) or (N, 3)")
     if v.ndim != 2 or v.shape[1] not in (2, 3):
         raise ShapeError("support_polygon", "(N, 2) or (N, 3)", v.shape)
     if v.shape[0] < 3:
@@ -98,12 +99,14 @@ class ComPolygonConstraint(Constraint):
     ) -> None:
         super().__init__(name, kinematics)
         self.vertices = convex_polygon(support_polygon)
-        if not 0.0 <= margin < 1.0:
-            raise InvalidInput(f"margin must be in [0, 1), got {margin}")
-        if not (com_vel_max > 0 and com_acc_max > 0):
-            raise InvalidInput("com_vel_max and com_acc_max must be > 0")
-        if proximity_fraction < 0:
-            raise InvalidInput(f"proximity_fraction must be >= 0, got {proximity_fraction}")
+        margin = _validate.in_range(margin, "margin", 0.0, 1.0)
+        if margin == 1.0:
+            raise InvalidInput("margin must be in [0, 1), got 1.0")
+        com_vel_max = _validate.positive_float(com_vel_max, "com_vel_max")
+        com_acc_max = _validate.positive_float(com_acc_max, "com_acc_max")
+        proximity_fraction = _validate.positive_float(
+            proximity_fraction, "proximity_fraction", allow_zero=True
+        )
         self._fid = None if frame_name == "world" else self._robot.get_frame_id(frame_name)
         self.frame_name = frame_name
         centroid = self.vertices.mean(axis=0)

@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from .. import _validate
 from ..errors import InvalidInput
 from ..model import Kinematics, RobotModel
 from ..model.joints import scalar_limited
@@ -139,13 +140,17 @@ class JointLimitsConstraint(Constraint):
 
     @margin.setter
     def margin(self, value: float) -> None:
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
-            v = float("nan")
-        if not (math.isfinite(v) and v >= 0):
-            raise InvalidInput(f"margin must be finite and >= 0, got {value!r}")
-        self._margin = v
+        margin = _validate.positive_float(value, "margin", allow_zero=True)
+        model = self._kin.model
+        half = 0.5 * (model.upperPositionLimit[self._iq] - model.lowerPositionLimit[self._iq])
+        too_wide = np.flatnonzero(half < margin)
+        if too_wide.size:
+            k = int(too_wide[0])
+            raise InvalidInput(
+                f"margin {margin:g} leaves no room inside the limits of the joint at q "
+                f"index {int(self._iq[k])} (half range {half[k]:g})"
+            )
+        self._margin = margin
 
     def tighten_box(self, dt: float, lower: np.ndarray, upper: np.ndarray) -> None:
         """Velocity limits, then the position-limit braking bounds."""

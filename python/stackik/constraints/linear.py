@@ -110,9 +110,7 @@ class TightPointConstraint(Constraint):
         self._fid = self._robot.get_frame_id(frame_name)
         self.frame_name = frame_name
         self.target = _validate.vector(target_point, 3, "target_point")
-        if not position_epsilon > 0:
-            raise InvalidInput(f"position_epsilon must be > 0, got {position_epsilon}")
-        self.eps = float(position_epsilon)
+        self.eps = _validate.positive_float(position_epsilon, "position_epsilon")
         self.mask = _axis_mask(axis_mask, 3, "axis_mask")
 
     def max_rows(self) -> int:

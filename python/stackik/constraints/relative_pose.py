@@ -21,7 +21,6 @@ import numpy as np
 import pinocchio as pin
 
 from .. import _validate
-from ..errors import InvalidInput
 from ..model import Kinematics, RobotModel
 from ..spatial import check_rotation
 from .base import Constraint, register_constraint
@@ -73,9 +72,7 @@ class RelativePoseConstraint(Constraint):
             lower_bounds, upper_bounds, 6, "relative pose bounds"
         )
         self.mask = _axis_mask(axis_mask, 6, "axis_mask")
-        if not 0.0 < gain <= 1.0:
-            raise InvalidInput(f"gain must be in (0, 1], got {gain}")
-        self.gain = float(gain)
+        self.gain = _validate.in_range(gain, "gain", 0.0, 1.0, open_low=True)
 
     def coordinates(self) -> np.ndarray:
         """Current ``[p_ab ; log3(R_ref^T R_ab)]`` [m, rad]."""

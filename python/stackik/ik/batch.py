@@ -57,7 +57,7 @@ def _seeds(gik: GlobalIK, seeds: object | None, N: int) -> np.ndarray:
     robot = gik.robot
     if seeds is None:
         return np.broadcast_to(gik.reference(None), (N, robot.nq))
-    S = np.asarray(seeds, dtype=float)
+    S = _validate.as_floats(seeds, "seeds", ("N", robot.nq))
     if S.ndim == 1:
         return np.broadcast_to(robot.normalize(S), (N, robot.nq))
     S = _validate.matrix(S, (N, robot.nq), "seeds")

@@ -336,7 +336,7 @@ class _Progress:
 def _max_joint_step(value: object, nv: int) -> np.ndarray | None:
     if value is None:
         return None
-    arr = np.asarray(value, dtype=float)
+    arr = _validate.as_floats(value, "max_joint_step", (nv,))
     if arr.ndim == 0:
         arr = np.full(nv, float(arr))
     if arr.shape != (nv,) or not (arr > 0).all():  # also rejects NaN

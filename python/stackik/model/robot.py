@@ -70,6 +70,10 @@ __all__ = [
 ReferenceFrame = pin.ReferenceFrame
 """Pinocchio's reference frames for Jacobians: ``LOCAL``, ``WORLD``, ``LOCAL_WORLD_ALIGNED``."""
 
+#: Largest magnitude accepted in a configuration or tangent vector [rad, m, rad/s, m/s,
+#: rad/s^2 ...]: nothing physical is larger, and larger values overflow the dynamics.
+MAX_MAGNITUDE = _validate.MAX_MAGNITUDE
+
 _REFERENCE_FRAMES = {
     "local": pin.LOCAL,
     "world": pin.WORLD,
@@ -579,9 +583,10 @@ class RobotModel:
         Raises:
             ShapeError: Wrong size.
             NonFiniteInput: NaN or inf entries.
-            InvalidInput: A quaternion or ``(cos, sin)`` pair has zero norm.
+            InvalidInput: A quaternion or ``(cos, sin)`` pair has zero norm, or an entry is
+                beyond :data:`MAX_MAGNITUDE`.
         """
-        qv = _validate.vector(q, self._model.nq, what)
+        qv = _validate.bounded(_validate.vector(q, self._model.nq, what), MAX_MAGNITUDE, what)
         copied = False
         for joint, i, n in self._unit_blocks:
             norm = float(np.linalg.norm(qv[i : i + n]))
@@ -602,8 +607,9 @@ class RobotModel:
         Raises:
             ShapeError: Wrong size.
             NonFiniteInput: NaN or inf entries.
+            InvalidInput: An entry beyond :data:`MAX_MAGNITUDE`.
         """
-        return _validate.vector(v, self._model.nv, what)
+        return _validate.bounded(_validate.vector(v, self._model.nv, what), MAX_MAGNITUDE, what)
 
     # -- kinematics (the robot's own cache) --------------------------------------------------
     def update_configuration(self, q: object) -> None:
@@ -704,7 +710,7 @@ class RobotModel:
         self._acceleration_limits = self._positive(accel_limits, "accel_limits")
 
     def _positive(self, x: object, what: str) -> np.ndarray:
-        arr = np.asarray(x, dtype=float)
+        arr = _validate.as_floats(x, what, (self.nv,))
         if arr.ndim != 1 or arr.shape[0] != self.nv:
             raise ShapeError(what, (self.nv,), arr.shape)
         if np.isnan(arr).any() or (arr <= 0).any():
@@ -766,9 +772,12 @@ class RobotModel:
         Args:
             q: Configuration (size nq).
             v: Velocity (size nv) [units/s], or a displacement ``delta_q`` with ``dt = 1``.
-            dt: Duration [s].
+            dt: Duration [s] (negative integrates backwards).
+
+        Raises:
+            InvalidInput: A bad q, v or dt, or a result beyond :data:`MAX_MAGNITUDE`.
         """
-        step = float(dt)
+        step = _validate.real(dt, "dt")
         if not np.isfinite(step):
             raise NonFiniteInput("dt", [0])
         with np.errstate(over="ignore", invalid="ignore"):
@@ -777,7 +786,7 @@ class RobotModel:
         if not np.isfinite(out).all():
             bad = np.flatnonzero(~np.isfinite(out)).tolist()
             raise NonFiniteInput("integrate(q, v, dt) result", bad)
-        return out
+        return _validate.bounded(out, MAX_MAGNITUDE, "integrate(q, v, dt) result")
 
     def difference(self, q0: object, q1: object) -> np.ndarray:
         """Tangent displacement ``delta_q`` (size nv) with ``integrate(q0, delta_q) == q1``."""
@@ -976,4 +985,7 @@ class RobotModel:
 
     def check_collision(self, min_distance: float = 0.0) -> bool:
         """Whether any active pair is at distance <= ``min_distance`` [m]."""
-        return self.compute_min_collision_distance() <= float(min_distance)
+        threshold = _validate.real(min_distance, "min_distance")
+        if not np.isfinite(threshold):
+            raise NonFiniteInput("min_distance", [0])
+        return self.compute_min_collision_distance() <= threshold

@@ -55,6 +55,10 @@ _FAMILIES: dict[str, type[Task]] = {}
 
 T = TypeVar("T", bound="type[Task]")
 
+#: Largest task priority level magnitude accepted (levels are sorted, not enumerated;
+#: lower numbers come first, negative ones included).
+MAX_PRIORITY = 1_000_000
+
 
 def register_task(cls: T) -> T:
     """Register a task family under its ``family`` name (class decorator)."""
@@ -131,9 +135,9 @@ class Task:
 
     @priority.setter
     def priority(self, value: int) -> None:
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise InvalidInput(f"task {self.name!r}: priority must be an integer, got {value!r}")
-        self._priority = int(value)
+        self._priority = _validate.count(
+            value, f"task {self.name!r}: priority", minimum=-MAX_PRIORITY, maximum=MAX_PRIORITY
+        )
         self._relayout()
 
     @property
@@ -180,13 +184,7 @@ class Task:
         self._relayout()
 
     def _non_negative(self, value: object, what: str) -> float:
-        try:
-            v = float(value)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            v = float("nan")
-        if not (np.isfinite(v) and v >= 0.0):
-            raise InvalidInput(f"task {self.name!r}: {what} must be finite and >= 0, got {value!r}")
-        return v
+        return _validate.positive_float(value, f"task {self.name!r}: {what}", allow_zero=True)
 
     def get_type(self) -> TaskType:
         """The task's :class:`TaskType`."""
@@ -202,7 +200,7 @@ class Task:
         return self._mask.copy()
 
     def _set_mask(self, start: int, mask: Sequence[float] | np.ndarray) -> None:
-        m = np.asarray(mask, dtype=float).reshape(-1)
+        m = _validate.as_floats(mask, f"{self.name} axis mask", (3,)).reshape(-1)
         if m.size != 3:
             raise InvalidInput(f"task {self.name!r}: an axis mask has 3 entries, got {m.size}")
         self._mask[start : start + 3] = m != 0

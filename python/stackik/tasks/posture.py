@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import pinocchio as pin
 
+from .. import _validate
 from ..errors import InvalidInput
 from ..model import Kinematics, RobotModel, as_kinematics
 from .base import Task, TaskType, register_task
@@ -31,7 +32,7 @@ def joint_velocity_indices(robot: RobotModel, joints: Sequence[int | str]) -> li
                 )
             out.extend(range(start, start + size))
         else:
-            i = int(j)
+            i = _validate.count(j, "joint velocity index", minimum=-(2**31))
             if not 0 <= i < robot.nv:
                 raise InvalidInput(f"joint velocity index {i} outside [0, {robot.nv})")
             out.append(i)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from ..errors import InvalidInput
+from .. import _validate
 from ..model import Kinematics, RobotModel
 from ..spatial import as_se3
 from .base import Task, TaskType, register_task
@@ -121,13 +121,7 @@ class AbsoluteFrameTask(_PairTask):
 
     @staticmethod
     def _check_alpha(alpha: float) -> float:
-        try:
-            a = float(alpha)
-        except (TypeError, ValueError):
-            a = float("nan")
-        if not 0.0 <= a <= 1.0:
-            raise InvalidInput(f"alpha must be in [0, 1], got {alpha}")
-        return a
+        return _validate.in_range(alpha, "alpha", 0.0, 1.0)
 
     def get_alpha(self) -> float:
         """The interpolation ratio."""
