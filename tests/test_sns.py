@@ -572,6 +572,24 @@ def test_pure_python_kernel_matches_compiled():
         np.testing.assert_allclose(a.task_scales, b.task_scales, atol=1e-12)
 
 
+def test_pure_python_solver_does_not_import_numba():
+    code = (
+        "import sys, numpy as np; from stackik.sns import SNSSolver; "
+        "r = SNSSolver(3, use_numba=False).solve([np.ones(1), np.ones(3)], "
+        "[np.ones((1, 3)), np.eye(3)], np.ones((1, 3)), np.array([0.5]), np.array([1.0]), "
+        "box_lower=np.full(3, -0.2), box_upper=np.full(3, 0.2)); "
+        "print(r.status.name, 'numba' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(PY_ROOT), "PATH": ""},
+        check=True,
+    )
+    assert out.stdout.split() == ["SUCCESS", "False"]
+
+
 # ------------------------------------------------- statuses and bad inputs
 def test_infeasible_returns_least_violating_point():
     C = np.array([[1.0, 0.0], [1.0, 0.0]])
