@@ -170,8 +170,9 @@ class SNSSolver:
     """Reusable SNS solver for a fixed number of joints (the 1 kHz hot path).
 
     Buffers are allocated once; each :meth:`solve` copies the task rows into
-    them and runs the compiled kernel. The configuration is validated here and
-    raises typed errors; :meth:`solve` never raises and reports problems through
+    them and runs the compiled kernel; :meth:`solve_stacked` runs it on rows the
+    caller has already stacked. The configuration is validated here and raises
+    typed errors; the solves never raise and report problems through
     :attr:`VelocitySolverResult.status`.
 
     Args:
@@ -307,6 +308,47 @@ class SNSSolver:
         except Exception as exc:  # the hot path never raises
             return self._unexpected(exc, t0, _level_guess(goals))
         return self._solve_stacked(t0, J, x, offs, mode_arr, Cg, gl, gu, bl, bu)
+
+    def solve_stacked(
+        self,
+        J: np.ndarray,
+        x: np.ndarray,
+        offsets: np.ndarray,
+        modes: np.ndarray | None,
+        C: np.ndarray,
+        lower: np.ndarray,
+        upper: np.ndarray,
+        box_lower: np.ndarray,
+        box_upper: np.ndarray,
+    ) -> VelocitySolverResult:
+        """Solve a problem whose levels the caller has already stacked (no copies).
+
+        The velocity engine builds its rows in its own buffers and calls this
+        directly. Shapes are the caller's promise and are not checked;
+        finiteness and bound order are (``INVALID_INPUT``, same messages as
+        :meth:`solve`). The result is bit-identical to :meth:`solve` on the same
+        problem. Never raises.
+
+        Args:
+            J: All levels' task rows, highest priority first, ``(M, n)``.
+            x: Their task velocities, ``(M,)``.
+            offsets: Level ``k`` is rows ``offsets[k]:offsets[k+1]``; int64 ``(L+1,)``
+                with ``offsets[0] = 0`` and ``offsets[L] = M``.
+            modes: :class:`TaskSolveMode` values, int64 ``(L,)``; None = all SCALE.
+            C: General constraint rows ``(p, n)`` (``p`` may be 0).
+            lower: Lower bounds of ``C dq``, ``(p,)`` (``-inf`` allowed).
+            upper: Upper bounds of ``C dq``, ``(p,)`` (``+inf`` allowed).
+            box_lower: Joint velocity lower bounds ``(n,)`` [rad/s or m/s].
+            box_upper: Joint velocity upper bounds ``(n,)`` [rad/s or m/s].
+
+        Every array is C-contiguous float64 (int64 where said) and stays the
+        caller's: it is read, never written, and not kept after the call.
+
+        Returns:
+            The :class:`VelocitySolverResult`, as :meth:`solve`.
+        """
+        t0 = time.perf_counter()
+        return self._solve_stacked(t0, J, x, offsets, modes, C, lower, upper, box_lower, box_upper)
 
     # ------------------------------------------------- validation and stacking
     def _stack_levels(
