@@ -590,6 +590,15 @@ def test_pure_python_solver_does_not_import_numba():
     assert out.stdout.split() == ["SUCCESS", "False"]
 
 
+def test_warmup_loads_the_sns_kernels():
+    from stackik import _jit
+    from stackik.sns import run
+
+    assert _jit.warmup() >= 1
+    if _jit.is_compiled():
+        assert run.sns_run.signatures  # the warm-up compiled (or loaded) the entry kernel
+
+
 # --------------------------------------------------------------- solve_stacked
 def stack(solver, goals, jacs, modes, C, lo, hi, bl, bu):
     """The arguments of solve_stacked for a solve() problem (the caller's own arrays)."""

@@ -804,3 +804,18 @@ def _infer_n(jacobians: Any, C: Any, box_lower: Any, box_upper: Any, joint_weigh
     except (ValueError, TypeError):
         pass
     return 0
+
+
+@_jit.register_warmup
+def _warmup() -> None:
+    """Solve one tiny problem (two levels, a general row, a box) to load the SNS kernels."""
+    solver = SNSSolver(3)
+    solver.solve(
+        [np.array([0.5]), np.array([0.1, -0.2, 0.3])],
+        [np.array([[1.0, 0.5, 0.0]]), np.eye(3)],
+        np.array([[1.0, 1.0, 1.0]]),
+        np.array([-0.2]),
+        np.array([0.2]),
+        box_lower=np.full(3, -0.3),
+        box_upper=np.full(3, 0.3),
+    )
