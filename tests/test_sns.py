@@ -572,6 +572,145 @@ def test_pure_python_kernel_matches_compiled():
         np.testing.assert_allclose(a.task_scales, b.task_scales, atol=1e-12)
 
 
+def test_pure_python_solver_does_not_import_numba():
+    code = (
+        "import sys, numpy as np; from stackik.sns import SNSSolver; "
+        "r = SNSSolver(3, use_numba=False).solve([np.ones(1), np.ones(3)], "
+        "[np.ones((1, 3)), np.eye(3)], np.ones((1, 3)), np.array([0.5]), np.array([1.0]), "
+        "box_lower=np.full(3, -0.2), box_upper=np.full(3, 0.2)); "
+        "print(r.status.name, 'numba' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(PY_ROOT), "PATH": ""},
+        check=True,
+    )
+    assert out.stdout.split() == ["SUCCESS", "False"]
+
+
+def test_warmup_loads_the_sns_kernels():
+    from stackik import _jit
+    from stackik.sns import run
+
+    assert _jit.warmup() >= 1
+    if _jit.is_compiled():
+        assert run.sns_run.signatures  # the warm-up compiled (or loaded) the entry kernel
+
+
+# --------------------------------------------------------------- solve_stacked
+def stack(solver, goals, jacs, modes, C, lo, hi, bl, bu):
+    """The arguments of solve_stacked for a solve() problem (the caller's own arrays)."""
+    n = solver.n
+    offsets = np.concatenate([[0], np.cumsum([J.shape[0] for J in jacs])]).astype(np.int64)
+    J = np.ascontiguousarray(np.vstack([np.zeros((0, n)), *jacs]))
+    x = np.ascontiguousarray(np.concatenate([np.zeros(0), *goals]))
+    m = None if modes is None else np.array([int(md) for md in modes], dtype=np.int64)
+    if C is None:
+        C, lo, hi = np.zeros((0, n)), np.zeros(0), np.zeros(0)
+    bl = np.full(n, -np.inf) if bl is None else bl
+    bu = np.full(n, np.inf) if bu is None else bu
+    return J, x, offsets, m, C, lo, hi, bl, bu
+
+
+def assert_same_result(a, b):
+    assert a.status == b.status
+    assert a.status_message == b.status_message
+    assert np.array_equal(a.solution, b.solution)
+    assert np.array_equal(a.task_scales, b.task_scales)
+    assert np.array_equal(a.task_errors, b.task_errors)
+    assert a.saturated_joints == b.saturated_joints
+    assert a.saturated_constraints == b.saturated_constraints
+    assert a.iterations == b.iterations
+
+
+def stacked_problem(rng):
+    """Random problem with several levels, general rows, boxes, MIN_ERROR levels, weights."""
+    n = int(rng.integers(2, 10))
+    ms = [int(m) for m in rng.integers(1, n + 1, int(rng.integers(1, 5)))]
+    goals, jacs, C, lo, hi, bl, bu = random_problem(
+        rng, n, ms, int(rng.integers(0, 6)), tight=float(rng.choice([0.3, 1.0, 3.0]))
+    )
+    if rng.random() < 0.3 and C.shape[0]:  # a general row that rejects dq = 0 (start QP)
+        lo[0], hi[0] = 0.2, 0.6
+    modes = [TaskSolveMode(int(v)) for v in rng.random(len(ms)) < 0.35]
+    weights = rng.uniform(0.5, 3.0, n) if rng.random() < 0.5 else None
+    return n, goals, jacs, modes, C, lo, hi, bl, bu, weights
+
+
+def test_solve_stacked_bit_identical_to_solve():
+    rng = np.random.default_rng(2024)
+    seen = set()
+    for _ in range(300):
+        n, goals, jacs, modes, C, lo, hi, bl, bu, w = stacked_problem(rng)
+        solver = SNSSolver(n, joint_weights=w)
+        a = solver.solve(goals, jacs, C, lo, hi, box_lower=bl, box_upper=bu, modes=modes)
+        b = solver.solve_stacked(*stack(solver, goals, jacs, modes, C, lo, hi, bl, bu))
+        assert_same_result(a, b)
+        seen.add(a.status)
+        seen.add("qp" if "QP fallback" in a.status_message else "greedy")
+        seen.add("min_error" if TaskSolveMode.MIN_ERROR in modes else "scale")
+    assert {SolverStatus.SUCCESS, SolverStatus.INFEASIBLE, "qp", "greedy", "min_error"} <= seen
+
+
+def test_solve_stacked_defaults_and_reuse():
+    rng = np.random.default_rng(5)
+    solver = SNSSolver(6)
+    for _ in range(20):  # one solver, alternating entry points, modes=None
+        goals, jacs, C, lo, hi, bl, bu = random_problem(rng, 6, [3, 6], 4, tight=2.0)
+        a = solver.solve(goals, jacs, C, lo, hi, box_lower=bl, box_upper=bu)
+        b = solver.solve_stacked(*stack(solver, goals, jacs, None, C, lo, hi, bl, bu))
+        assert_same_result(a, b)
+        assert a.solution is not b.solution
+
+
+def test_solve_stacked_uses_the_callers_arrays():
+    rng = np.random.default_rng(3)
+    solver = SNSSolver(5)
+    goals, jacs, C, lo, hi, bl, bu = random_problem(rng, 5, [2, 5], 3, tight=3.0)
+    args = stack(solver, goals, jacs, None, C, lo, hi, bl, bu)
+    before = [None if a is None else a.copy() for a in args]
+    seen = []
+    kernel = solver._run
+
+    def spy(*kernel_args):
+        seen.append(kernel_args)
+        return kernel(*kernel_args)
+
+    solver._run = spy
+    res = solver.solve_stacked(*args)
+    assert res.success
+    assert seen[0][0] is args[0] and seen[0][1] is args[1]  # J and x: no copies
+    for a, b in zip(args, before, strict=True):  # nothing written
+        assert (a is None and b is None) or np.array_equal(a, b)
+    assert not any(np.shares_memory(res.solution, a) for a in args if a is not None)
+
+
+def test_solve_stacked_invalid_input_messages_match_solve():
+    solver = SNSSolver(3)
+    jacs = [np.ones((2, 3)), np.array([[1.0, np.nan, 0.0]])]
+    goals = [np.ones(2), np.ones(1)]
+    C, lo, hi = np.ones((2, 3)), np.array([0.0, 2.0]), np.ones(2)
+    for case in (
+        (goals, jacs, None, None, None, None, None),
+        (goals, [np.ones((2, 3)), np.ones((1, 3))], C, lo, hi, None, None),
+        (goals, [np.ones((2, 3)), np.ones((1, 3))], None, None, None, np.ones(3), np.zeros(3)),
+    ):
+        g, J, Cc, lc, hc, bl, bu = case
+        a = solver.solve(g, J, Cc, lc, hc, box_lower=bl, box_upper=bu)
+        b = solver.solve_stacked(*stack(solver, g, J, None, Cc, lc, hc, bl, bu))
+        assert a.status == SolverStatus.INVALID_INPUT
+        assert_same_result(a, b)
+
+
+def test_solve_stacked_never_raises():
+    solver = SNSSolver(3)
+    res = solver.solve_stacked(None, None, None, None, None, None, None, None, None)
+    assert res.status in (SolverStatus.INVALID_INPUT, SolverStatus.NUMERICAL_ERROR)
+    assert res.solution.shape == (3,)
+
+
 # ------------------------------------------------- statuses and bad inputs
 def test_infeasible_returns_least_violating_point():
     C = np.array([[1.0, 0.0], [1.0, 0.0]])

@@ -1,0 +1,39 @@
+"""Return codes, flags and tolerances shared by the SNS kernels and their Python caller.
+
+The entry kernel :func:`stackik.sns.run.sns_run` reports through an int64 ``info``
+array instead of raising (a compiled kernel cannot build the messages); the Python
+side (:mod:`stackik.sns.api`) turns the codes into statuses and messages. Plain
+ints, so numba folds them into the compiled code as constants.
+"""
+
+from __future__ import annotations
+
+# Return codes written to info[0].
+OK = 0
+BAD_JACOBIAN = 1
+BAD_GOAL = 2
+BAD_C = 3
+NAN_BOUNDS = 4
+INVERTED_BOUNDS = 5
+NAN_BOX = 6
+INVERTED_BOX = 7
+NEED_START = 8
+NEED_LEVEL = 9
+
+# Bits of iprm[2].
+FLAG_SKIP_CHECKS = 1
+FLAG_HAVE_START = 2
+FLAG_HOLD = 4
+
+# Reasons a level is handed to the QP fallback (info[6]).
+FALLBACK_NO_FEASIBLE_SCALE = 1
+FALLBACK_MIN_ERROR = 2
+
+# Task modes as the kernels see them (the values of api.TaskSolveMode).
+MODE_SCALE = 0
+MODE_MIN_ERROR = 1
+
+# Tolerances (relative: a bound b is met within tol * (1 + |b|), except the violation).
+FEAS_TOL = 1e-12  # slack of the saturation test: a row on its bound to rounding is satisfied
+ACTIVE_TOL = 1e-9  # a row within this distance of a bound is reported active
+VIOLATION_TOL = 1e-9  # largest accepted constraint violation of a returned dq (absolute)

@@ -1,0 +1,429 @@
+"""Exact fallbacks of the SNS core with ``quadprog``: the start point and one level's QP.
+
+The greedy saturation (:mod:`stackik.sns.run`) hands back to Python when
+
+* the minimum-norm point of the box breaks a general row (``NEED_START``):
+  :func:`qp_start` finds the minimum-norm feasible point, or, when the constraint
+  set is empty, the least-violating one;
+* a level with more than one null-space direction left finds no feasible scale,
+  or a MIN_ERROR level cannot reach ``s = 1`` (``NEED_LEVEL``): :func:`qp_level`
+  solves that level exactly as a lexicographic QP (two stages).
+
+All in the weighted coordinates ``u = W^{1/2} dq`` (``wis = W^{-1/2}``). NumPy only
+at import; ``quadprog`` is imported on the first QP.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .codes import MODE_SCALE, VIOLATION_TOL
+
+_SNAP_TOL = 1e-12  # largest rounding miss of a projected start point that is snapped away
+_QP_REG = 1e-7  # proximal weight that makes the lexicographic QP stages strictly convex
+
+_Rows = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def weighted_rows(
+    Cg: np.ndarray,
+    gl: np.ndarray,
+    gu: np.ndarray,
+    bl: np.ndarray,
+    bu: np.ndarray,
+    wis: np.ndarray,
+) -> _Rows:
+    """All constraint rows in weighted coordinates ``u = W^{1/2} dq``: box first.
+
+    Returns:
+        ``(rows, lower, upper)`` with ``rows`` of shape ``(n + p, n)``.
+    """
+    rows = np.vstack([np.diag(wis), Cg * wis])
+    return rows, np.concatenate([bl, gl]), np.concatenate([bu, gu])
+
+
+def ineq_rows(
+    R: np.ndarray,
+    v0: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    slack: float,
+    widen: bool = True,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Inequalities ``A y >= b`` for ``lo <= R y + v0 <= hi``, equalities first.
+
+    Rows that cannot move (``R_i = 0``) are dropped; rows with ``lo == hi`` are
+    returned first as equalities (their count is the third return value).
+    With ``widen`` each bound is widened to contain the current point ``y = 0``
+    (which the previous level left feasible up to rounding) plus
+    ``slack * (1 + |bound|)``, so ``y = 0`` is strictly feasible for quadprog.
+    """
+    with np.errstate(invalid="ignore"):
+        moving = np.abs(R).max(axis=1, initial=0.0) > 1e-14
+        R, v0, lo, hi = R[moving], v0[moving], lo[moving], hi[moving]
+        is_eq = np.isfinite(lo) & (lo == hi)
+        has_lo = np.isfinite(lo) & ~is_eq
+        has_hi = np.isfinite(hi) & ~is_eq
+        A = np.vstack([R[is_eq], R[has_lo], -R[has_hi]])
+        lo_h, v_lo = lo[has_lo], v0[has_lo]
+        hi_h, v_hi = hi[has_hi], v0[has_hi]
+        top = 0.0 if widen else np.inf
+        b = np.concatenate(
+            [
+                lo[is_eq] - v0[is_eq],
+                np.minimum(lo_h - v_lo, top) - slack * (1.0 + np.abs(lo_h)),
+                np.minimum(v_hi - hi_h, top) - slack * (1.0 + np.abs(hi_h)),
+            ]
+        )
+    return A, b, int(is_eq.sum())
+
+
+def start_by_projection(
+    rows: np.ndarray, lo: np.ndarray, hi: np.ndarray, max_rounds: int = 4
+) -> np.ndarray | None:
+    """Minimum-norm point on the violated rows' bounds, if it satisfies every row.
+
+    Starting from ``u = 0``, the rows ``u`` violates are made equalities at the bound
+    they cross and ``u`` becomes the minimum-norm point satisfying them; rows violated
+    by that point join the set, a few rounds at most. This is the exact QP answer
+    whenever the final active set is right (the usual case: a few damper rows asking
+    for recovery), found with one small least-squares solve per round.
+
+    Returns:
+        The point, or None when the rounds do not reach a feasible point.
+    """
+    n = rows.shape[1]
+    u = np.zeros(n)
+    active = np.zeros(rows.shape[0], dtype=bool)
+    target = np.zeros(rows.shape[0])
+    for _ in range(max_rounds):
+        v = rows @ u
+        below = v < lo - _SNAP_TOL
+        above = v > hi + _SNAP_TOL
+        if not (below.any() or above.any()):
+            return u
+        new = (below | above) & ~active
+        if not new.any():
+            return None  # an active row is still missed: inconsistent guess, use the QP
+        active |= new
+        target[below] = lo[below]
+        target[above] = hi[above]
+        A = rows[active]
+        u = np.linalg.lstsq(A, target[active], rcond=None)[0]
+    v = rows @ u
+    ok = np.all(v >= lo - _SNAP_TOL) and np.all(v <= hi + _SNAP_TOL)
+    return u if ok else None
+
+
+def quadprog_solve(
+    G: np.ndarray, a: np.ndarray, A: np.ndarray, b: np.ndarray, meq: int
+) -> np.ndarray | None:
+    """``argmin 1/2 x^T G x - a^T x`` s.t. ``A x >= b`` (first ``meq`` rows equal), or None."""
+    import quadprog
+
+    try:
+        if A.shape[0] == 0:
+            return quadprog.solve_qp(G, a)[0]
+        return quadprog.solve_qp(G, a, np.ascontiguousarray(A.T), b, meq)[0]
+    except ValueError:
+        return None
+
+
+def max_violation(rows: np.ndarray, u: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
+    """Largest violation of ``lo <= rows u <= hi``."""
+    v = rows @ u
+    return float(np.max(np.maximum(lo - v, v - hi), initial=0.0))
+
+
+# ------------------------------------------------------------------ start point
+def qp_start(
+    Cg: np.ndarray,
+    gl: np.ndarray,
+    gu: np.ndarray,
+    bl: np.ndarray,
+    bu: np.ndarray,
+    wis: np.ndarray,
+    u: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, str]:
+    """Find the start point when ``dq = 0`` (clipped to the box) breaks a general row.
+
+    Solves ``min ||u||^2`` over the constraint set (first by projection onto the
+    violated rows, else with a QP). If the set is empty, see
+    :func:`least_violating_start`.
+
+    Args:
+        Cg: General rows ``(p, n)``.
+        gl: Their lower bounds ``(p,)``.
+        gu: Their upper bounds ``(p,)``.
+        bl: Box lower bounds ``(n,)`` [rad/s or m/s].
+        bu: Box upper bounds ``(n,)`` [rad/s or m/s].
+        wis: ``W^{-1/2}``, ``(n,)``.
+        u: Receives the weighted start point ``(n,)``.
+
+    Returns:
+        ``(lower, upper, message)``: the (possibly widened) general bounds
+        and an empty message, or the INFEASIBLE message.
+    """
+    n = u.shape[0]
+    rows, lo, hi = weighted_rows(Cg, gl, gu, bl, bu, wis)
+    A, b, eq = ineq_rows(rows, np.zeros(rows.shape[0]), lo, hi, 0.0, widen=False)
+    start = start_by_projection(rows, lo, hi)
+    if start is not None:
+        # Snap: the saturation test needs the start point exactly inside, so the
+        # bounds it misses by rounding (at most _SNAP_TOL) are widened to it.
+        start = np.clip(start, bl / wis, bu / wis)
+        u[:] = start
+        v = rows[n:] @ start
+        return np.minimum(gl, v), np.maximum(gu, v), ""
+    start = quadprog_solve(np.eye(n), np.zeros(n), A, b, eq)
+    if start is not None and max_violation(rows, start, lo, hi) <= VIOLATION_TOL:
+        u[:] = start
+        return gl, gu, ""
+    return least_violating_start(rows[n:], gl, gu, bl, bu, wis, u)
+
+
+def least_violating_start(
+    Cw: np.ndarray,
+    gl: np.ndarray,
+    gu: np.ndarray,
+    bl: np.ndarray,
+    bu: np.ndarray,
+    wis: np.ndarray,
+    u: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, str]:
+    """Least-violating start point of an empty constraint set (box hard).
+
+    The general rows get slacks ``t``: ``min ||t||^2`` (plus a tiny ``||u||^2``)
+    over ``(u, t)``; the general bounds are then widened to that point so the
+    levels below still run, and the worst row is named in the message.
+
+    Args:
+        Cw: Weighted general rows ``(p, n)``.
+        gl: Their lower bounds ``(p,)``.
+        gu: Their upper bounds ``(p,)``.
+        bl: Box lower bounds ``(n,)`` [rad/s or m/s].
+        bu: Box upper bounds ``(n,)`` [rad/s or m/s].
+        wis: ``W^{-1/2}``, ``(n,)``.
+        u: Receives the weighted start point ``(n,)``.
+
+    Returns:
+        ``(lower, upper, message)``: the widened bounds and the INFEASIBLE message.
+    """
+    n = u.shape[0]
+    p = Cw.shape[0]
+    # Variables (u, t); box hard, general rows soft.
+    G = np.diag(np.concatenate([np.full(n, 1e-8), np.ones(p)]))
+    fin_lo = np.isfinite(bl)
+    fin_hi = np.isfinite(bu)
+    eye = np.eye(n + p)
+    glo = np.isfinite(gl)
+    ghi = np.isfinite(gu)
+    blocks = [
+        eye[:n][fin_lo],
+        -eye[:n][fin_hi],
+        np.hstack([Cw, np.eye(p)])[glo],
+        np.hstack([-Cw, np.eye(p)])[ghi],
+        eye[n:],
+    ]
+    rhs = [(bl / wis)[fin_lo], -(bu / wis)[fin_hi], gl[glo], -gu[ghi], np.zeros(p)]
+    z = quadprog_solve(G, np.zeros(n + p), np.vstack(blocks), np.concatenate(rhs), 0)
+    if z is None:
+        start = np.clip(np.zeros(n), bl / wis, bu / wis)
+    else:
+        start = np.clip(z[:n], bl / wis, bu / wis)
+    u[:] = start
+    v = Cw @ start
+    worst = int(np.argmax(np.maximum(gl - v, v - gu)))
+    amount = float(max(gl[worst] - v[worst], v[worst] - gu[worst]))
+    message = (
+        f"the constraint set is empty (no dq satisfies every row); returned the "
+        f"least-violating solution: row {worst} is violated by {amount:.3g} "
+        "(joint velocity box kept hard)"
+    )
+    return np.minimum(gl, v), np.maximum(gu, v), message
+
+
+# ------------------------------------------------------------------- one level
+def _stage1_scale(
+    E: np.ndarray,
+    xt: np.ndarray,
+    ct: np.ndarray,
+    A_eq: np.ndarray,
+    b_eq: np.ndarray,
+    A: np.ndarray,
+    b: np.ndarray,
+) -> tuple[np.ndarray, float] | None:
+    """Stage 1 of a SCALE level: largest ``s`` (else least residual along the ray).
+
+    Variables ``(y, s)``: ``min (s-1)^2/2 + reg ||y||^2/2`` subject to
+    ``E y - s xt = -ct``, the rows and ``0 <= s <= 1``. When no ``s`` keeps the
+    task direction, the residual ``||E y - s xt + ct||^2`` is minimised instead.
+
+    Returns:
+        ``(y1, s)`` or None when quadprog fails.
+    """
+    r = E.shape[1]
+    rho = E.shape[0]
+    eq = A_eq.shape[0]
+    zr = np.zeros((A.shape[0], 1))
+    A1 = np.vstack(
+        [
+            np.hstack([E, -xt[:, None]]),
+            np.hstack([A_eq, np.zeros((eq, 1))]),
+            np.hstack([A, zr]),
+            np.eye(1, r + 1, r),
+            -np.eye(1, r + 1, r),
+        ]
+    )
+    b1 = np.concatenate([-ct, b_eq, b, [0.0, -1.0]])
+    G1 = np.diag(np.concatenate([np.full(r, _QP_REG), [1.0]]))
+    a1 = np.eye(1, r + 1, r)[0]
+    z = quadprog_solve(G1, a1, A1, b1, rho + eq)
+    # No scale keeps the task direction: least residual along the ray.
+    D = np.hstack([E, -xt[:, None]])
+    for reg in (_QP_REG, 1e3 * _QP_REG):
+        if z is not None:
+            break
+        G1 = D.T @ D + reg * np.eye(r + 1)
+        a1 = -D.T @ ct + reg * np.eye(1, r + 1, r)[0]
+        z = quadprog_solve(G1, a1, A1[rho:], b1[rho:], eq)
+    if z is None:
+        return None
+    return z[:r], min(max(float(z[r]), 0.0), 1.0)
+
+
+def _stage1_min_error(
+    E: np.ndarray,
+    xt: np.ndarray,
+    ct: np.ndarray,
+    A_eq: np.ndarray,
+    b_eq: np.ndarray,
+    A: np.ndarray,
+    b: np.ndarray,
+) -> np.ndarray | None:
+    """Stage 1 of a MIN_ERROR level: ``min ||E y - (xt - ct)||^2`` over the rows, or None."""
+    r = E.shape[1]
+    y1 = None
+    for reg in (_QP_REG, 1e3 * _QP_REG):
+        if y1 is not None:
+            break
+        y1 = quadprog_solve(
+            E.T @ E + reg * np.eye(r),
+            E.T @ (xt - ct),
+            np.vstack([A_eq, A]),
+            np.concatenate([b_eq, b]),
+            A_eq.shape[0],
+        )
+    return y1
+
+
+def _reduced_task(
+    Jv: np.ndarray,
+    xv: np.ndarray,
+    offs: np.ndarray,
+    k: int,
+    wis: np.ndarray,
+    Z: np.ndarray,
+    u_prev: np.ndarray,
+    tolerance: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Level ``k`` in the null-space coordinates ``y``: ``(E, xt, ct)``.
+
+    ``E = U^T J'_k Z`` keeps the directions of ``J'_k Z`` with singular value
+    ``>= tolerance`` (damped ones are left free); ``xt = U^T xdot_k`` and
+    ``ct = U^T J'_k u_prev``.
+    """
+    o, m = int(offs[k]), int(offs[k + 1] - offs[k])
+    Jk = Jv[o : o + m] * wis
+    xk = xv[o : o + m]
+    M0 = Jk @ Z
+    U, S, _ = np.linalg.svd(M0, full_matrices=False)
+    keep = S >= max(tolerance, 1e-12 * max(1.0, S[0] if S.size else 0.0))
+    Uk = U[:, keep]
+    return Uk.T @ M0, Uk.T @ xk, Uk.T @ (Jk @ u_prev)
+
+
+def qp_level(
+    Jv: np.ndarray,
+    xv: np.ndarray,
+    offs: np.ndarray,
+    modes: np.ndarray,
+    rows: _Rows,
+    wis: np.ndarray,
+    tolerance: float,
+    u: np.ndarray,
+    Zc: np.ndarray,
+    k: int,
+    r: int,
+    scales: np.ndarray,
+) -> bool:
+    """Exact per-level QP fallback (lexicographic, two quadprog stages).
+
+    Works in the coordinates ``u = u_prev + Z y`` of the null space of the
+    higher levels, so their achieved task values are kept exactly. Only the
+    directions of ``J_k Z`` with singular value ``>= tolerance`` are treated
+    as achievable (``E = U^T J_k Z``); damped directions are left free.
+
+    SCALE: stage 1 maximises ``s`` (``min (s-1)^2/2 + reg ||y||^2/2``) subject
+    to ``E y = U^T (s xdot_k - J_k u_prev)`` and the constraints; if no
+    ``s`` in [0, 1] is feasible it minimises the residual instead. MIN_ERROR:
+    stage 1 minimises ``||E y - U^T (xdot_k - J_k u_prev)||^2``. Stage 2 fixes
+    what stage 1 achieved and minimises ``||y||^2`` (the SNS minimum norm).
+
+    Args:
+        Jv: Stacked task Jacobians ``(M, n)`` (unweighted).
+        xv: Stacked task velocities ``(M,)``.
+        offs: Level offsets ``(L+1,)``.
+        modes: Level modes ``(L,)``.
+        rows: ``(rows, lower, upper)`` of :func:`weighted_rows`.
+        wis: ``W^{-1/2}``, ``(n,)``.
+        tolerance: Singular-value threshold ``epsilon``.
+        u: Weighted solution of the higher levels (in), of this level (out).
+        Zc: Null-space basis of the higher levels (first ``r`` columns used).
+        k: The level.
+        r: Size of its null space.
+        scales: Receives ``s_k``.
+
+    Returns:
+        False if quadprog failed: the level then holds ``u_prev`` with
+        ``s = 0``, which is feasible and keeps the higher levels.
+    """
+    u_prev = u.copy()
+    if r == 0:
+        scales[k] = 1.0
+        return True
+    Z = Zc[:, :r]
+    R, lo, hi = rows
+    E, xt, ct = _reduced_task(Jv, xv, offs, k, wis, Z, u_prev, tolerance)
+    A, b, eq = ineq_rows(R @ Z, R @ u_prev, lo, hi, 1e-11)
+    if eq:  # Equality rows (lower == upper) of the reduced problem lead.
+        A_eq, b_eq, A, b = A[:eq], b[:eq], A[eq:], b[eq:]
+    else:
+        A_eq = np.zeros((0, r))
+        b_eq = np.zeros(0)
+    scale = 1.0
+    if modes[k] == MODE_SCALE:
+        stage1 = _stage1_scale(E, xt, ct, A_eq, b_eq, A, b)
+        y1 = None if stage1 is None else stage1[0]
+        if stage1 is not None:
+            scale = stage1[1]
+    else:
+        y1 = _stage1_min_error(E, xt, ct, A_eq, b_eq, A, b)
+    if y1 is None:
+        scales[k] = 0.0
+        return False
+    # Stage 2: keep what stage 1 achieved, minimum norm.
+    y2 = quadprog_solve(
+        np.eye(r),
+        np.zeros(r),
+        np.vstack([E, A_eq, A]),
+        np.concatenate([E @ y1, b_eq, b]),
+        E.shape[0] + eq,
+    )
+    y = y1 if y2 is None else y2
+    u_new = u_prev + Z @ y
+    if max_violation(R, u_new, lo, hi) > max_violation(R, u_prev + Z @ y1, lo, hi):
+        u_new = u_prev + Z @ y1
+    u[:] = u_new
+    scales[k] = scale
+    return True
