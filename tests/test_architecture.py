@@ -119,14 +119,9 @@ def _internal(name: str) -> str | None:
     return None
 
 
-#: Modules that belong to another room until they move into its package.
-ROOM_OF = {"_sns_kernels": "sns"}
-
-
 def _room(module: str) -> str:
     parts = module.split(".")
-    room = parts[1] if len(parts) > 1 else "__init__"
-    return ROOM_OF.get(room, room)
+    return parts[1] if len(parts) > 1 else "__init__"
 
 
 GRAPH = {

@@ -4,16 +4,21 @@ Kernels are plain Python functions written as explicit loops, decorated with
 :func:`kernel`. Nothing is compiled and numba is not imported at ``import stackik``.
 The first call of any kernel (or :func:`load`, or :func:`stackik.warmup`) imports numba
 once and binds every registered kernel to a ``numba.njit(cache=True, nogil=True)``
-dispatcher, in every ``stackik`` module that holds a reference to it (also names
-imported with ``from ... import``), so compiled kernels call each other directly and
-Python callers reach the dispatcher without a wrapper. Later processes load the machine
-code from numba's cache. ``@kernel(inline=True)`` asks numba to inline a small helper
-into its callers (numba does not inline calls between kernels otherwise).
+dispatcher, in every ``stackik`` module and every module defining kernels that holds a
+reference to it (also names imported with ``from ... import``), so compiled kernels
+call each other directly and Python callers reach the dispatcher without a wrapper.
+Later processes load the machine code from numba's cache. ``@kernel(inline=True)`` asks
+numba to inline a small helper into its callers (numba does not inline calls between
+kernels otherwise).
 
 Cache location:
-    ``STACKIK_CACHE_DIR`` when set (it becomes numba's ``CACHE_DIR``), else numba's
-    own rule: ``NUMBA_CACHE_DIR``, else ``__pycache__`` beside the sources when it is
-    writable, else a per-user cache folder.
+    ``<base>/kernels-<hash>``, where ``<base>`` is ``STACKIK_CACHE_DIR`` when set, else
+    ``NUMBA_CACHE_DIR``, else ``$XDG_CACHE_HOME/stackik`` (``~/.cache/stackik``), and
+    ``<hash>`` is a digest of the sources of every module that defines kernels (and of
+    the numba version). Numba keys its cache on each function's own file only, while a
+    compiled caller embeds its callees from other files; the digest makes any edit of
+    any kernel file start a fresh cache, so a stale callee is never run. When the folder
+    cannot be created, numba's own rule applies (``__pycache__`` beside the sources).
 
 Fallback:
     Without numba, or with ``STACKIK_DISABLE_JIT=1`` (or numba's ``NUMBA_DISABLE_JIT``),
@@ -28,10 +33,12 @@ Warm-up:
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -39,7 +46,6 @@ __all__ = [
     "cache_dir",
     "is_compiled",
     "kernel",
-    "lazy_njit",
     "load",
     "register_warmup",
     "warmup",
@@ -108,9 +114,11 @@ def kernel(func: Callable[..., Any] | None = None, *, inline: bool = False) -> A
     with _LOCK:
         _KERNELS.append(k)
         if _STATE["loaded"]:
-            # A module imported after loading: bind its kernels now.
+            # A module imported after loading: the name the decorator binds is the
+            # implementation itself, so compiled callers defined later see a dispatcher.
             _bind(k)
-            _rebind_module(k.module, extra={k.name: k})
+            assert k._impl is not None
+            return k._impl
     return k
 
 
@@ -121,19 +129,41 @@ def register_warmup(func: Callable[[], None]) -> Callable[[], None]:
     return func
 
 
+def _cache_base() -> Path:
+    for var in ("STACKIK_CACHE_DIR", "NUMBA_CACHE_DIR"):
+        value = os.environ.get(var, "").strip()
+        if value:
+            return Path(value)
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "stackik"
+
+
+def sources_digest(version: str = "") -> str:
+    """Digest of the source files of every module that defines kernels (16 hex digits)."""
+    digest = hashlib.sha256(version.encode())
+    for name in sorted({k.module for k in _KERNELS}):
+        path = getattr(sys.modules.get(name), "__file__", None)
+        digest.update(name.encode())
+        if path is not None and os.path.exists(path):
+            digest.update(Path(path).read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def _numba() -> Any | None:
     """numba, configured with the stackik cache folder, or None (plain Python)."""
     if os.environ.get("STACKIK_DISABLE_JIT", "").strip() not in ("", "0"):
         return None
-    custom = os.environ.get("STACKIK_CACHE_DIR", "").strip()
-    if custom:
-        os.environ.setdefault("NUMBA_CACHE_DIR", custom)
     try:
         import numba
     except ImportError:  # pragma: no cover - numba is a dependency
         return None
-    if custom:
-        setattr(numba.config, "CACHE_DIR", custom)  # noqa: B010 - numba types its config loosely
+    folder = _cache_base() / f"kernels-{sources_digest(numba.__version__)}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:  # read-only home: numba's own rule
+        return numba
+    _STATE["cache_dir"] = str(folder)
+    setattr(numba.config, "CACHE_DIR", str(folder))  # noqa: B010 - numba types its config loosely
     return numba
 
 
@@ -147,17 +177,14 @@ def _bind(k: Kernel) -> None:
         k._impl = numba.njit(cache=True, nogil=True)(k.py_func)
 
 
-def _rebind_module(module_name: str, extra: dict[str, Kernel] | None = None) -> None:
+def _rebind_module(module_name: str) -> None:
     """Replace every :class:`Kernel` object held in a module's globals by its impl."""
     mod = sys.modules.get(module_name)
-    if mod is None:  # the decorator runs while the module is being imported
+    if mod is None:
         return
     space = mod.__dict__
     for name, value in list(space.items()):
         if isinstance(value, Kernel) and value._impl is not None:
-            space[name] = value._impl
-    for name, value in (extra or {}).items():
-        if value._impl is not None:
             space[name] = value._impl
 
 
@@ -172,8 +199,9 @@ def load() -> bool:
             for k in _KERNELS:
                 _bind(k)
             package = __name__.split(".")[0]
-            names = [m for m in list(sys.modules) if m == package or m.startswith(package + ".")]
-            for module_name in names:
+            names = {m for m in list(sys.modules) if m == package or m.startswith(package + ".")}
+            names.update(k.module for k in _KERNELS)  # kernel modules outside the package
+            for module_name in sorted(names):
                 _rebind_module(module_name)
             _STATE["loaded"] = True
     return is_compiled()
@@ -186,9 +214,13 @@ def is_compiled() -> bool:
 
 
 def cache_dir() -> str:
-    """Where compiled kernels are cached (a description when numba decides per module)."""
-    custom = os.environ.get("STACKIK_CACHE_DIR") or os.environ.get("NUMBA_CACHE_DIR")
-    return custom or "numba default (__pycache__ beside the sources, or the user cache)"
+    """Where compiled kernels are cached (known once kernels are loaded)."""
+    folder = _STATE.get("cache_dir")
+    if folder:
+        return str(folder)
+    if _STATE["loaded"]:
+        return "numba default (__pycache__ beside the sources, or the user cache)"
+    return f"{_cache_base()}/kernels-<digest of the kernel sources> (after loading)"
 
 
 def warmup() -> int:
@@ -199,7 +231,3 @@ def warmup() -> int:
     for func in runs:
         func()
     return len(runs)
-
-
-#: Transitional name of :func:`kernel` (removed once every module uses ``kernel``).
-lazy_njit = kernel

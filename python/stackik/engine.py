@@ -498,19 +498,7 @@ class VelocityEngine:
             return result
 
     def _run(self, layout: _Layout, p: int) -> VelocitySolverResult:
-        sns = self._solver()
-        if not hasattr(sns, "solve_stacked"):  # TEMP until the sns package lands
-            return sns.solve(
-                [x for _, x in layout.levels],
-                [J for J, _ in layout.levels],
-                self._rows_C[:p],
-                self._rows_lower[:p],
-                self._rows_upper[:p],
-                box_lower=self._box_lower,
-                box_upper=self._box_upper,
-                modes=None if layout.all_scale else layout.modes,
-            )
-        return sns.solve_stacked(
+        return self._solver().solve_stacked(
             layout.J,
             layout.xdot,
             layout.offsets,

@@ -196,14 +196,14 @@ class CollisionConstraint(Constraint):
         recovery_deadband: float,
     ) -> None:
         """Check and store the settings (typed errors at configuration time)."""
-        non_negative = {
-            "min_distance": min_distance,
-            "activation_margin": activation_margin,
-            "patch_tolerance": patch_tolerance,
-            "recovery_deadband": recovery_deadband,
-        }
-        for what, value in non_negative.items():
-            setattr(self, what, _validate.positive_float(value, what, allow_zero=True))
+
+        def non_negative(value: float, what: str) -> float:
+            return _validate.positive_float(value, what, allow_zero=True)
+
+        self.min_distance = non_negative(min_distance, "min_distance")
+        self.activation_margin = non_negative(activation_margin, "activation_margin")
+        self.patch_tolerance = non_negative(patch_tolerance, "patch_tolerance")
+        self.recovery_deadband = non_negative(recovery_deadband, "recovery_deadband")
         self.max_constraints = _validate.count(max_constraints, "max_constraints")
         self.gain = _validate.in_range(gain, "gain", 0.0, 1.0, open_low=True)
 
