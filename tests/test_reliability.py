@@ -432,3 +432,32 @@ def test_margin_trap_is_warned_and_lowered():
     assert res.status == SolverStatus.SUCCESS, res.status_message
     assert issubclass(stackik.errors.CollisionMarginWarning, UserWarning)
     assert isinstance(StackIKError("x"), Exception)
+
+
+# ============================================================================================
+# Errors carry what was wrong as attributes
+# ============================================================================================
+def test_errors_name_the_argument_and_value_as_attributes():
+    robot = panda(srdf=False)
+    solver = KinematicsSolver(robot, dt=0.01)
+    with pytest.raises(InvalidInput) as info:
+        solver.set_damping(-1.0)
+    assert (info.value.what, info.value.value) == ("damping", -1.0)
+    with pytest.raises(InvalidInput) as info:
+        solver.set_max_iterations(0)
+    assert (info.value.what, info.value.value) == ("max_iter", 0)
+    q = PANDA_READY.copy()
+    q[3] = np.nan
+    with pytest.raises(NonFiniteInput) as info:
+        robot.update_kinematics(q)
+    assert (info.value.what, info.value.indices) == ("q", [3])
+    with pytest.raises(ShapeError) as info:
+        robot.update_kinematics(np.zeros(5))
+    assert (info.value.what, info.value.expected, info.value.given) == ("q", (7,), (5,))
+    q[3] = 2e6
+    with pytest.raises(InvalidInput) as info:
+        robot.update_kinematics(q)
+    assert (info.value.what, info.value.value) == ("q", 2e6)
+    with pytest.raises(InvalidInput) as info:
+        solver.add_frame_task("ee", TIP).priority = 1.5
+    assert info.value.what == "task 'ee': priority" and info.value.value == 1.5

@@ -33,7 +33,9 @@ def as_floats(x: object, what: str, expected: tuple[int | str, ...] | str) -> np
     except (TypeError, ValueError) as exc:
         raise ShapeError(what, expected, ()) from exc
     if np.iscomplexobj(raw):
-        raise InvalidInput(f"{what}: complex values are not accepted, got dtype {raw.dtype}")
+        raise InvalidInput(
+            f"{what}: complex values are not accepted, got dtype {raw.dtype}", what=what
+        )
     if raw.dtype.kind not in "biufO":  # text, dates, bytes: not an array of numbers
         raise ShapeError(what, expected, raw.shape)
     try:
@@ -42,7 +44,7 @@ def as_floats(x: object, what: str, expected: tuple[int | str, ...] | str) -> np
         raise NonFiniteInput(what, [0]) from None
     except (TypeError, ValueError):  # an object array holding something else than reals
         if any(isinstance(e, complex) for e in raw.flat):
-            raise InvalidInput(f"{what}: complex values are not accepted") from None
+            raise InvalidInput(f"{what}: complex values are not accepted", what=what) from None
         raise ShapeError(what, expected, raw.shape) from None
 
 
@@ -74,9 +76,27 @@ def bounded(arr: np.ndarray, limit: float, what: str) -> np.ndarray:
         k = int(np.flatnonzero(big)[0])
         raise InvalidInput(
             f"{what}[{k}] = {arr.flat[k]:.3g} is beyond +-{limit:g}: "
-            "no robot quantity is that large"
+            "no robot quantity is that large",
+            what=what,
+            value=float(arr.flat[k]),
         )
     return arr
+
+
+def bounded_vector(x: object, n: int, limit: float, what: str) -> np.ndarray:
+    """:func:`vector` then :func:`bounded`, with one pass over ``x`` when it is valid.
+
+    Raises:
+        ShapeError, NonFiniteInput, InvalidInput: As :func:`vector` and :func:`bounded`.
+    """
+    if (
+        isinstance(x, np.ndarray)
+        and x.dtype == np.float64
+        and x.shape == (n,)
+        and float(np.abs(x).max(initial=0.0)) <= limit  # False for NaN
+    ):
+        return x
+    return bounded(vector(x, n, what), limit, what)
 
 
 def matrix(x: object, shape: tuple[int | None, int | None], what: str) -> np.ndarray:
@@ -134,11 +154,11 @@ def real(value: object, what: str) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(
         value, (int, float, np.integer, np.floating)
     ):
-        raise InvalidInput(f"{what} must be a real number, got {value!r}")
+        raise InvalidInput(f"{what} must be a real number, got {value!r}", what=what, value=value)
     try:
         return float(value)
     except OverflowError:
-        raise InvalidInput(f"{what} is beyond the float range") from None
+        raise InvalidInput(f"{what} is beyond the float range", what=what, value=value) from None
 
 
 def positive_float(value: object, what: str, allow_zero: bool = False) -> float:
@@ -151,7 +171,9 @@ def positive_float(value: object, what: str, allow_zero: bool = False) -> float:
     if not ((v >= 0 if allow_zero else v > 0) and v <= MAX_MAGNITUDE):
         sign = ">=" if allow_zero else ">"
         raise InvalidInput(
-            f"{what} must be a number {sign} 0 and <= {MAX_MAGNITUDE:g}, got {value!r}"
+            f"{what} must be a number {sign} 0 and <= {MAX_MAGNITUDE:g}, got {value!r}",
+            what=what,
+            value=value,
         )
     return v
 
@@ -166,7 +188,9 @@ def in_range(value: object, what: str, low: float, high: float, open_low: bool =
     ok = (v > low if open_low else v >= low) and v <= high
     if not ok:
         bracket = "(" if open_low else "["
-        raise InvalidInput(f"{what} must be in {bracket}{low}, {high}], got {value!r}")
+        raise InvalidInput(
+            f"{what} must be in {bracket}{low}, {high}], got {value!r}", what=what, value=value
+        )
     return v
 
 
@@ -186,7 +210,11 @@ def count(value: object, what: str, minimum: int = 1, maximum: int = MAX_COUNT) 
         or not minimum <= value <= maximum
     ):
         shown = f"{value!r}" if len(repr(value)) < 40 else f"{repr(value)[:20]}..."
-        raise InvalidInput(f"{what} must be an integer in [{minimum}, {maximum}], got {shown}")
+        raise InvalidInput(
+            f"{what} must be an integer in [{minimum}, {maximum}], got {shown}",
+            what=what,
+            value=value,
+        )
     return int(value)
 
 

@@ -118,7 +118,18 @@ class CollisionGeometryNotFound(NameNotFound):
 
 
 class InvalidInput(StackIKError, ValueError):
-    """An argument has a valid type and shape but an invalid value."""
+    """An argument has an invalid value, type or shape.
+
+    Attributes:
+        what: Name of the offending argument or setting (None when the message is the
+            only description, e.g. a relation between several arguments).
+        value: The offending value when one value is at fault (else None).
+    """
+
+    def __init__(self, message: str, *, what: str | None = None, value: object = None) -> None:
+        super().__init__(message)
+        self.what = what
+        self.value = value
 
 
 class ShapeError(InvalidInput):
@@ -133,10 +144,9 @@ class ShapeError(InvalidInput):
     def __init__(
         self, what: str, expected: tuple[int | str, ...] | str, given: tuple[int, ...]
     ) -> None:
-        self.what = what
         self.expected = expected
         self.given = given
-        super().__init__(f"{what}: expected shape {expected}, given {given}")
+        super().__init__(f"{what}: expected shape {expected}, given {given}", what=what)
 
 
 class NonFiniteInput(InvalidInput):
@@ -148,9 +158,8 @@ class NonFiniteInput(InvalidInput):
     """
 
     def __init__(self, what: str, indices: Sequence[int]) -> None:
-        self.what = what
         self.indices = list(indices)
-        super().__init__(f"{what} contains NaN or inf at indices {self.indices}")
+        super().__init__(f"{what} contains NaN or inf at indices {self.indices}", what=what)
 
 
 class NotWithinLimits(InvalidInput):
@@ -165,11 +174,12 @@ class NotWithinLimits(InvalidInput):
 
     def __init__(self, joint: str, value: float, lower: float, upper: float) -> None:
         self.joint = joint
-        self.value = value
         self.lower = lower
         self.upper = upper
         super().__init__(
-            f"joint {joint!r} value {value:.6g} outside limits [{lower:.6g}, {upper:.6g}]"
+            f"joint {joint!r} value {value:.6g} outside limits [{lower:.6g}, {upper:.6g}]",
+            what=joint,
+            value=value,
         )
 
 
@@ -182,9 +192,8 @@ class InvalidBounds(InvalidInput):
     """
 
     def __init__(self, what: str, indices: Sequence[int]) -> None:
-        self.what = what
         self.indices = list(indices)
-        super().__init__(f"{what}: lower > upper at indices {self.indices}")
+        super().__init__(f"{what}: lower > upper at indices {self.indices}", what=what)
 
 
 class InvalidTransform(InvalidInput):

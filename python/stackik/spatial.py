@@ -13,6 +13,8 @@ is right.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pinocchio as pin
 
@@ -80,6 +82,32 @@ def check_translation(t: object, what: str = "translation") -> np.ndarray:
     return v
 
 
+def _is_valid_homogeneous(T: np.ndarray) -> bool:
+    """Whether a float 4x4 passes every check of :func:`as_se3` (scalar fast path).
+
+    Targets are set every control tick; at 4x4, scalar arithmetic is several times
+    cheaper than NumPy calls. False sends the caller to the checks that name the fault.
+    """
+    (a, b, c, x), (d, e, f, y), (g, h, i, z), last = T.tolist()
+    total = a + b + c + d + e + f + g + h + i + x + y + z
+    if not math.isfinite(total) or last != [0.0, 0.0, 0.0, 1.0]:
+        return False
+    err = max(
+        abs(a * a + d * d + g * g - 1.0),
+        abs(b * b + e * e + h * h - 1.0),
+        abs(c * c + f * f + i * i - 1.0),
+        abs(a * b + d * e + g * h),
+        abs(a * c + d * f + g * i),
+        abs(b * c + e * f + h * i),
+    )
+    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+    return (
+        err <= ROTATION_TOLERANCE
+        and abs(det - 1.0) <= ROTATION_TOLERANCE
+        and x * x + y * y + z * z <= MAX_TRANSLATION * MAX_TRANSLATION
+    )
+
+
 def as_se3(pose: object, what: str = "pose") -> pin.SE3:
     """Convert a pose given as :class:`pinocchio.SE3` or a 4x4 homogeneous matrix.
 
@@ -92,9 +120,14 @@ def as_se3(pose: object, what: str = "pose") -> pin.SE3:
             ``[0, 0, 0, 1]``, or the translation is beyond :data:`MAX_TRANSLATION`.
     """
     if isinstance(pose, pin.SE3):
+        if _is_valid_homogeneous(pose.homogeneous):
+            return pose
         check_rotation(pose.rotation, f"{what} rotation")
         check_translation(pose.translation, f"{what} translation")
         return pose
+    if isinstance(pose, np.ndarray) and pose.dtype == np.float64 and pose.shape == (4, 4):
+        if _is_valid_homogeneous(pose):
+            return pin.SE3(pose)
     T = _validate.matrix(pose, (4, 4), what)
     if np.abs(T[3] - (0.0, 0.0, 0.0, 1.0)).max() > 1e-12:
         raise InvalidTransform(f"{what}: last row must be [0, 0, 0, 1], got {T[3].tolist()}")
@@ -236,6 +269,13 @@ def clamp_configuration(configuration: object, lower: object, upper: object) -> 
     return np.clip(qv, lo, hi)
 
 
+def _non_negative_or_inf(value: object, what: str) -> float:
+    v = _validate.real(value, what)
+    if not v >= 0:  # also rejects NaN; inf means no limit
+        raise InvalidInput(f"{what} must be >= 0, got {value!r}", what=what, value=value)
+    return v
+
+
 def limit_task_velocity(
     velocity_error: object, max_linear_step: float = 0.1, max_angular_step: float = 0.1
 ) -> np.ndarray:
@@ -252,8 +292,8 @@ def limit_task_velocity(
         The limited 6-vector (a new array).
     """
     v = _validate.vector(velocity_error, 6, "velocity_error").copy()
-    if not (max_linear_step >= 0 and max_angular_step >= 0):  # also rejects NaN
-        raise InvalidInput("max_linear_step and max_angular_step must be >= 0")
+    max_linear_step = _non_negative_or_inf(max_linear_step, "max_linear_step")
+    max_angular_step = _non_negative_or_inf(max_angular_step, "max_angular_step")
     for sl, bound in ((slice(0, 3), max_linear_step), (slice(3, 6), max_angular_step)):
         norm = float(np.linalg.norm(v[sl]))
         if norm > bound:

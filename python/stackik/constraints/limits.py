@@ -52,13 +52,18 @@ def calculate_velocity_box_constraint(
         InvalidInput: A NaN margin, a limit that is not > 0 (inf allowed) or a ``dt``
             that is not positive and finite.
     """
-    if math.isnan(position_margin_lower) or math.isnan(position_margin_upper):
-        raise InvalidInput("position margins must not be NaN")
-    if not (velocity_limit > 0 and acceleration_limit > 0):  # also rejects NaN
-        raise InvalidInput(
-            f"velocity_limit and acceleration_limit must be > 0, got {velocity_limit}, "
-            f"{acceleration_limit}"
-        )
+    for what, value in (
+        ("position_margin_lower", position_margin_lower),
+        ("position_margin_upper", position_margin_upper),
+    ):
+        if math.isnan(_validate.real(value, what)):
+            raise InvalidInput(f"{what} must not be NaN", what=what, value=value)
+    for what, value in (
+        ("velocity_limit", velocity_limit),
+        ("acceleration_limit", acceleration_limit),
+    ):
+        if not _validate.real(value, what) > 0:  # inf allowed (no limit), NaN refused
+            raise InvalidInput(f"{what} must be > 0, got {value!r}", what=what, value=value)
     lo, hi = velocity_box(
         np.array([position_margin_lower]),
         np.array([position_margin_upper]),
@@ -81,8 +86,7 @@ def velocity_box(
     Outside one limit, the recovery speed wins over the other side's braking bound,
     which near a narrow range would otherwise forbid it (an empty box).
     """
-    if not (dt > 0.0 and math.isfinite(dt)):
-        raise InvalidInput(f"dt must be positive and finite, got {dt}")
+    dt = _validate.positive_float(dt, "dt")
     ml = np.asarray(margin_lower, dtype=float)
     n = ml.shape[0]
     vmax = np.asarray(velocity_limit, dtype=float)

@@ -15,7 +15,6 @@ import numpy as np
 import pinocchio as pin
 
 from .. import _validate
-from ..errors import InvalidInput
 from ..model import Kinematics, RobotModel
 from ..spatial import as_se3
 from .base import Constraint, register_constraint
@@ -161,9 +160,9 @@ class TightFramePoseConstraint(Constraint):
         self._fid = self._robot.get_frame_id(frame_name)
         self.frame_name = frame_name
         self.target = pin.SE3(as_se3(target_pose, "target_pose"))
-        if not (position_epsilon > 0 and orientation_epsilon > 0):
-            raise InvalidInput("position_epsilon and orientation_epsilon must be > 0")
-        self.eps = np.array([position_epsilon] * 3 + [orientation_epsilon] * 3, dtype=float)
+        p_eps = _validate.positive_float(position_epsilon, "position_epsilon")
+        o_eps = _validate.positive_float(orientation_epsilon, "orientation_epsilon")
+        self.eps = np.array([p_eps] * 3 + [o_eps] * 3, dtype=float)
         self.mask = _axis_mask(axis_mask, 6, "axis_mask")
 
     def max_rows(self) -> int:

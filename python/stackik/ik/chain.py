@@ -166,6 +166,11 @@ class SerialChain:
         self.continuous = np.array(
             [classify(model.joints[j]) == JointKind.CONTINUOUS for j in joint_ids], dtype=bool
         )
+        # Index maps of to_full / from_full: one-coordinate joints, and the (chain index,
+        # q index) of each continuous joint's (cos, sin) pair.
+        self._plain_k = np.flatnonzero(~self.continuous)
+        self._plain_q = self.idx_q[self._plain_k]
+        self._cont = [(int(k), int(self.idx_q[k])) for k in np.flatnonzero(self.continuous)]
         self._F = np.ascontiguousarray(placements, dtype=float)
         self._P = np.ascontiguousarray(table, dtype=float)
         self.lower = self._P[:, P_LO].copy()
@@ -246,13 +251,10 @@ class SerialChain:
             q = pin.neutral(self.model)
         else:
             q = _validate.vector(q_ref, self.model.nq, "q_ref").copy()
-        for k in range(self.n):
-            i = self.idx_q[k]
-            if self.continuous[k]:
-                q[i] = math.cos(qc[k])
-                q[i + 1] = math.sin(qc[k])
-            else:
-                q[i] = qc[k]
+        q[self._plain_q] = qc[self._plain_k]
+        for k, i in self._cont:
+            q[i] = math.cos(qc[k])
+            q[i + 1] = math.sin(qc[k])
         return q
 
     def from_full(self, q_full: object) -> np.ndarray:
@@ -265,9 +267,8 @@ class SerialChain:
             NonFiniteInput: NaN or inf entries.
         """
         q = _validate.vector(q_full, self.model.nq, "q_full")
-        out = q[self.idx_q].copy()
-        for k in np.flatnonzero(self.continuous):
-            i = self.idx_q[k]
+        out = q[self.idx_q]  # fancy indexing: a new array
+        for k, i in self._cont:
             out[k] = math.atan2(q[i + 1], q[i])
         return out
 
@@ -452,10 +453,9 @@ class SerialChain:
             damping_bias,
             attempt_iterations,
         )
-        if not (isinstance(time_budget, (int, float)) and time_budget > 0):
-            raise InvalidInput(f"time_budget must be a number > 0, got {time_budget!r}")
-        if max_iterations is not None and int(max_iterations) < 0:
-            raise InvalidInput(f"max_iterations must be >= 0, got {max_iterations!r}")
+        time_budget = _validate.positive_float(time_budget, "time_budget")
+        if max_iterations is not None:
+            max_iterations = _validate.count(max_iterations, "max_iterations", minimum=0)
         ist = ist0.copy()
         ist[IST_RNG] = rng_seed_state(rng_seed)
         fst = np.full(FST_COUNT, np.inf)
@@ -618,11 +618,10 @@ class SerialChain:
         ist = ist.copy()
         ist[IST_RNG] = rng_seed_state(rng_seed)
         if max_iterations is None:
-            if not (math.isfinite(time_budget) and time_budget > 0):
-                raise InvalidInput(f"time_budget must be a finite number > 0, got {time_budget!r}")
-            max_iterations = max(1, int(time_budget / self.iteration_cost()))
-        elif int(max_iterations) < 0:
-            raise InvalidInput(f"max_iterations must be >= 0, got {max_iterations!r}")
+            budget = _validate.positive_float(time_budget, "time_budget")
+            max_iterations = max(1, min(int(budget / self.iteration_cost()), _validate.MAX_COUNT))
+        else:
+            max_iterations = _validate.count(max_iterations, "max_iterations", minimum=0)
         out = np.empty((N, 3 + self.n))
         _ck.ik_batch_kernel(self._F, self._P, T34, S, wq, prm, ist, int(max_iterations), out)
         rows = np.ascontiguousarray(out[:, : 2 + self.n])
@@ -832,9 +831,6 @@ def _check_options(
         ("orientation_weight", orientation_weight),
         ("damping_bias", damping_bias),
     ):
-        if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-            raise InvalidInput(f"{name} must be a finite number > 0, got {value!r}")
-    if int(max_restarts) < 0:
-        raise InvalidInput(f"max_restarts must be >= 0, got {max_restarts!r}")
-    if int(attempt_iterations) < 1:
-        raise InvalidInput(f"attempt_iterations must be >= 1, got {attempt_iterations!r}")
+        _validate.positive_float(value, name)
+    _validate.count(max_restarts, "max_restarts", minimum=0)
+    _validate.count(attempt_iterations, "attempt_iterations")

@@ -15,6 +15,7 @@ state) owned by its global-IK layer, never in the robot's or the engine's caches
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -122,17 +123,27 @@ class CandidateChecker:
 
     def pose_error(self, q: np.ndarray) -> tuple[float, float]:
         """Position [m] and orientation [rad] error of the frame at ``q`` (Pinocchio FK)."""
-        T = self.workspace.frame_pose(q, self.setup.fid)
+        data = self.workspace.data
+        pin.framesForwardKinematics(self.model, data, q)
         tgt = self.target
         assert tgt is not None
-        ep = float(np.linalg.norm(tgt.translation - T.translation))
-        eo = float(np.linalg.norm(pin.log3(tgt.rotation @ T.rotation.T)))
-        return ep, eo
+        # target^-1 * pose: its translation has the norm of the world position error and
+        # its rotation the angle of the orientation error.
+        M = tgt.actInv(data.oMf[self.setup.fid])
+        x, y, z = M.translation.tolist()
+        a, b, c = pin.log3(M.rotation).tolist()
+        return math.sqrt(x * x + y * y + z * z), math.sqrt(a * a + b * b + c * c)
 
     def limits_ok(self, qc: np.ndarray) -> bool:
         """Chain joints inside the effective (margin, locks) and the model's limits."""
         s = self.setup
-        return bool((qc >= s.check_lower).all() and (qc <= s.check_upper).all())
+        # Scalar comparisons beat NumPy calls at chain sizes; NaN fails both.
+        return all(
+            lo <= v <= hi
+            for lo, v, hi in zip(
+                s.check_lower.tolist(), qc.tolist(), s.check_upper.tolist(), strict=True
+            )
+        )
 
     def collision_ok(self, q: np.ndarray) -> bool:
         """No watched pair below its minimum distance (True without a constraint)."""

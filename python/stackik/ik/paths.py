@@ -20,7 +20,6 @@ import numpy as np
 import pinocchio as pin
 
 from .. import _validate
-from ..errors import InvalidInput
 from ..results import PathResult, SolverStatus
 from ..spatial import as_se3
 from .chain import SerialChain
@@ -82,9 +81,7 @@ def generate_path(
     t0 = time.perf_counter()
     q_start = gik.reference(start_q)
     T1 = as_se3(target_pose, "target_pose")
-    n = _validate.count(n_points, "n_points")
-    if n < 2:
-        raise InvalidInput(f"n_points must be >= 2, got {n_points!r}")
+    n = _validate.count(n_points, "n_points", minimum=2)
     jump = _validate.positive_float(max_joint_jump, "max_joint_jump")
     lin = _validate.positive_float(max_linear_step, "max_linear_step")
     ang = _validate.positive_float(max_angular_step, "max_angular_step")

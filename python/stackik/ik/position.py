@@ -47,7 +47,7 @@ import pinocchio as pin
 
 from .. import _validate
 from ..engine import VelocityEngine
-from ..errors import InvalidInput, JointNotFound
+from ..errors import InvalidInput, JointNotFound, ShapeError
 from ..model import Kinematics, RobotModel
 from ..results import PositionIKResult, SolverStatus, VelocitySolverResult
 from ..spatial import as_se3
@@ -112,12 +112,9 @@ def _step_bound(value: object, what: str) -> float:
     """A per-step length bound: ``None`` or ``inf`` means none."""
     if value is None:
         return math.inf
-    try:
-        v = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        v = float("nan")
+    v = _validate.real(value, what)
     if not v > 0:  # also rejects NaN
-        raise InvalidInput(f"{what} must be > 0 (or None), got {value!r}")
+        raise InvalidInput(f"{what} must be > 0 (or None), got {value!r}", what=what, value=value)
     return v
 
 
@@ -339,8 +336,12 @@ def _max_joint_step(value: object, nv: int) -> np.ndarray | None:
     arr = _validate.as_floats(value, "max_joint_step", (nv,))
     if arr.ndim == 0:
         arr = np.full(nv, float(arr))
-    if arr.shape != (nv,) or not (arr > 0).all():  # also rejects NaN
-        raise InvalidInput(f"max_joint_step must be > 0, one number or {nv} of them")
+    if arr.shape != (nv,):
+        raise ShapeError("max_joint_step", (nv,), arr.shape)
+    if not (arr > 0).all():  # also rejects NaN
+        raise InvalidInput(
+            f"max_joint_step must be > 0, one number or {nv} of them", what="max_joint_step"
+        )
     return arr
 
 

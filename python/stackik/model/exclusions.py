@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pinocchio as pin
 
+from .. import _validate
 from ..errors import InvalidInput
 from .collision import CollisionState
 from .joints import JointKind
@@ -245,14 +246,11 @@ def collision_exclusions(
     """
     if robot.collision is None:
         raise InvalidInput("the robot has no collision geometry")
-    if isinstance(samples, bool) or int(samples) != samples or samples < 1:
-        raise InvalidInput(f"samples must be an integer >= 1, got {samples!r}")
-    if not (close_distance >= 0 and 0 < always_fraction <= 1 and never_distance >= 0):
-        raise InvalidInput(
-            "close_distance and never_distance must be >= 0 and always_fraction in (0, 1]"
-        )
-    if not 0 <= limit_fraction <= 1:
-        raise InvalidInput(f"limit_fraction must be in [0, 1], got {limit_fraction!r}")
+    samples = _validate.count(samples, "samples")
+    close_distance = _validate.positive_float(close_distance, "close_distance", True)
+    never_distance = _validate.positive_float(never_distance, "never_distance", True)
+    always_fraction = _validate.in_range(always_fraction, "always_fraction", 0, 1, open_low=True)
+    limit_fraction = _validate.in_range(limit_fraction, "limit_fraction", 0.0, 1.0)
     keys, groups = _link_pairs(robot)
     flat = [g for group in groups for g in group]
     owner = np.repeat(np.arange(len(groups)), [len(g) for g in groups])

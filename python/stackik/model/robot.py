@@ -586,7 +586,7 @@ class RobotModel:
             InvalidInput: A quaternion or ``(cos, sin)`` pair has zero norm, or an entry is
                 beyond :data:`MAX_MAGNITUDE`.
         """
-        qv = _validate.bounded(_validate.vector(q, self._model.nq, what), MAX_MAGNITUDE, what)
+        qv = _validate.bounded_vector(q, self._model.nq, MAX_MAGNITUDE, what)
         copied = False
         for joint, i, n in self._unit_blocks:
             norm = float(np.linalg.norm(qv[i : i + n]))
@@ -609,7 +609,7 @@ class RobotModel:
             NonFiniteInput: NaN or inf entries.
             InvalidInput: An entry beyond :data:`MAX_MAGNITUDE`.
         """
-        return _validate.bounded(_validate.vector(v, self._model.nv, what), MAX_MAGNITUDE, what)
+        return _validate.bounded_vector(v, self._model.nv, MAX_MAGNITUDE, what)
 
     # -- kinematics (the robot's own cache) --------------------------------------------------
     def update_configuration(self, q: object) -> None:

@@ -31,14 +31,13 @@ bounds are in the units of ``C dq``.
 from __future__ import annotations
 
 import enum
-import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from stackik import _jit
+from stackik import _jit, _validate
 from stackik.errors import InvalidInput, ShapeError
 from stackik.results import SolverStatus, VelocitySolverResult
 
@@ -144,19 +143,20 @@ def _checked_weights(n: int, joint_weights: Sequence[float] | np.ndarray | None)
     """
     if joint_weights is None:
         return np.ones(n)
-    w = np.array(joint_weights, dtype=_F64)
-    if w.shape != (n,):
-        raise ShapeError("joint_weights", (n,), w.shape)
-    if not (np.all(np.isfinite(w)) and np.all(w > 0.0)):
-        raise InvalidInput("joint_weights must be positive and finite")
+    w = _validate.vector(joint_weights, n, "joint_weights").copy()
+    if not np.all(w > 0.0):
+        k = int(np.flatnonzero(w <= 0.0)[0])
+        raise InvalidInput(
+            f"joint_weights must be > 0, joint_weights[{k}] = {w[k]:g}",
+            what="joint_weights",
+            value=float(w[k]),
+        )
     return w
 
 
 def _checked_count(n: int) -> int:
     """``n`` as a non-negative int, else :class:`InvalidInput`."""
-    if int(n) != n or n < 0:
-        raise InvalidInput(f"n must be a non-negative integer, given {n!r}")
-    return int(n)
+    return _validate.count(n, "n", minimum=0)
 
 
 def _compiled_entry() -> Callable[..., float]:
@@ -217,11 +217,10 @@ class SNSSolver:
     ) -> None:
         n = _checked_count(n)
         w = _checked_weights(n, joint_weights)
-        for name, value in (("damping", damping), ("tolerance", tolerance)):
-            if not (math.isfinite(value) and value >= 0.0):
-                raise InvalidInput(f"{name} must be finite and >= 0, given {value!r}")
-        if max_iterations is not None and max_iterations < 1:
-            raise InvalidInput(f"max_iterations must be >= 1, given {max_iterations!r}")
+        damping = _validate.positive_float(damping, "damping", allow_zero=True)
+        tolerance = _validate.positive_float(tolerance, "tolerance", allow_zero=True)
+        if max_iterations is not None:
+            max_iterations = _validate.count(max_iterations, "max_iterations")
         self.n = n
         self.joint_weights = w
         self.damping = float(damping)
