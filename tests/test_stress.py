@@ -66,3 +66,17 @@ def test_limits_hold_over_long_randomized_teleop_runs():
             assert res.status == SolverStatus.SUCCESS, res.status_message
             q = q + res.solution * solver.dt
             assert np.all(q >= lo - 1e-9) and np.all(q <= hi + 1e-9)
+
+
+# -- soaks: 10^6 closed-loop steps, violations counted by independent computations -----------
+@pytest.mark.parametrize("robot", ["panda", "humanoid"])
+def test_soak_a_million_steps_without_a_violation(robot):
+    """Panda with self-collision, humanoid with the CoM polygon (see tests/soak.py)."""
+    import soak
+
+    run = soak.soak_panda if robot == "panda" else soak.soak_humanoid
+    report = run(1_000_000, seed=0)
+    print(report.line())
+    assert report.violations() == 0, report.line()
+    assert report.smallest_margin >= 0.0
+    assert set(report.statuses) == {"SUCCESS"}, report.statuses

@@ -8,6 +8,7 @@ from ._version import __version__
 from .engine import Problem, VelocityEngine
 from .errors import (
     CollisionGeometryNotFound,
+    CollisionMarginWarning,
     FrameNotFound,
     InvalidBounds,
     InvalidInput,
@@ -67,6 +68,7 @@ __all__ = [
     "BranchFlags",
     "COMTask",
     "CollisionGeometryNotFound",
+    "CollisionMarginWarning",
     "FindConfigsResult",
     "FrameNotFound",
     "FrameTask",

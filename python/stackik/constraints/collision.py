@@ -9,9 +9,14 @@ velocity-damper row (Faverjon and Tournassoud, 1987):
 
     n^T (J_p2 - J_p1) v >= -gain (d - min_distance) / dt
 
-A pair that has drifted less than ``recovery_deadband`` below ``min_distance`` (the
-linearization error of a held contact) gets a zero right-hand side instead: it may not
-approach, but is not pushed back, which would fight the tasks every step.
+**Hold distance.** The damper aims at ``min_distance + recovery_deadband + b``, where
+``b`` is what the pair has learned about its own linearization error: the row promises
+a first-order distance after the step; when the next step finds the pair closer than
+that promise (a curved surface slid along, a box edge rotating in), the shortfall
+becomes ``b`` (it then decays by half every step it does not recur). A pair less than
+half the deadband below its hold distance gets a zero right-hand side: it may not
+approach, but is not pushed back, which would fight the tasks every step; deeper, it is
+pushed back. So held and sliding contacts stay above ``min_distance``.
 
 **Contact patches.** When two faces meet face-on, GJK returns one arbitrary point of the
 closest patch, and a rotation can bring another patch point closer than that row sees.
@@ -64,6 +69,9 @@ from .base import Constraint, register_constraint
 #: Support points per cylinder rim (the rim between two points is at most
 #: ``r (1 - cos(pi / n))`` closer: 1.9 % of the radius for 16).
 _RIM_POINTS = 16
+
+#: Cap of a pair's learned linearization error [m] (see CollisionConstraint._hold).
+MAX_LEARNED_ERROR = 0.01
 
 #: Directions (evenly spaced in the contact plane) whose extreme support points are kept
 #: when more points than this lie in a contact patch.
@@ -127,9 +135,10 @@ class CollisionConstraint(Constraint):
         patch_tolerance: When a pair is within this distance [m] of its limit, its support
             points within this distance of the closest distance get rows of their own
             (contact patches); 0 disables them.
-        recovery_deadband: A pair less than this [m] below its limit is only kept from
-            approaching further, not pushed back (a pair may sit up to this far inside
-            ``min_distance``).
+        recovery_deadband: Width [m] of the band above ``min_distance`` in which a held
+            pair is only kept from approaching further, not pushed back (the damper aims
+            at ``min_distance + recovery_deadband`` plus the learned linearization
+            error, see the module docstring).
 
     Raises:
         InvalidInput: The robot has no collision geometry or an argument is out of range.
@@ -430,6 +439,10 @@ class CollisionConstraint(Constraint):
         self._moved_second = np.zeros(npairs)
         self._listed = np.zeros(npairs, dtype=np.int64)
         self._q_last: np.ndarray | None = None
+        # Linearization error learned per pair (see _hold) [m].
+        self._learned = np.zeros(npairs)
+        self._promise = np.zeros(npairs)
+        self._promise_step = np.full(npairs, -2, dtype=np.int64)
 
     def reset(self) -> None:
         """Forget the broadphase's temporal state (a new motion starts)."""
@@ -575,19 +588,33 @@ class CollisionConstraint(Constraint):
                 hits.append((d, k, res, d - self._pair_min[k], predicted))
         return hits
 
-    def _recovery_distance(self, d: float, d_min: float) -> float:
-        """Distance fed to the damper: a violation within the deadband asks no recovery.
+    def _recovery_distance(self, d: float, hold: float) -> float:
+        """Distance fed to the damper aiming at ``hold``: no recovery within the deadband.
 
-        A pair the damper holds at ``d_min`` drifts below it by the linearization error
-        (micrometres); asking to recover that would fight the tasks every step. Within
-        ``recovery_deadband`` the row only forbids approaching; deeper, it recovers to
-        ``d_min - recovery_deadband`` (the bound is continuous in ``d``).
+        A pair held at ``hold`` drifts below it by the linearization error; asking to
+        recover that would fight the tasks every step. Within half the deadband below
+        ``hold`` the row only forbids approaching; deeper, it recovers to
+        ``hold - recovery_deadband / 2`` (the bound is continuous in ``d``).
         """
-        if d >= d_min:
+        half = 0.5 * self.recovery_deadband
+        if d >= hold:
             return d
-        if d >= d_min - self.recovery_deadband:
-            return d_min
-        return d + self.recovery_deadband
+        if d >= hold - half:
+            return hold
+        return d + half
+
+    def _hold(self, k: int, d: float) -> float:
+        """Hold distance of pair ``k`` found at ``d``, after learning from its last promise.
+
+        ``_promise[k]`` is the first-order distance the last step's witness row
+        guaranteed; falling short of it is linearization error the next rows must leave
+        room for.
+        """
+        learned = 0.5 * self._learned[k]
+        if self._promise_step[k] == self._step - 1:
+            learned = max(learned, self._promise[k] - d)
+        self._learned[k] = min(learned, MAX_LEARNED_ERROR)
+        return float(self._pair_min[k]) + self.recovery_deadband + self._learned[k]
 
     def _latch_pending(self) -> None:
         """Apply pending per-pair overrides whose pair is now known to be clear enough."""
@@ -611,8 +638,12 @@ class CollisionConstraint(Constraint):
         for h, (d, k, res, _, closing) in enumerate(hits):
             f, s = int(self._first[k]), int(self._second[k])
             first[h], second[h] = f, s
+            hold = self._hold(k, d)
+            dist[h], d_eff[h], d_min[h] = d, self._recovery_distance(d, hold), hold
+            # The witness row's bound is -gain (d_eff - hold) / dt: its promise after dt.
+            self._promise[k] = d - self.gain * (d_eff[h] - hold)
+            self._promise_step[k] = self._step
             dm = float(self._pair_min[k])
-            dist[h], d_eff[h], d_min[h] = d, self._recovery_distance(d, dm), dm
             # coal's normal points from geometry 1 to geometry 2, also when they penetrate.
             normal[h] = res.normal
             p1[h] = res.getNearestPoint1()
