@@ -104,7 +104,8 @@ class IndependentChecker:
         return bool(np.all(v >= self.lower[idx] - EPS) and np.all(v <= self.upper[idx] + EPS))
 
     def velocity(self, dq: np.ndarray) -> bool:
-        return bool(np.all(np.abs(dq) <= self.vmax * (1 + EPS) + EPS))
+        with np.errstate(over="ignore"):  # a free-flyer's limits are the largest double
+            return bool(np.all(np.abs(dq) <= self.vmax * (1 + EPS) + EPS))
 
     def margin(self, q: np.ndarray) -> float:
         """Smallest ``distance - minimum`` over the watched pairs [m]."""

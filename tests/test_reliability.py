@@ -6,6 +6,8 @@ coal called directly, never the solver's own bookkeeping.
 
 from __future__ import annotations
 
+import multiprocessing
+import pickle
 import threading
 import time
 import warnings
@@ -461,3 +463,69 @@ def test_errors_name_the_argument_and_value_as_attributes():
     with pytest.raises(InvalidInput) as info:
         solver.add_frame_task("ee", TIP).priority = 1.5
     assert info.value.what == "task 'ee': priority" and info.value.value == 1.5
+
+
+# ============================================================================================
+# Pickling: solvers and robots go to worker processes and compute the same numbers
+# ============================================================================================
+def _configured_solver() -> KinematicsSolver:
+    robot = panda()
+    solver = KinematicsSolver(robot, dt=0.01)
+    ee = solver.add_frame_task("ee", TIP)
+    ee.set_target_pose(pin.SE3(np.eye(3), np.array([0.35, 0.25, 0.35])))
+    solver.add_posture_task("posture").priority = 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stackik.errors.CollisionMarginWarning)
+        solver.configure_collision_constraint(0.02)
+    return solver
+
+
+def _rollout_of(solver: KinematicsSolver, q: np.ndarray, steps: int) -> np.ndarray:
+    for _ in range(steps):
+        q = solver.robot.integrate(q, solver.solve_velocity(q).solution, solver.dt)
+    return q
+
+
+def _worker_rollout(blob: bytes) -> np.ndarray:
+    solver = pickle.loads(blob)
+    return _rollout_of(solver, PANDA_READY.copy(), 150)
+
+
+def test_a_pickled_solver_continues_bit_identically():
+    solver = _configured_solver()
+    q = _rollout_of(solver, PANDA_READY.copy(), 20)  # temporal state (collision) is built
+    copy = pickle.loads(pickle.dumps(solver))
+    assert copy.robot is not solver.robot
+    np.testing.assert_array_equal(_rollout_of(copy, q, 150), _rollout_of(solver, q, 150))
+    target = solver.robot.create_kinematics(q).frame_pose(TIP)
+    a = solver.find_configs(target, TIP, 4, 0.5, seed=5, max_attempts=20)
+    b = copy.find_configs(target, TIP, 4, 0.5, seed=5, max_attempts=20)
+    assert len(a) == len(b) > 0
+    for qa, qb in zip(a, b, strict=True):
+        np.testing.assert_array_equal(qa, qb)
+
+
+def test_a_pickled_robot_is_the_same_description():
+    robot = panda()
+    robot.add_frame("probe", TIP, pin.SE3(np.eye(3), np.array([0.0, 0.0, 0.05])))
+    copy = pickle.loads(pickle.dumps(robot))
+    q = robot.random_configuration(3)
+    for r in (robot, copy):
+        r.update_kinematics(q)
+    np.testing.assert_array_equal(
+        copy.get_frame_pose("probe").homogeneous, robot.get_frame_pose("probe").homogeneous
+    )
+    np.testing.assert_array_equal(
+        copy.compute_collision_distances(), robot.compute_collision_distances()
+    )
+    assert copy.get_collision_pair_names() == robot.get_collision_pair_names()
+
+
+def test_a_solver_sent_to_a_spawned_process_computes_the_same_numbers():
+    solver = _configured_solver()
+    expected = _rollout_of(solver, PANDA_READY.copy(), 150)
+    fresh = _configured_solver()  # the worker starts from the same untouched state
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        got = pool.apply(_worker_rollout, (pickle.dumps(fresh),))
+    np.testing.assert_array_equal(got, expected)

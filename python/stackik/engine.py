@@ -30,10 +30,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from . import _validate
+from . import _pickling, _validate
 from .constraints.base import Constraint
 from .constraints.limits import JointLimitsConstraint
 from .errors import InvalidInput, StackIKError, TaskNotFound
@@ -182,6 +183,16 @@ class VelocityEngine:
         self._slices: dict[str, slice] = {}
         self.lock = threading.RLock()
         self.add_constraint(JointLimitsConstraint(JOINT_LIMITS, self.kinematics))
+
+    # -- pickling: the lock and the SNS solver's buffers are rebuilt ------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        with self.lock:
+            return _pickling.without(self.__dict__, ("lock", "_sns"))
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.lock = threading.RLock()
+        self._sns = None
 
     # -- settings ------------------------------------------------------------------------
     @property

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -57,6 +58,13 @@ class Workspace:
     def __init__(self, robot: RobotModel) -> None:
         self._robot = robot
         self._revision = -1
+        self._rebuild()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"robot": self._robot}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._robot = state["robot"]
         self._rebuild()
 
     def _rebuild(self) -> None:

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import coal
 import numpy as np
 import pinocchio as pin
 
+from .. import _pickling
 from ..errors import CollisionGeometryNotFound, InvalidInput
 
 #: Thickness given to a flat (coplanar), linear or single-point collision mesh before
@@ -262,6 +264,13 @@ class CollisionState:
     def __init__(self, collision: CollisionModel) -> None:
         self.collision = collision
         self._revision = -1
+        self._rebuild()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return _pickling.without(self.__dict__, ("geom_data",))
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
         self._rebuild()
 
     def _rebuild(self) -> None:

@@ -7,6 +7,7 @@ a lock, so dynamics never touch any kinematics cache and may be called from any 
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -25,6 +26,12 @@ class Dynamics:
         self._model = model
         self._data = model.createData()
         self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"model": self._model}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["model"])  # type: ignore[misc]
 
     def rnea(self, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.ndarray:
         """Inverse dynamics ``tau = M(q) a + C(q, v) v + g(q)`` [N m or N]."""

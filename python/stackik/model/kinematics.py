@@ -13,12 +13,12 @@ joint velocities. The centre of mass is computed on first request, once per upda
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
 
-from .. import _validate
+from .. import _pickling, _validate
 from ..errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -51,6 +51,14 @@ class Kinematics:
         self._v = self._zero_v
         self._moving = False
         self.version = 0
+        self._rebuild()
+
+    # -- pickling: the Data is rebuilt from the pickled configuration ---------------------
+    def __getstate__(self) -> dict[str, Any]:
+        return _pickling.without(self.__dict__, ("_data",))
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
         self._rebuild()
 
     # -- state ---------------------------------------------------------------------------

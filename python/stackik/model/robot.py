@@ -24,11 +24,12 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
 
-from .. import _validate
+from .. import _pickling, _validate
 from ..errors import (
     CollisionGeometryNotFound,
     FrameNotFound,
@@ -296,6 +297,35 @@ class RobotModel:
         self._collision_state = CollisionState(self._collision) if self._collision else None
         self._distances: tuple[int, int, np.ndarray] | None = None
         self._pair_ranges: tuple[tuple, np.ndarray, np.ndarray] | None = None
+
+    # -- pickling: a description for worker processes ----------------------------------------
+    _TRANSIENT = (
+        "_lock",
+        "_visual_data",
+        "_kin",
+        "_collision_state",
+        "_dynamics",
+        "_distances",
+    )
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The description (Pinocchio models pickle exactly); caches are rebuilt."""
+        with self._lock:
+            state = _pickling.without(self.__dict__, self._TRANSIENT)
+            state["_q_own"] = self._kin.q.copy()
+            return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        q = state.pop("_q_own")
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+        vis = self._visual_model
+        self._visual_data = pin.GeometryData(vis) if vis is not None else None
+        self._dynamics = Dynamics(self._model)
+        self._kin = Kinematics(self, q)
+        col = self._collision
+        self._collision_state = CollisionState(col) if col is not None else None
+        self._distances = None
 
     def _index(self) -> None:
         """Name and joint tables (rebuilt when frames are added)."""
