@@ -185,6 +185,25 @@ def test_find_configs_is_deterministic_for_a_seed(ur5_solver, ur5):
     assert any(not np.array_equal(x, y) for x, y in zip(a, c, strict=True))
 
 
+def test_find_configs_with_a_count_budget_only(ur5_solver, ur5):
+    """time_budget=None: the search is bounded by iterations, the same on any machine."""
+    _, target = random_target(ur5, "tool0", 3)
+    a = ur5_solver.find_configs(target, "tool0", 8, None, np.zeros(6), max_iterations=4000)
+    b = ur5_solver.find_configs(target, "tool0", 8, None, np.zeros(6), max_iterations=4000)
+    assert len(a) == len(b) > 0 and a.iterations == b.iterations
+    for x, y in zip(a, b, strict=True):
+        np.testing.assert_array_equal(x, y)
+    far = pin.SE3(np.eye(3), np.array([3.0, 0.0, 0.5]))
+    miss = ur5_solver.find_configs(far, "tool0", 1, None, np.zeros(6), max_iterations=500)
+    assert len(miss) == 0 and miss.stopped_by == "max_iterations"
+    assert 500 <= miss.iterations  # the cap is checked between starts
+    few = ur5_solver.find_configs(far, "tool0", 1, None, np.zeros(6), max_attempts=3)
+    assert few.attempts == 3 and few.stopped_by == "max_attempts"
+    assert few.iterations <= 3 * 2000  # one start each (no restarts inside an attempt)
+    with pytest.raises(InvalidInput, match="time_budget=None needs"):
+        ur5_solver.find_configs(far, "tool0", 1, None)
+
+
 def test_find_configs_respects_margin_and_collision_constraint(solver, panda):
     solver.set_limit_margin(0.1)
     d_min = 0.03

@@ -660,7 +660,7 @@ class KinematicsSolver:
         target_pose: object,
         frame_name: str,
         max_solutions: int = 1,
-        time_budget: float = 0.005,
+        time_budget: float | None = 0.005,
         reference_q: object | None = None,
         validate: Validator | None = None,
         seed: int | None = None,
@@ -673,6 +673,7 @@ class KinematicsSolver:
         distinct_tolerance: float = 1e-3,
         include_alternates: bool = False,
         max_attempts: int | None = None,
+        max_iterations: int | None = None,
     ) -> FindConfigsResult:
         """Distinct configurations that put ``frame_name`` at ``target_pose`` (simIK findConfigs).
 
@@ -688,6 +689,8 @@ class KinematicsSolver:
             max_solutions: Largest number of configurations returned (>= 1).
             time_budget: Wall-clock budget of the search [s] (chain preparation on the
                 first query of a frame is not counted; see :meth:`prepare_global_ik`).
+                ``None``: no deadline; then ``max_attempts`` or ``max_iterations`` must
+                bound the search, and results are reproducible on any machine.
             reference_q: Configuration (size nq) the search starts from, that holds the
                 joints off the chain, and that solutions are sorted by distance to; the
                 solver's current configuration when omitted.
@@ -708,7 +711,11 @@ class KinematicsSolver:
                 differs by more than this [rad or m].
             include_alternates: Also offer each solution's +-2 pi variants (simIK
                 findAlt); they count toward ``max_solutions``.
-            max_attempts: Cap on the number of starts (``None``: budget only).
+            max_attempts: Cap on the number of attempts (``None``: budget only). With a
+                ``time_budget`` an attempt may restart inside the compiled search until
+                the deadline; without one, an attempt is exactly one start.
+            max_iterations: Cap on the Levenberg-Marquardt iterations over all starts
+                (``None``: no cap); a count budget independent of the machine's speed.
 
         Returns:
             A :class:`~stackik.results.FindConfigsResult`: the configurations (size nq
@@ -737,6 +744,7 @@ class KinematicsSolver:
                 distinct_tolerance=distinct_tolerance,
                 include_alternates=include_alternates,
                 max_attempts=max_attempts,
+                max_iterations=max_iterations,
             )
 
     def nearest_config(

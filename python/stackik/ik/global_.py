@@ -17,6 +17,7 @@ solver facade.
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -58,6 +59,7 @@ class SearchQuery:
     distinct: float
     max_attempts: int | None
     include_alternates: bool
+    max_iterations: int | None = None
 
 
 @dataclass
@@ -171,6 +173,9 @@ class GlobalIK:
             if query.max_attempts is not None and found.attempts >= query.max_attempts:
                 found.stopped_by = "max_attempts"
                 break
+            if query.max_iterations is not None and found.iterations >= query.max_iterations:
+                found.stopped_by = "max_iterations"
+                break
             if found.attempts:
                 if gen is None:
                     gen = np.random.default_rng(rng)
@@ -188,14 +193,20 @@ class GlobalIK:
         remaining: float,
     ) -> None:
         """One LM start, then the robot-level test of its candidates."""
+        left = None if query.max_iterations is None else query.max_iterations - found.iterations
+        # Without a deadline an attempt is one start (no restarts inside the compiled
+        # search), so max_attempts counts starts and bounds the work.
+        unbounded = math.isinf(query.deadline)
         res = query.setup.chain.solve(
             query.R,
             query.p,
             seed,
-            time_budget=remaining,
+            time_budget=min(remaining, _validate.MAX_MAGNITUDE),
             position_tolerance=query.tol_p,
             orientation_tolerance=query.tol_o,
             rng_seed=rng_seed,
+            max_iterations=left,
+            **({"max_restarts": 0} if unbounded else {}),
         )
         found.attempts += 1
         found.iterations += res.iterations
@@ -237,7 +248,7 @@ class GlobalIK:
         target_pose: object,
         frame_name: str,
         max_solutions: int,
-        time_budget: float,
+        time_budget: float | None,
         reference_q: object | None,
         validate: Validator | None,
         seed: int | None,
@@ -251,6 +262,7 @@ class GlobalIK:
         include_alternates: bool = False,
         max_attempts: int | None = None,
         nearest: bool = False,
+        max_iterations: int | None = None,
     ) -> FindConfigsResult:
         """find_configs / nearest_config: search, then sort (nearest: over the variants).
 
@@ -260,9 +272,11 @@ class GlobalIK:
         T = as_se3(target_pose, "target_pose")
         q_ref = self.reference(reference_q)
         n_max = _validate.count(max_solutions, "max_solutions")
-        budget = _validate.positive_float(time_budget, "time_budget")
+        budget = self._budget(time_budget, max_attempts, max_iterations)
         if max_attempts is not None:
             max_attempts = _validate.count(max_attempts, "max_attempts")
+        if max_iterations is not None:
+            max_iterations = _validate.count(max_iterations, "max_iterations")
         tol_p = _validate.positive_float(position_tolerance, "position_tolerance")
         tol_o = _validate.positive_float(orientation_tolerance, "orientation_tolerance")
         distinct = _validate.positive_float(distinct_tolerance, "distinct_tolerance", True)
@@ -288,6 +302,7 @@ class GlobalIK:
             distinct=distinct,
             max_attempts=max_attempts,
             include_alternates=bool(include_alternates) and not nearest,
+            max_iterations=max_iterations,
         )
         found = self.search(query, 0 if seed is None else int(seed))
         configs = self._ranked(found.q, q_ref, w)
@@ -301,6 +316,19 @@ class GlobalIK:
             (time.perf_counter() - t0) * 1e3,
             found.stopped_by,
         )
+
+    @staticmethod
+    def _budget(time_budget: object, max_attempts: object, max_iterations: object) -> float:
+        """The wall-clock budget [s]; ``None`` (no deadline) needs a count cap instead."""
+        if time_budget is not None:
+            return _validate.positive_float(time_budget, "time_budget")
+        if max_attempts is None and max_iterations is None:
+            raise InvalidInput(
+                "time_budget=None needs max_attempts or max_iterations (else the search "
+                "would never stop on an unreachable target)",
+                what="time_budget",
+            )
+        return math.inf
 
     def _metric(self, metric: object | None) -> np.ndarray:
         nv = self._robot.nv
