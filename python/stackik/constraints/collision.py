@@ -70,6 +70,9 @@ from .base import Constraint, register_constraint
 #: ``r (1 - cos(pi / n))`` closer: 1.9 % of the radius for 16).
 _RIM_POINTS = 16
 
+#: Acceleration standing in for an unbounded limit [m/s^2 or rad/s^2].
+_UNBOUNDED_ACCELERATION = 1e6
+
 #: Cap of a pair's learned linearization error [m] (see CollisionConstraint._hold).
 MAX_LEARNED_ERROR = 0.01
 
@@ -396,6 +399,8 @@ class CollisionConstraint(Constraint):
         ng = len(self._radii)
         self._lever = np.zeros((ng, m.nv))
         self._support = np.zeros((ng, m.nv), dtype=np.bool_)
+        self._rigid = np.zeros((ng, m.nv), dtype=np.bool_)  # joint carries g (not mimic)
+        self._coupled = np.zeros((ng, m.nv), dtype=np.bool_)  # a mimic lever reaches g
         self._has_mimic = False
         offset = np.linalg.norm(self._centers_joint, axis=1) + self._radii
         step = [float(np.linalg.norm(m.jointPlacements[k].translation)) for k in range(m.njoints)]
@@ -404,6 +409,17 @@ class CollisionConstraint(Constraint):
             for pos, i in enumerate(path):
                 L = sum(step[k] for k in path[pos + 1 :]) + offset[g]
                 self._add_lever(g, infos[i - 1], L)
+        self._pair_lever = self._pair_levers()
+
+    def _pair_levers(self) -> np.ndarray:
+        """Per pair, the levers of the joints that move its geometries relative to each other.
+
+        A joint that carries both geometries (a common ancestor, not through a mimic
+        coupling) moves them rigidly together: it cannot change their distance.
+        """
+        f, s = self._first, self._second
+        shared = self._rigid[f] & self._rigid[s] & ~self._coupled[f] & ~self._coupled[s]
+        return np.where(shared, 0.0, self._lever[f] + self._lever[s])
 
     def _add_lever(self, g: int, info: object, L: float) -> None:
         """Lever of one joint on the path of geometry ``g`` (``L``: its reach) [m]."""
@@ -413,9 +429,11 @@ class CollisionConstraint(Constraint):
         if kind == JointKind.MIMIC:
             self._lever[g, lo] += abs(info.mimic_scaling) * L  # type: ignore[attr-defined]
             self._support[g, lo] = True
+            self._coupled[g, lo] = True
             self._has_mimic = True
             return
         self._support[g, lo : lo + n] = True
+        self._rigid[g, lo : lo + n] = True
         if kind == JointKind.PRISMATIC:
             self._lever[g, lo : lo + n] += 1.0
         elif kind == JointKind.FREE_FLYER:
@@ -429,14 +447,12 @@ class CollisionConstraint(Constraint):
     def _reset_motion(self) -> None:
         """Forget every pair's last distance: the next step re-checks all of them."""
         npairs = len(self._pairs)
-        self._moved = np.zeros(len(self._radii))
-        self._moved_before = np.zeros(len(self._radii))
         self._step = 0
         self._exact_step = np.full(npairs, -2, dtype=np.int64)
         self._d_exact = np.full(npairs, np.inf)
-        self._d_last = np.where(self._pairs >= 0, -np.inf, np.inf)
-        self._moved_first = np.zeros(npairs)
-        self._moved_second = np.zeros(npairs)
+        # A lower bound of each pair's distance [m] (unknown: -inf; unchecked pairs: inf).
+        self._d_low = np.where(self._pairs >= 0, -np.inf, np.inf)
+        self._step_motion = np.zeros(npairs)
         self._listed = np.zeros(npairs, dtype=np.int64)
         self._q_last: np.ndarray | None = None
         # Linearization error learned per pair (see _hold) [m].
@@ -487,7 +503,7 @@ class CollisionConstraint(Constraint):
         kin = self._kin
         self._state.update_placements(kin.data)
         oMg = self._state.geom_data.oMg
-        hits = self._exact(self._sphere_test(oMg, count, threshold), dt)
+        hits = self._exact(self._sphere_test(oMg, count, threshold), dt, threshold)
         if not hits:
             return 0
         hits, must = self._select(hits)
@@ -522,18 +538,8 @@ class CollisionConstraint(Constraint):
         else:
             dq_abs = np.abs(pin.difference(kin.model, self._q_last, q))
         self._q_last = q
-        self._moved_before[:] = self._moved
         count = motion_broadphase(
-            dq_abs,
-            self._lever,
-            self._moved,
-            self._first,
-            self._second,
-            self._d_last,
-            self._moved_first,
-            self._moved_second,
-            threshold,
-            self._listed,
+            dq_abs, self._pair_lever, self._d_low, self._step_motion, threshold, self._listed
         )
         if self._pending:
             self._latch_pending()
@@ -541,17 +547,16 @@ class CollisionConstraint(Constraint):
 
     def _sphere_test(self, oMg: object, count: int, threshold: np.ndarray) -> list[int]:
         """Listed pairs whose bounding spheres are within ``threshold`` (exact query next)."""
-        moved, first, second = self._moved, self._first, self._second
+        first, second = self._first, self._second
         listed, gaps = [], []
         for k in self._listed[:count]:
             k = int(k)
             f, s = int(first[k]), int(second[k])
-            self._moved_first[k], self._moved_second[k] = moved[f], moved[s]
             cf = oMg[f].act(self._centers_geom[f])  # type: ignore[index]
             cs = oMg[s].act(self._centers_geom[s])  # type: ignore[index]
             gap = float(np.linalg.norm(cf - cs)) - self._radii[f] - self._radii[s]
             if gap > threshold[k]:  # spheres apart: a valid lower bound, no exact query
-                self._d_last[k] = gap
+                self._d_low[k] = gap
             else:
                 listed.append(k)
                 gaps.append(gap)
@@ -559,32 +564,35 @@ class CollisionConstraint(Constraint):
             listed = [listed[int(np.argmin(gaps))]]
         return listed
 
-    def _exact(self, listed: list[int], dt: float) -> list[tuple]:
+    def _pair_accel(self, dt: float) -> np.ndarray:
+        """How much more each pair may close in one step from the acceleration limits [m]."""
+        amax = np.minimum(self._robot.acceleration_limits, _UNBOUNDED_ACCELERATION)
+        return (self._pair_lever @ amax) * (dt * dt)
+
+    def _exact(self, listed: list[int], dt: float, threshold: np.ndarray) -> list[tuple]:
         """Exact GJK/EPA distances of the listed pairs; those within activation are hits.
 
         Each hit also carries its slack ``d - d_min`` and the closing predicted for this
         step: the distance the pair closed during the last step (exact when it was queried
-        then, else the motion bound of both geometries), plus what the acceleration
-        limits add in one step (``sum_k L_k a_max,k dt^2`` for each geometry).
+        then, else the pair's relative motion bound), plus what the acceleration limits
+        add in one step (``sum_j L_j a_max,j dt^2`` over the pair's levers).
         """
         hits = []
-        step_motion = self._moved - self._moved_before
-        accel = (self._lever @ self._robot.acceleration_limits) * (dt * dt)
+        accel = self._pair_accel(dt)
         for k in listed:
             res = self._state.distance(int(self._pairs[k]))
             self.exact_queries += 1
             d = res.min_distance
-            f, s = self._first[k], self._second[k]
             if self._exact_step[k] == self._step - 1:
                 closing = self._d_exact[k] - d
             else:
-                closing = step_motion[f] + step_motion[s]
-            self._d_last[k] = self._d_exact[k] = d
+                closing = self._step_motion[k]
+            self._d_low[k] = self._d_exact[k] = d
             self._exact_step[k] = self._step
             if self._pending.get(k, np.inf) <= d:
                 self._pair_min[k] = self._pending.pop(k)
-            if d < self._pair_min[k] + self.activation_margin:
-                predicted = max(closing, 0.0) + accel[f] + accel[s]
+            if d < threshold[k]:
+                predicted = max(closing, 0.0) + accel[k]
                 hits.append((d, k, res, d - self._pair_min[k], predicted))
         return hits
 
@@ -619,12 +627,7 @@ class CollisionConstraint(Constraint):
     def _latch_pending(self) -> None:
         """Apply pending per-pair overrides whose pair is now known to be clear enough."""
         for k in list(self._pending):
-            bound = (
-                self._d_last[k]
-                - (self._moved[self._first[k]] - self._moved_first[k])
-                - (self._moved[self._second[k]] - self._moved_second[k])
-            )
-            if bound >= self._pending[k]:
+            if self._d_low[k] >= self._pending[k]:
                 self._pair_min[k] = self._pending.pop(k)
 
     def _hit_arrays(self, hits: list, oMg: object) -> tuple[np.ndarray, ...]:
