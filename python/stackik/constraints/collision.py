@@ -43,6 +43,7 @@ for at most ``max_constraints`` pairs (the closest).
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 
@@ -546,15 +547,26 @@ class CollisionConstraint(Constraint):
         return int(count)
 
     def _sphere_test(self, oMg: object, count: int, threshold: np.ndarray) -> list[int]:
-        """Listed pairs whose bounding spheres are within ``threshold`` (exact query next)."""
+        """Listed pairs whose bounding spheres are within ``threshold`` (exact query next).
+
+        A pair queried exactly in the previous step and found near skips the test: its
+        spheres overlap the threshold again (the exact query is what it needs).
+        """
         first, second = self._first, self._second
+        recent = self._step - 1
+        centers: dict[int, np.ndarray] = {}
         listed, gaps = [], []
-        for k in self._listed[:count]:
-            k = int(k)
+        for k in self._listed[:count].tolist():
+            if self.nearest_points_all_pairs and self._exact_step[k] == recent:
+                listed.append(k)
+                gaps.append(-np.inf)
+                continue
             f, s = int(first[k]), int(second[k])
-            cf = oMg[f].act(self._centers_geom[f])  # type: ignore[index]
-            cs = oMg[s].act(self._centers_geom[s])  # type: ignore[index]
-            gap = float(np.linalg.norm(cf - cs)) - self._radii[f] - self._radii[s]
+            for g in (f, s):
+                if g not in centers:
+                    centers[g] = oMg[g].act(self._centers_geom[g])  # type: ignore[index]
+            dx, dy, dz = (centers[f] - centers[s]).tolist()
+            gap = math.sqrt(dx * dx + dy * dy + dz * dz) - self._radii[f] - self._radii[s]
             if gap > threshold[k]:  # spheres apart: a valid lower bound, no exact query
                 self._d_low[k] = gap
             else:

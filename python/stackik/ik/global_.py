@@ -218,7 +218,7 @@ class GlobalIK:
         for k, qc in enumerate(candidates):
             if len(found.q) >= query.max_solutions:
                 break
-            if k and time.perf_counter() >= query.deadline:
+            if time.perf_counter() >= query.deadline:  # checked before every candidate
                 found.rejected["budget"] += len(candidates) - k
                 break
             self._consider(query, found, qc)
