@@ -3,7 +3,6 @@
 The public API is re-exported here; see the README and ``docs/`` for a tour.
 """
 
-from ._jit import warmup
 from ._version import __version__
 from .engine import Problem, VelocityEngine
 from .errors import (
@@ -38,7 +37,7 @@ from .results import (
     VelocitySolverResult,
 )
 from .sns import TaskSolveMode
-from .solver import KinematicsSolver
+from .solver import KinematicsSolver, warmup, warmup_in_background
 from .spatial import (
     Rt,
     as_se3,
@@ -118,4 +117,5 @@ __all__ = [
     "q2r",
     "r2q",
     "warmup",
+    "warmup_in_background",
 ]

@@ -15,11 +15,15 @@ calls.
 
 from __future__ import annotations
 
+import pickle
+import threading
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from . import _jit
 from .constraints import (
     CollisionConstraint,
     ComPolygonConstraint,
@@ -32,7 +36,7 @@ from .constraints import (
     calculate_velocity_box_constraint,
 )
 from .engine import Problem, VelocityEngine
-from .errors import InvalidInput
+from .errors import CollisionMarginWarning, InvalidInput
 from .ik.batch import BatchIKOptions, solve_position_batch
 from .ik.branches import BranchFlags
 from .ik.checks import Validator
@@ -901,3 +905,66 @@ class KinematicsSolver:
             f"KinematicsSolver(robot={self.robot!r}, tasks={[t.name for t in self.tasks]}, "
             f"constraints={[c.name for c in self.constraints]}, dt={self.dt})"
         )
+
+
+def _representative_solver(robot: RobotModel) -> KinematicsSolver:
+    """A solver using the families most users configure on ``robot`` (for warm-up)."""
+    solver = KinematicsSolver(robot, dt=1e-3)
+    model = robot.model
+    tip = model.frames[model.nframes - 1].name
+    solver.add_frame_task("__warmup_frame__", tip)
+    solver.add_posture_task("__warmup_posture__").priority = 1
+    if robot.collision is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CollisionMarginWarning)
+            solver.configure_collision_constraint(0.0)
+    return solver
+
+
+def warmup(*targets: KinematicsSolver | RobotModel) -> int:
+    """Compile (or load from the cache) every kernel now, off the control loop.
+
+    Loads every registered kernel and runs the registered warm-ups; then, for each
+    target, runs one complete step of a *copy* of it (a solver: exactly its tasks and
+    constraints; a robot: a frame task, a posture task and, with collision geometry, a
+    collision constraint), so the first real step of the loop finds every kernel
+    specialisation ready. The targets themselves are not changed.
+
+    Args:
+        *targets: Solvers or robots whose steps should be ready.
+
+    Returns:
+        The number of warm-up runs.
+    """
+    runs = _jit.warmup()
+    for target in targets:
+        if isinstance(target, KinematicsSolver):
+            solver = pickle.loads(pickle.dumps(target))
+        elif isinstance(target, RobotModel):
+            solver = _representative_solver(target)
+        else:
+            raise InvalidInput(
+                f"warmup takes solvers or robots, got {type(target).__name__}",
+                what="targets",
+            )
+        solver.solve_velocity(solver.kinematics.q.copy())
+        runs += 1
+    return runs
+
+
+def warmup_in_background(*targets: KinematicsSolver | RobotModel) -> threading.Thread:
+    """Run :func:`warmup` in a daemon thread (e.g. at import time of an application).
+
+    With an empty kernel cache the compilation takes seconds; started early, it runs
+    while the application sets up. A kernel called before it is ready waits for it, so
+    join the thread (or call :func:`warmup`) before the first control tick.
+
+    Returns:
+        The started thread.
+    """
+    copies = [
+        pickle.loads(pickle.dumps(t)) if isinstance(t, KinematicsSolver) else t for t in targets
+    ]
+    thread = threading.Thread(target=warmup, args=tuple(copies), name="stackik-warmup", daemon=True)
+    thread.start()
+    return thread
