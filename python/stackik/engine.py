@@ -181,6 +181,7 @@ class VelocityEngine:
         self._box_lower = np.empty(robot.nv)
         self._box_upper = np.empty(robot.nv)
         self._slices: dict[str, slice] = {}
+        self._phase: dict[str, float] = {}  # per-constraint row times of the last step [ms]
         self.lock = threading.RLock()
         self.add_constraint(JointLimitsConstraint(JOINT_LIMITS, self.kinematics))
 
@@ -414,17 +415,21 @@ class VelocityEngine:
         self._row_capacity(active)
         start = 0
         self._slices = {}
+        clock = time.perf_counter
         for c in active:
             cap = c.max_rows()
             if cap == 0:
                 continue
             end = start + cap
+            t0 = clock() if self._timing else 0.0
             n = c.write(
                 dt,
                 self._rows_C[start:end],
                 self._rows_lower[start:end],
                 self._rows_upper[start:end],
             )
+            if self._timing:
+                self._phase[f"{c.name}_ms"] = (clock() - t0) * 1e3
             self._slices[c.name] = slice(start, start + n)
             start += n
         return layout, start
@@ -505,6 +510,7 @@ class VelocityEngine:
                     "kinematics_ms": (t1 - t0) * 1e3,
                     "problem_ms": (t2 - t1) * 1e3,
                     "solve_ms": (t3 - t2) * 1e3,
+                    **self._phase,
                 }
             return result
 

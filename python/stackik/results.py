@@ -65,6 +65,7 @@ class VelocitySolverResult:
         iterations: Number of saturation/active-set iterations performed.
         computation_time_ms: Wall-clock time of the solve [ms].
         timings: Optional breakdown of ``computation_time_ms`` by phase [ms].
+        fallback_levels: Priority levels the greedy saturation handed to the exact QP.
     """
 
     solution: np.ndarray
@@ -77,6 +78,7 @@ class VelocitySolverResult:
     iterations: int = 0
     computation_time_ms: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
+    fallback_levels: list[int] = field(default_factory=list)
 
     @property
     def success(self) -> bool:

@@ -163,7 +163,12 @@ class KinematicsSolver:
         return self._engine.joint_limits.margin
 
     def enable_timing_breakdown(self, enable: bool) -> None:
-        """Fill ``VelocitySolverResult.timings`` with per-phase times [ms]."""
+        """Fill ``VelocitySolverResult.timings`` with per-phase times [ms].
+
+        Keys: ``kinematics_ms`` (the Pinocchio pass), ``problem_ms`` (task rows, joint
+        box and constraint rows), ``solve_ms`` (SNS), and ``<constraint name>_ms`` for
+        each constraint's rows (part of ``problem_ms``; e.g. ``collision_ms``).
+        """
         self._engine.timing = bool(enable)
 
     @staticmethod
