@@ -1336,7 +1336,7 @@ def test_limit_recovery_gain_release_and_hysteresis(panda):
 
 
 def test_limit_soft_zone_headroom_and_relief(panda):
-    lo_lim, hi_lim = panda.get_joint_limits()
+    _, hi_lim = panda.get_joint_limits()
     vmax, amax, dt = panda.get_velocity_limits(), panda.acceleration_limits, 0.01
     q = PANDA_READY.copy()
     q[0] = hi_lim[0] - 0.05  # 5 cm below the upper limit
