@@ -182,6 +182,7 @@ class VelocityEngine:
         self._box_upper = np.empty(robot.nv)
         self._slices: dict[str, slice] = {}
         self._phase: dict[str, float] = {}  # per-constraint row times of the last step [ms]
+        self._row_deadband = 0.0
         self.lock = threading.RLock()
         self.add_constraint(JointLimitsConstraint(JOINT_LIMITS, self.kinematics))
 
@@ -224,6 +225,15 @@ class VelocityEngine:
     def tolerance(self, value: float) -> None:
         self._tolerance = _validate.positive_float(value, "tolerance", allow_zero=True)
         self._sns = None
+
+    @property
+    def constraint_deadband(self) -> float:
+        """Slack [m/s, rad/s or the row's unit] added to both bounds of every constraint row."""
+        return self._row_deadband
+
+    @constraint_deadband.setter
+    def constraint_deadband(self, value: float) -> None:
+        self._row_deadband = _validate.positive_float(value, "constraint_deadband", True)
 
     @property
     def max_iterations(self) -> int | None:
@@ -432,6 +442,9 @@ class VelocityEngine:
                 self._phase[f"{c.name}_ms"] = (clock() - t0) * 1e3
             self._slices[c.name] = slice(start, start + n)
             start += n
+        if self._row_deadband > 0.0 and start:
+            self._rows_lower[:start] -= self._row_deadband
+            self._rows_upper[:start] += self._row_deadband
         return layout, start
 
     def build_problem(self, q: object | None = None, apply_limits: bool = True) -> Problem:

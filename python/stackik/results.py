@@ -87,6 +87,39 @@ class VelocitySolverResult:
 
 
 @dataclass
+class CollisionDebugInfo:
+    """One collision pair as the collision constraint saw it (EmbodiK's debug record).
+
+    Attributes:
+        geometry_a: First geometry.
+        geometry_b: Second geometry.
+        link_a: Link of the first geometry.
+        link_b: Link of the second geometry.
+        distance: Signed distance [m] (negative: penetration depth).
+        min_distance: The pair's minimum distance [m].
+        point_a: Witness point on geometry a, world frame [m].
+        point_b: Witness point on geometry b, world frame [m].
+        normal: Unit normal from a to b (world).
+        jacobian: The pair's distance-rate row ``d_dot = jacobian . dq`` (size nv).
+        lower_bound: The row's lower bound on ``d_dot`` [m/s].
+        active: Whether the pair was within its activation distance.
+    """
+
+    geometry_a: str
+    geometry_b: str
+    link_a: str
+    link_b: str
+    distance: float
+    min_distance: float
+    point_a: np.ndarray
+    point_b: np.ndarray
+    normal: np.ndarray
+    jacobian: np.ndarray
+    lower_bound: float
+    active: bool
+
+
+@dataclass
 class PositionIKResult:
     """Result of a position-level IK call (:meth:`solve_position`, :meth:`solve_position_step`).
 
