@@ -232,7 +232,11 @@ class FindConfigsResult(Sequence[np.ndarray]):
         attempts: Search starts made.
         iterations: Levenberg-Marquardt iterations over all attempts.
         elapsed_ms: Wall-clock time of the call [ms].
-        stopped_by: ``"max_solutions"``, ``"time_budget"`` or ``"max_attempts"``.
+        stopped_by: ``"max_solutions"``, ``"time_budget"``, ``"max_attempts"`` or
+            ``"max_iterations"``.
+        deadline: ``time.perf_counter()`` value at which the search's budget ended [s]
+            (inf without a time budget); the budget starts after the target checks and
+            the chain preparation.
     """
 
     def __init__(
@@ -243,7 +247,9 @@ class FindConfigsResult(Sequence[np.ndarray]):
         iterations: int = 0,
         elapsed_ms: float = 0.0,
         stopped_by: str = "max_solutions",
+        deadline: float = float("inf"),
     ) -> None:
+        self.deadline = float(deadline)
         self.configurations = list(configurations)
         self.rejected = {r: 0 for r in REJECTION_REASONS}
         self.rejected.update(rejected or {})

@@ -241,6 +241,14 @@ class JointLimitsConstraint(Constraint):
         """Indices in q and v of the joints whose position limits make bounds."""
         return self._iq.copy(), self._iv.copy()
 
+    def at_limit(self, tolerance: float) -> np.ndarray:
+        """Velocity indices of the joints within ``tolerance`` of a (shrunk) limit [rad or m]."""
+        model = self._kin.model
+        x = self._kin.q[self._iq]
+        up = model.upperPositionLimit[self._iq] - self._margins - x
+        down = x - (model.lowerPositionLimit[self._iq] + self._margins)
+        return self._iv[(up <= tolerance) | (down <= tolerance)]
+
     def reset(self) -> None:
         """Forget running recoveries."""
         self._state[:] = 0

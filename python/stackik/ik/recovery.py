@@ -6,16 +6,20 @@ constraint setting between steps (never inside one), as EmbodiK's handlers do:
 * :class:`StallHandler`: when the robot is stuck against a collision margin for
   ``stall_threshold`` consecutive steps, the collision constraint's ``min_distance`` is
   relaxed to ``floor_fraction`` of its nominal value; once the robot moves again it is
-  restored by ``restore_rate`` [m] per step.
+  restored by up to ``restore_rate`` [m] per step, never above the closest watched
+  pair's current distance (raising it past that would make the step infeasible: the
+  margin comes back as the robot backs off).
 * :class:`ElasticBand`: when joint limits hold the robot for ``stall_threshold`` steps,
-  the saturated joints get part of their limit margin lent back (``relief``, growing
-  by ``expand_rate`` per step up to ``delta_max``), decaying by ``decay_rate`` per step
-  once the robot moves. It never lends more than the margin: the URDF limits are never
-  crossed (see :class:`~stackik.constraints.limits.JointLimitsConstraint`).
+  the band expands: joints held at their (shrunk) limit get part of their limit margin
+  lent back (``relief``, growing by ``expand_rate`` per step up to ``delta_max``). A
+  joint keeps its relief while it stays within ``delta_max`` of its limit; farther
+  away, its relief decays by ``decay_rate`` per step. The band never lends more than
+  the margin: the URDF limits are never crossed (see
+  :class:`~stackik.constraints.limits.JointLimitsConstraint`).
 
-A step *stalls* when it does not fully achieve the highest priority level (status not
-``SUCCESS``, or its task scale below 1) while the joints barely move
-(``max |dq| < STALL_SPEED``).
+A step *stalls* when it fails (status not ``SUCCESS``) or when the highest priority
+level gets less than :data:`STALL_SCALE` of its commanded task velocity (the SNS task
+scale): the main task is blocked, whatever the other joints do.
 """
 
 from __future__ import annotations
@@ -30,18 +34,17 @@ from ..constraints.limits import JointLimitsConstraint
 from ..errors import CollisionMarginWarning
 from ..results import SolverStatus, VelocitySolverResult
 
-__all__ = ["STALL_SPEED", "ElasticBand", "StallHandler", "is_stall"]
+__all__ = ["STALL_SCALE", "ElasticBand", "StallHandler", "is_stall"]
 
-#: Joint speed [rad/s or m/s] under which a step that misses its main task counts as a stall.
-STALL_SPEED = 1e-3
+#: Task scale of the highest priority level under which a step counts as a stall.
+STALL_SCALE = 0.1
 
 
 def is_stall(result: VelocitySolverResult) -> bool:
     """Whether a step stalled (see the module docstring)."""
-    missed = result.status != SolverStatus.SUCCESS or (
-        result.task_scales.size > 0 and float(result.task_scales[0]) < 1.0 - 1e-9
-    )
-    return bool(missed and float(np.max(np.abs(result.solution), initial=0.0)) < STALL_SPEED)
+    if result.status != SolverStatus.SUCCESS:
+        return True
+    return bool(result.task_scales.size > 0 and float(result.task_scales[0]) < STALL_SCALE)
 
 
 class StallHandler:
@@ -95,7 +98,9 @@ class StallHandler:
             return
         self.consecutive_stalls = 0
         if self.current < self.nominal:
-            self.current = min(self.nominal, self.current + self.restore_rate)
+            closest = float(np.min(collision.last_distances, initial=np.inf))
+            raised = min(self.nominal, self.current + self.restore_rate)
+            self.current = max(self.current, min(raised, closest))
             _set_min_distance(collision, self.current)
 
 
@@ -117,6 +122,7 @@ class ElasticBand:
         self.enabled = False
         self.deltas = np.zeros(nv)
         self.consecutive_stalls = 0
+        self.expanding = False
 
     def configure(
         self,
@@ -149,23 +155,29 @@ class ElasticBand:
         """Count the step; grow or decay the reliefs for the next one."""
         if not self.enabled:
             return
-        if is_stall(result):
-            self.consecutive_stalls += 1
-        else:
-            self.consecutive_stalls = 0
+        self.consecutive_stalls = self.consecutive_stalls + 1 if is_stall(result) else 0
         if self.consecutive_stalls >= self.stall_threshold:
-            self.deltas[self._expanding(result, limits)] += self.expand_rate
-            np.minimum(self.deltas, self.delta_max, out=self.deltas)
-        elif self.deltas.any():
-            self.deltas *= 1.0 - self.decay_rate
-            self.deltas[self.deltas < 1e-9] = 0.0
-        else:
+            self.expanding = True
+        if not self.expanding and not self.deltas.any():
             return
+        zone = np.zeros(self.deltas.shape[0], dtype=bool)
+        zone[limits.at_limit(self.delta_max)] = True
+        grow = self._expanding(result, limits) if self.expanding else np.zeros(0, np.int64)
+        fading = (self.deltas > 0) & ~zone
+        self.deltas[fading] *= 1.0 - self.decay_rate
+        self.deltas[grow] = np.minimum(self.deltas[grow] + self.expand_rate, self.delta_max)
+        self.deltas[self.deltas < 1e-6] = 0.0
+        if not grow.size and not (zone & (self.deltas > 0)).any():
+            self.expanding = False  # no joint with relief is near its limit: contract
         limits.relief = self.deltas
 
     def _expanding(self, result: VelocitySolverResult, limits: JointLimitsConstraint) -> np.ndarray:
-        """Velocity indices whose margin grows this step."""
-        _, iv = limits.scalar_joints
+        """Velocity indices whose margin grows this step.
+
+        Joints held at a (shrunk) limit and, with ``expand_only_saturated``, saturated
+        at the velocity box too.
+        """
+        held = limits.at_limit(max(self.expand_rate, 1e-4))
         if not self.expand_only_saturated:
-            return iv
-        return np.intersect1d(iv, np.asarray(result.saturated_joints, dtype=np.int64))
+            return held
+        return np.intersect1d(held, np.asarray(result.saturated_joints, dtype=np.int64))
