@@ -4,6 +4,7 @@ The public API is re-exported here; see the README and ``docs/`` for a tour.
 """
 
 from ._version import __version__
+from .constraints.collision import CollisionTuningMode
 from .engine import Problem, VelocityEngine
 from .errors import (
     CollisionGeometryNotFound,
@@ -30,6 +31,7 @@ from .ik.position import PositionIKOptions, PositionStepOptions, ResolutionMetho
 from .model import JointKind, Kinematics, ReferenceFrame, RobotModel
 from .results import (
     BatchIKResult,
+    CollisionDebugInfo,
     FindConfigsResult,
     PathResult,
     PositionIKResult,
@@ -66,8 +68,10 @@ __all__ = [
     "BatchIKResult",
     "BranchFlags",
     "COMTask",
+    "CollisionDebugInfo",
     "CollisionGeometryNotFound",
     "CollisionMarginWarning",
+    "CollisionTuningMode",
     "FindConfigsResult",
     "FrameNotFound",
     "FrameTask",
