@@ -377,3 +377,97 @@ def test_a_follower_above_its_leader_cannot_be_folded():
     solver.add_posture_task("p").set_target_configuration([0.3, 0.3])  # a coupled target
     res = solver.solve_velocity(np.zeros(2))
     assert res.solution[0] == pytest.approx(res.solution[1], abs=1e-12)
+
+
+def _revolute(name, parent, child, mimic=""):
+    return (
+        f'<joint name="{name}" type="revolute"><parent link="{parent}"/><child link="{child}"/>'
+        '<origin xyz="0.1 0.05 0"/><axis xyz="0 0 1"/>'
+        f'<limit lower="-1" upper="1" effort="1" velocity="1"/>{mimic}</joint>'
+    )
+
+
+def _fixed(name, parent, child):
+    return (
+        f'<joint name="{name}" type="fixed"><parent link="{parent}"/><child link="{child}"/>'
+        '<origin xyz="0.1 0 0"/></joint>'
+    )
+
+
+def _robot(joints):
+    links = ["root", *re.findall(r'child link="(\w+)"', joints)]
+    return '<robot name="r">' + "".join(f'<link name="{n}"/>' for n in links) + joints + "</robot>"
+
+
+def _half(leader):
+    return f'<mimic joint="{leader}" multiplier="0.5"/>'
+
+
+def _check_fk_against_plain(robot, text, rules):
+    plain = pin.buildModelFromXML(text)
+    for seed in range(3):
+        q = robot.random_configuration(seed)
+        values = {n: q[robot.get_joint_config_index(n)] for n in robot.controlled_joint_names}
+        for f, lead in rules:  # rules listed leaders first
+            values[f] = 0.5 * values[lead]
+        qp = pin.neutral(plain)
+        for name, v in values.items():
+            qp[plain.joints[plain.getJointId(name)].idx_q] = v
+        robot.update_kinematics(q)
+        for frame in plain.frames[1:]:
+            np.testing.assert_allclose(
+                robot.get_frame_pose(frame.name).homogeneous, fk(plain, qp, frame.name), atol=1e-15
+            )
+
+
+@pytest.mark.parametrize("layout", ["fold", "keep"])
+def test_leaders_in_later_and_deeper_branches(layout):
+    # "a" (first branch) follows "bb" two levels down the second branch, whose sibling
+    # "b_f" follows "cc" in the third branch: the branches are visited c, b, a to fold.
+    text = _robot(
+        _revolute("a", "root", "a1", _half("bb"))
+        + _fixed("b", "root", "b1")
+        + _fixed("c", "root", "c1")
+        + _fixed("bf", "b1", "b2")
+        + _revolute("bb", "b2", "bl")
+        + _revolute("b_f", "b2", "bm", _half("cc"))
+        + _revolute("cc", "c1", "cl")
+        + _revolute("x", "a1", "a2")
+    )
+    robot = RobotModel.from_urdf_string(text, mimic=layout)
+    assert robot.nq == (3 if layout == "fold" else 5)
+    _check_fk_against_plain(robot, text, [("b_f", "cc"), ("a", "bb")])
+
+
+def test_crossed_branches_cannot_be_folded_but_keep_loads_them():
+    # "a" follows "e2" in the other branch, and "e3" there follows "x" under "a"
+    text = _robot(
+        _revolute("a", "root", "a1", _half("e2"))
+        + _revolute("x", "a1", "a2")
+        + _revolute("b", "root", "b1")
+        + _revolute("e2", "b1", "b2")
+        + _revolute("e3", "b2", "b3", _half("x"))
+    )
+    with pytest.raises(MalformedDescription, match="mimic='keep'"):
+        RobotModel.from_urdf_string(text)
+    robot = RobotModel.from_urdf_string(text, mimic="keep")
+    _check_fk_against_plain(robot, text, [("a", "e2"), ("e3", "x")])
+
+
+def test_a_chain_of_kept_followers():
+    # a = 0.5 bb and bb = 0.5 cc: Pinocchio cannot fold a mimic of a mimic; keep can
+    text = _robot(
+        _revolute("a", "root", "a1", _half("bb"))
+        + _revolute("bb", "a1", "b1", _half("cc"))
+        + _revolute("cc", "b1", "c1")
+    )
+    robot = RobotModel.from_urdf_string(text, mimic="keep")
+    q = robot.apply_mimic([0.0, 0.0, 0.8])
+    np.testing.assert_allclose(q, [0.2, 0.4, 0.8])
+    solver = KinematicsSolver(robot)
+    solver.add_joint_task("j", "cc", 0.5)
+    res = solver.solve_velocity(q)
+    v = res.solution
+    assert v[1] == pytest.approx(0.5 * v[2], abs=1e-12)
+    assert v[0] == pytest.approx(0.25 * v[2], abs=1e-12)
+    assert v[2] < 0.0

@@ -580,7 +580,7 @@ class SE3:
 
     def __repr__(self) -> str:
         rows = np.array2string(
-            self._T.homogeneous, precision=6, suppress_small=True, separator=", "
+            self._T.homogeneous, precision=6, suppress_small=True, separator=", ", prefix="SE3("
         )
         return f"SE3({rows})"
 

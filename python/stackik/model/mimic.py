@@ -216,14 +216,31 @@ def _value(q: np.ndarray, joint: pin.JointModel) -> float:
     return float(q[joint.idx_q])
 
 
+def _leaders_first(couplings: list[Coupling]) -> list[Coupling]:
+    """Couplings sorted so that a follower that leads another is set first (chains)."""
+    leader_of = {c.follower: c.leader for c in couplings}
+
+    def depth(joint: str) -> int:
+        seen = {joint}
+        n = 0
+        while joint in leader_of and leader_of[joint] not in seen:
+            joint = leader_of[joint]
+            seen.add(joint)
+            n += 1
+        return n
+
+    return sorted(couplings, key=lambda c: depth(c.follower))
+
+
 def couple(model: pin.Model, couplings: list[Coupling], q: np.ndarray) -> np.ndarray:
     """``q`` with every kept follower set from its leader (followers of the keep layout).
 
     Couplings whose follower or leader is not a joint with q entries of its own in
-    ``model`` (folded, or locked in a reduced model) are skipped.
+    ``model`` (folded, or locked in a reduced model) are skipped; in a chain (a follower
+    that leads another) the first follower is set first.
     """
     out = np.array(q, dtype=float)
-    for c in couplings:
+    for c in _leaders_first(couplings):
         if not (model.existJointName(c.follower) and model.existJointName(c.leader)):
             continue
         jf = model.joints[model.getJointId(c.follower)]
