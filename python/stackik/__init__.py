@@ -61,8 +61,11 @@ from .tasks import (
     Task,
     TaskType,
 )
+from .utils import SE3, SO3, PoseData
 
 __all__ = [
+    "SE3",
+    "SO3",
     "AbsoluteFrameTask",
     "BatchIKOptions",
     "BatchIKResult",
@@ -90,6 +93,7 @@ __all__ = [
     "NonFiniteInput",
     "NotWithinLimits",
     "PathResult",
+    "PoseData",
     "PositionIKOptions",
     "PositionIKResult",
     "PositionStepOptions",

@@ -37,6 +37,7 @@ import numpy as np
 from . import _pickling, _validate
 from .constraints.base import Constraint
 from .constraints.limits import JointLimitsConstraint
+from .constraints.mimic import MimicConstraint
 from .errors import InvalidInput, StackIKError, TaskNotFound
 from .model import Kinematics, RobotModel
 from .results import SolverStatus, VelocitySolverResult
@@ -47,6 +48,8 @@ __all__ = ["Problem", "VelocityEngine"]
 
 #: Name of the joint-limit constraint every engine has.
 JOINT_LIMITS = "joint_limits"
+#: Name of the coupling constraint of an engine on a robot with kept mimic joints.
+MIMIC = "mimic"
 
 
 @dataclass
@@ -185,6 +188,8 @@ class VelocityEngine:
         self._row_deadband = 0.0
         self.lock = threading.RLock()
         self.add_constraint(JointLimitsConstraint(JOINT_LIMITS, self.kinematics))
+        if robot.kept_mimic_joints:  # mimic="keep": followers are coupled to their leaders
+            self.add_constraint(MimicConstraint(MIMIC, self.kinematics))
 
     # -- pickling: the lock and the SNS solver's buffers are rebuilt ------------------------
     def __getstate__(self) -> dict[str, Any]:
