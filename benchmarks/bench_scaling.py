@@ -20,11 +20,10 @@ from __future__ import annotations
 import argparse
 import platform
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
-from bench_velocity import humanoid_setup, stats
+from bench_velocity import humanoid_solver, stats
 
 import stackik
 from stackik.solver import KinematicsSolver
@@ -113,32 +112,13 @@ def dof_case(name: str, steps: int) -> tuple[int, dict]:
 
 
 def pairs_case(count: int | None, steps: int) -> tuple[int, dict]:
-    robot = stackik.RobotModel(
+    names = stackik.RobotModel(
         ROBOTS / "humanoid" / "humanoid.urdf",
         floating_base=True,
         srdf_path=ROBOTS / "humanoid" / "humanoid.srdf",
-    )
-    q0, polygon = humanoid_setup()
-    robot.update_kinematics(q0)
-    solver = KinematicsSolver(robot, dt=DT)
-    for sole in ("left_sole", "right_sole"):
-        solver.add_frame_task(sole, sole).gain = 10.0
-    hand = solver.add_frame_task("hand", "right_hand", stackik.tasks.TaskType.FRAME_POSITION)
-    hand.priority, hand.gain = 1, 5.0
-    solver.add_posture_task("posture").priority = 2
-    solver.configure_com_constraint(polygon, margin=0.1)
-    pairs = robot.get_collision_pair_names()
-    chosen = pairs if count is None else pairs[:count]
-    if chosen:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", stackik.CollisionMarginWarning)
-            solver.configure_collision_constraint(0.02, include_pairs=chosen)
-    start = robot.get_frame_pose("right_hand").translation.copy()
-
-    def move(i: int) -> None:
-        a = 2 * np.pi * i / 500
-        hand.set_target_position(start + np.array([0.25 + 0.1 * np.sin(a), -0.2, 0.1 * np.cos(a)]))
-
+    ).get_collision_pair_names()
+    chosen = names if count is None else names[:count]
+    solver, q0, move, _ = humanoid_solver(chosen if chosen else None)
     return len(chosen), time_steps(solver, q0, move, steps)
 
 

@@ -213,7 +213,13 @@ def stackik_panda(collide: bool) -> Case:
     return _stackik_case(robot, solver, Q_PANDA, targets, [ee])
 
 
-def stackik_humanoid(collide: bool = False) -> Case:
+def humanoid_solver(
+    pairs: list[tuple[str, str]] | None = None,
+) -> tuple[KinematicsSolver, np.ndarray, Callable[[int], None], list]:
+    """Problem (C)'s solver, with self-collision on ``pairs`` (None: off; empty: all).
+
+    Returns the solver, its start configuration, the target mover and the hand task.
+    """
     robot = stackik.RobotModel(HUMANOID, floating_base=True, srdf_path=HUMANOID_SRDF)
     q0, polygon = humanoid_setup()
     robot.update_kinematics(q0)
@@ -224,14 +230,17 @@ def stackik_humanoid(collide: bool = False) -> Case:
     hand.priority, hand.gain = 1, 5.0
     solver.add_posture_task("posture").priority = 2
     solver.configure_com_constraint(polygon, margin=0.1)
-    if collide:
+    if pairs is not None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", stackik.CollisionMarginWarning)
-            solver.configure_collision_constraint(MIN_DISTANCE)
+            solver.configure_collision_constraint(MIN_DISTANCE, include_pairs=pairs)
     start = robot.get_frame_pose("right_hand").translation.copy()
-    return _stackik_case(
-        robot, solver, q0, lambda i: hand.set_target_position(hand_target(i, start)), [hand]
-    )
+    return solver, q0, lambda i: hand.set_target_position(hand_target(i, start)), [hand]
+
+
+def stackik_humanoid(collide: bool = False) -> Case:
+    solver, q0, move, tasks = humanoid_solver([] if collide else None)
+    return _stackik_case(solver.robot, solver, q0, move, tasks)
 
 
 def stackik_dual() -> Case:

@@ -91,9 +91,21 @@ def check_rotation(R: object, what: str = "rotation") -> np.ndarray:
         if convert is not None:
             R = convert(R)
     R = _validate.matrix(R, (3, 3), what)
-    # Scalar arithmetic: at 3x3 it is several times cheaper than NumPy calls, and target
-    # poses are set every control tick.
     (a, b, c), (d, e, f), (g, h, i) = R.tolist()
+    err, det = _rotation_defect(a, b, c, d, e, f, g, h, i)
+    if err > ROTATION_TOLERANCE or abs(det - 1.0) > ROTATION_TOLERANCE:
+        raise InvalidTransform(f"{what} is not a rotation matrix (|R^T R - I| = {err:.3g})")
+    return R
+
+
+def _rotation_defect(
+    a: float, b: float, c: float, d: float, e: float, f: float, g: float, h: float, i: float
+) -> tuple[float, float]:
+    """``(max |R^T R - I|, det R)`` of the 3x3 matrix with rows ``abc``, ``def``, ``ghi``.
+
+    Scalar arithmetic: at 3x3 it is several times cheaper than NumPy calls, and target
+    poses are set every control tick.
+    """
     err = max(
         abs(a * a + d * d + g * g - 1.0),
         abs(b * b + e * e + h * h - 1.0),
@@ -102,10 +114,7 @@ def check_rotation(R: object, what: str = "rotation") -> np.ndarray:
         abs(a * c + d * f + g * i),
         abs(b * c + e * f + h * i),
     )
-    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
-    if err > ROTATION_TOLERANCE or abs(det - 1.0) > ROTATION_TOLERANCE:
-        raise InvalidTransform(f"{what} is not a rotation matrix (|R^T R - I| = {err:.3g})")
-    return R
+    return err, a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
 
 
 def check_translation(t: object, what: str = "translation") -> np.ndarray:
@@ -132,15 +141,7 @@ def _is_valid_homogeneous(T: np.ndarray) -> bool:
     total = a + b + c + d + e + f + g + h + i + x + y + z
     if not math.isfinite(total) or last != [0.0, 0.0, 0.0, 1.0]:
         return False
-    err = max(
-        abs(a * a + d * d + g * g - 1.0),
-        abs(b * b + e * e + h * h - 1.0),
-        abs(c * c + f * f + i * i - 1.0),
-        abs(a * b + d * e + g * h),
-        abs(a * c + d * f + g * i),
-        abs(b * c + e * f + h * i),
-    )
-    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+    err, det = _rotation_defect(a, b, c, d, e, f, g, h, i)
     return (
         err <= ROTATION_TOLERANCE
         and abs(det - 1.0) <= ROTATION_TOLERANCE
