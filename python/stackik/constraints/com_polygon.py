@@ -165,7 +165,7 @@ class ComPolygonConstraint(Constraint):
         """One lower-bounded row per (near) edge."""
         kin = self._kin
         n, off = self._planes()
-        s = n @ kin.com[:2] - off - self.shrink
+        s = n @ kin.com_view()[:2] - off - self.shrink
         if self.proximity_threshold > 0:
             keep = s < self.proximity_threshold
             n, s = n[keep], s[keep]
@@ -175,6 +175,6 @@ class ComPolygonConstraint(Constraint):
         if self.use_acceleration_limits:
             allow = np.minimum(allow, np.sqrt(2.0 * self.com_acc_max * sp))
         lower[:k] = np.where(s < 0.0, np.minimum(-s / dt, self.com_vel_max), -allow)
-        np.matmul(n, kin.com_jacobian[:2], out=C[:k])
+        np.matmul(n, kin.com_jacobian_view()[:2], out=C[:k])
         upper[:k] = np.inf
         return k

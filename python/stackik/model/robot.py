@@ -796,12 +796,12 @@ class RobotModel:
     def get_com_position(self) -> np.ndarray:
         """World position of the centre of mass at the current configuration [m]."""
         with self._lock:
-            return self._kin.com.copy()
+            return self._kin.com
 
     def get_com_jacobian(self) -> np.ndarray:
         """3 x nv Jacobian of the centre of mass in world axes [m/rad or m/m]."""
         with self._lock:
-            return self._kin.com_jacobian.copy()
+            return self._kin.com_jacobian
 
     def get_com_velocity(self) -> np.ndarray:
         """Velocity of the centre of mass, ``J_com v``, for the current v [m/s]."""
