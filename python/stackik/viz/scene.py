@@ -161,7 +161,7 @@ class OverlayScene:
             f"{self.root}/pairs",
             segments.points.astype(np.float32),
             colors,
-            thickness=4.0,
+            thickness=6.0,
             thickness_units="screen",
         )
 

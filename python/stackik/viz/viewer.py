@@ -210,7 +210,7 @@ class Viewer:
         size = max(float(np.linalg.norm(points.max(axis=0) - points.min(axis=0))), 0.5)
         camera = self._server.initial_camera
         camera.look_at = tuple(centre)
-        camera.position = tuple(centre + size * np.array([1.3, 1.0, 0.6]))
+        camera.position = tuple(centre + size * np.array([0.85, 0.65, 0.4]))
 
     def _build_gui(self, q: np.ndarray, show_collision: bool) -> None:
         gui = self._server.gui
@@ -273,6 +273,39 @@ class Viewer:
         """Address of the page."""
         host = "localhost" if self._host in ("0.0.0.0", "::") else self._host
         return f"http://{host}:{self.port}"
+
+    @property
+    def joint_nodes(self) -> dict[str, Any]:
+        """The scene node of each moving joint that carries geometry, by joint name."""
+        names = self.robot.model.names
+        return {names[j]: node for j, node in self._robot_scene.joint_nodes.items()}
+
+    @property
+    def overlays(self) -> OverlayScene:
+        """The overlay nodes (collision-pair segments, CoM, support polygon)."""
+        return self._overlays
+
+    @property
+    def controls(self) -> dict[str, Any]:
+        """The page's checkboxes by label (set their ``.value``).
+
+        "Visual geometry", "Collision geometry", "Collision pairs", "Centre of mass", and
+        "Run" (pauses the solver loop) with a solver.
+        """
+        out = {
+            "Visual geometry": self._show_visual,
+            "Collision geometry": self._show_collision,
+            "Collision pairs": self._show_pairs,
+            "Centre of mass": self._show_com,
+        }
+        if self._running is not None:
+            out["Run"] = self._running
+        return out
+
+    @property
+    def panel_text(self) -> str:
+        """The side panel's current text (markdown)."""
+        return str(self._panel.content)
 
     @property
     def robot_nodes(self) -> list[str]:
