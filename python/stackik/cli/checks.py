@@ -25,6 +25,7 @@ from pathlib import Path
 from ..errors import MeshNotFound, RobotLoadError
 from ..model import RobotModel
 from ..model.loading import parse_xml, process_xacro, read_text, resolve_mesh_paths
+from .common import load_robot
 
 #: SRDF ``reason`` of each exclusion category the check reports.
 REASONS = {"default": "Default", "always_colliding": "Always", "always_close": "Close"}
@@ -173,16 +174,10 @@ def check_description(
     except RobotLoadError as exc:
         report.findings.append(Finding("error", "load", str(exc)))
         return report
-    for exc in missing:
-        report.findings.append(Finding("error", "mesh", str(exc)))
-    dirs = [str(d) for d in package_dirs or []] or None
+    for mesh in missing:
+        report.findings.append(Finding("error", "mesh", str(mesh)))
     try:
-        kind = {"floating_base": floating_base, "package_dirs": dirs, "load_visuals": False}
-        robot = (
-            RobotModel.from_xacro(path, load_collisions=not missing, **kind)
-            if path.suffix == ".xacro"
-            else RobotModel(path, load_collisions=not missing, **kind)
-        )
+        robot = load_robot(path, None, package_dirs, floating_base, load_collisions=not missing)
     except RobotLoadError as exc:
         report.findings.append(Finding("error", "load", str(exc)))
         return report
