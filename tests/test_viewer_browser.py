@@ -9,8 +9,8 @@ refused: the page must not need the network. The screenshot is saved in ``tmp_pa
 there).
 
 Needs ``chromium`` on the PATH (``.ci/run`` installs Debian's package); skipped with the
-reason otherwise. Playwright never downloads a browser here: it is given the system's
-executable.
+reason otherwise, and a failure under ``CI=true``. Playwright never downloads a browser
+here: it is given the system's executable.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ TOOL = "panda_hand_tcp"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 VIEWPORT = {"width": 1100, "height": 720}
 
+if CHROMIUM is None and os.environ.get("CI") == "true":
+    pytest.fail("CI must run the browser test: .ci/run installs chromium", pytrace=False)
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="no system chromium on the PATH (apt-get install chromium)"
 )
