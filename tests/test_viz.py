@@ -174,6 +174,21 @@ def test_threaded_loop_step_is_solve_then_integrate(panda):
     np.testing.assert_array_equal(loop.snapshot().q, Q_PANDA)
 
 
+def test_a_failing_step_stops_the_loop_and_says_why(panda, monkeypatch):
+    solver = panda_solver(panda)
+
+    def broken(q):
+        raise stackik.InvalidInput("no good")
+
+    monkeypatch.setattr(solver, "solve_velocity", broken)
+    loop = ThreadedLoop(solver, Q_PANDA)
+    loop.start()
+    assert wait_for(lambda: loop.snapshot().status == "ERROR")
+    loop.stop()
+    assert loop.snapshot().status_message == "InvalidInput: no good"
+    np.testing.assert_array_equal(loop.snapshot().q, Q_PANDA)
+
+
 def test_steps_per_tick_keep_real_time(panda):
     solver = panda_solver(panda)
     solver.dt = 0.001
@@ -320,6 +335,16 @@ def test_bad_viewer_input(panda):
         Viewer(panda, q=np.zeros(3), port=0, verbose=False)
     with pytest.raises(InvalidInput):
         Viewer(panda, port=0, verbose=False, fps=0.0)
+
+
+@needs_viser
+def test_without_visual_geometry_the_collision_geometry_shows():
+    robot = RobotModel(ROBOTS / "ur5" / "ur5.urdf", load_visuals=False)
+    with Viewer(robot, port=0, verbose=False, start=False) as viewer:
+        assert viewer.robot_nodes == []
+        assert viewer.controls["Collision geometry"].value
+        viewer.refresh()
+        assert viewer.joint_nodes  # the collision shapes hang on the joints
 
 
 @needs_viser

@@ -198,7 +198,17 @@ class ThreadedLoop:
     def _run(self) -> None:
         next_tick = time.perf_counter()
         while not self._stop.is_set():
-            self.step()
+            try:
+                self.step()
+            except Exception as exc:  # a configuration error: report it and stop stepping
+                with self._lock:
+                    self._snapshot = LoopSnapshot(
+                        q=self._q.copy(),
+                        steps=self._steps,
+                        status="ERROR",
+                        status_message=f"{type(exc).__name__}: {exc}",
+                    )
+                return
             next_tick += self.period
             delay = next_tick - time.perf_counter()
             if delay < -self.period:  # fell behind (a slow machine): do not try to catch up

@@ -184,9 +184,11 @@ class Viewer:
         self._segments: PairSegments | None = None
         self._loop_running = False
         self._started = False
+        #: The last error of the display thread ("" when none).
+        self.display_error = ""
         try:
             self._build_scene(show_collision)
-            self._build_gui(q0, show_collision)
+            self._build_gui(q0, show_collision or robot.visual_model is None)
             self._loop: LiveLoop | None = None
             if solver is not None:
                 factory = loop_factory or threaded_loop
@@ -202,6 +204,8 @@ class Viewer:
     def _build_scene(self, show_collision: bool) -> None:
         scene = self._server.scene
         scene.add_grid("/ground", width=2.0, height=2.0, cell_size=0.1, section_size=0.5)
+        # Without visual geometry (loaded with load_visuals=False), show the collision one.
+        show_collision = show_collision or self.robot.visual_model is None
         self._robot_scene = RobotScene(scene, self.robot, show_collision)
         self._overlays = OverlayScene(scene)
         # Look at the robot from the front right, far enough to see all of it.
@@ -441,10 +445,11 @@ class Viewer:
             try:
                 with self._lock:
                     self._draw()
-            except Exception:  # pragma: no cover - a closing server
+            except Exception as exc:  # shown in the panel; the thread keeps drawing
                 if self._stop.is_set():
                     return
-                raise
+                self.display_error = f"{type(exc).__name__}: {exc}"
+                self._stop.wait(1.0)
             self._stop.wait(max(self._period - (time.perf_counter() - t0), 0.001))
 
     def _current_q(self) -> np.ndarray:
@@ -540,11 +545,15 @@ class Viewer:
         lines = [f"**{self._name}**: {robot.nv} DoF, {len(robot.get_collision_pair_names())} pairs"]
         if self.solver is None:
             lines.append("Joint sliders (no solver).")
+        elif snap is not None and snap.status == "ERROR":
+            lines.append(f"**Solver stopped**: {snap.status_message}")
         elif snap is not None and snap.steps:
             lines.append(
                 f"**Solver** `{snap.status}`, {1e3 * snap.step_time_ms:.0f} µs per step "
                 f"(median), {snap.steps} steps"
             )
+        if self.display_error:
+            lines.append(f"**Display error**: {self.display_error}")
         seg = self._segments
         if seg is not None and seg.closest is not None:
             a, b, d = seg.closest
