@@ -140,8 +140,8 @@ def test_check_warnings_fail_only_when_strict():
 def test_check_reports_malformed_elements():
     res = run("check", DATA / "malformed" / "box_two_sizes.urdf")
     assert res.exit_code == 1
-    text = " ".join(res.output.split())
-    assert "<box> size" in text and "has 2 number(s), expected 3" in text
+    line = next(ln for ln in res.output.splitlines() if ln.startswith("error [load]"))
+    assert "<box> size: '0.1 0.1' has 2 number(s), expected 3" in line
 
 
 def test_check_lists_every_missing_mesh(tmp_path):

@@ -8,6 +8,7 @@ from typing import Annotated
 import numpy as np
 import pinocchio as pin
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
@@ -186,17 +187,17 @@ def info(
             out.print(f"  {a} / {b}", highlight=False)
 
 
-def report_table(report: DescriptionReport) -> Table:
-    """The findings of a check as a table."""
-    counts = f"{len(report.errors)} errors, {len(report.warnings)} warnings"
-    table = Table(title=f"{report.path}: {counts}")
-    table.add_column("level", no_wrap=True)
-    table.add_column("check", no_wrap=True)
-    table.add_column("finding")
+def print_report(report: DescriptionReport) -> None:
+    """The findings of a check, one line each (never wrapped: easy to grep in CI logs)."""
     style = {"error": "bold red", "warning": "yellow"}
+    counts = f"{len(report.errors)} errors, {len(report.warnings)} warnings"
+    out.print(f"{report.path}: {counts}", highlight=False, soft_wrap=True)
     for f in report.findings:
-        table.add_row(f"[{style[f.level]}]{f.level}[/]", f.check, f.message)
-    return table
+        out.print(
+            f"[{style[f.level]}]{f.level}[/] {escape(f'[{f.check}]')} {escape(f.message)}",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 @one_line_errors
@@ -221,7 +222,7 @@ def check(
         raise InvalidInput(f"samples must be at least 0, got {samples}")
     report = check_description(urdf, srdf, package_dir, floating_base, samples, seed)
     if report.findings:
-        out.print(report_table(report))
+        print_report(report)
     else:
         out.print(f"{report.path}: no problem found", highlight=False)
     if report.robot is not None and report.samples:
