@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from . import robot
+from . import reach, robot
 from .common import STATE
 
 app = typer.Typer(
@@ -27,3 +27,4 @@ def _options(
 
 
 robot.register(app)
+reach.register(app)

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 __all__ = ["ChainGeometry", "ReachEnvelope", "envelope_for", "sampling_ranges"]
 
 #: Default number of forward-kinematics samples of an envelope.
-DEFAULT_SAMPLES = 400_000
+DEFAULT_SAMPLES = 200_000
 #: Default cell size of the occupancy grids [m].
 DEFAULT_RESOLUTION = 0.01
 #: Default dilation of the occupancy grids [cells].
@@ -282,7 +282,9 @@ class ReachEnvelope:
         # stretched out), so samples in rim cells are perturbed and added, twice.
         for _ in range(_REFINE_ROUNDS):
             lower = np.minimum(a.min(axis=0), b.min(axis=0)) - pad
-            rim = _rim_samples(a, lower, h) | _rim_samples(b, lower, h)
+            rim = np.flatnonzero(_rim_samples(a, lower, h) | _rim_samples(b, lower, h))
+            # At most a quarter of the samples per copy (a thin workspace is all rim).
+            rim = rim[:: max(1, -(-4 * rim.size // samples))]
             extra = np.repeat(Q[rim], _REFINE_COPIES, axis=0)
             extra += rng.normal(0.0, _REFINE_SIGMA, extra.shape)
             extra = np.clip(extra, geom.sample_lower, geom.sample_upper)

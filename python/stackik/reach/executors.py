@@ -13,6 +13,7 @@ import hashlib
 import multiprocessing
 import os
 import pickle
+import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -71,9 +72,9 @@ def _context() -> Any:
     methods = multiprocessing.get_all_start_methods()
     if "forkserver" in methods:
         ctx = multiprocessing.get_context("forkserver")
-        # Workers fork from a server that has imported stackik once (and the main
-        # module, so evaluators defined there unpickle).
-        ctx.set_forkserver_preload(["__main__", __name__])
+        # Workers fork from a server that has loaded the compiled kernels once (and
+        # imported the main module, so evaluators defined there unpickle).
+        ctx.set_forkserver_preload(["__main__", __name__, f"{__package__}._forkserver"])
         return ctx
     return multiprocessing.get_context("spawn")
 
@@ -109,12 +110,17 @@ def _ray(
     import ray
 
     if not ray.is_initialized():
+        local = address is None
+        # A local instance's workers import what this process imports (a user's
+        # evaluators or validate callback defined next to the script).
+        paths = [p for p in sys.path if p and os.path.isdir(p)]
         ray.init(
             address=address,
-            num_cpus=workers if address is None else None,
+            num_cpus=workers if local else None,
             include_dashboard=False,
             logging_level=40,  # logging.ERROR
             log_to_driver=False,
+            runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(paths)}} if local else None,
         )
     if workers is None:
         workers = max(1, int(ray.cluster_resources().get("CPU", 1)))

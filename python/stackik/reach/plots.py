@@ -12,9 +12,9 @@ from ..errors import InvalidInput
 
 if TYPE_CHECKING:
     from .capability import CapabilityMap
-    from .result import ReachResult
+    from .result import ReachComparison, ReachResult
 
-__all__ = ["plot_map_slice", "plot_result"]
+__all__ = ["plot_comparison", "plot_map_slice", "plot_result"]
 
 SUFFIXES = (".png", ".svg", ".pdf")
 _AXES = {"x": 0, "y": 1, "z": 2}
@@ -187,6 +187,45 @@ def plot_map_slice(
         title
         or f"{cmap.frame}: {names[d]} = {g.origin[d] + r * k:.3f} m "
         f"({g.n_orientations} orientations, {r:g} m voxels)"
+    )
+    _save(fig, path)
+    return fig
+
+
+def plot_comparison(
+    a: ReachResult,
+    comparison: ReachComparison,
+    path: str | os.PathLike[str] | None,
+    title: str | None = None,
+) -> Any:
+    """Where study ``b`` gains or loses targets over ``a``: net change per target position.
+
+    Targets at one position (a voxel's orientations) are pooled: the colour is
+    ``(gained - lost) / targets there``, from -1 (all lost) to +1 (all gained).
+    """
+    import mpl_toolkits.mplot3d  # noqa: F401 - registers the 3d projection
+
+    check_suffix(path)
+    P = a.targets.positions
+    uniq, inverse = np.unique(P, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    change = comparison.gained.astype(np.float64) - comparison.lost.astype(np.float64)
+    net = np.bincount(inverse, change) / np.bincount(inverse)
+    changed = net != 0
+    fig = _figure((7.0, 5.6))
+    ax = fig.add_subplot(projection="3d")
+    ax.scatter(*uniq[~changed].T, c="0.8", s=4, alpha=0.3, label="no change")
+    sc = ax.scatter(*uniq[changed].T, c=net[changed], cmap="RdYlGn", vmin=-1.0, vmax=1.0, s=16)
+    fig.colorbar(sc, ax=ax, shrink=0.7, label="(gained - lost) / targets at the position")
+    ax.legend(loc="upper left")
+    ax.set_xlabel("x [m]")
+    ax.set_ylabel("y [m]")
+    ax.set_zlabel("z [m]")
+    na, nb = comparison.names
+    fig.suptitle(
+        title
+        or f"{nb} vs {na}: +{int(comparison.gained.sum())} gained, "
+        f"-{int(comparison.lost.sum())} lost"
     )
     _save(fig, path)
     return fig

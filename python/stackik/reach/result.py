@@ -183,9 +183,14 @@ class ReachResult:
         if not isinstance(other, ReachResult):
             raise InvalidInput(f"compare needs a ReachResult, got {type(other).__name__}")
         if len(self) != len(other) or not np.array_equal(self.targets.poses, other.targets.poses):
+            detail = (
+                f"{len(self)} vs {len(other)} targets"
+                if len(self) != len(other)
+                else "the same number of targets, at other poses"
+            )
             raise InvalidInput(
-                "the studies have different targets: only studies over the same targets "
-                f"compare ({len(self)} vs {len(other)} targets)",
+                f"the studies have different targets ({detail}): only studies over the "
+                "same targets compare",
                 what="other",
             )
         a, b = self.reachable, other.reachable

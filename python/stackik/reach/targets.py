@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import logging
 import math
 import os
 from collections.abc import Sequence
@@ -28,7 +29,7 @@ import numpy as np
 
 from .. import _validate
 from ..errors import InvalidInput, MalformedDescription, RobotFileNotFound, ShapeError
-from ..spatial import check_pose_stack
+from ..spatial import as_se3, check_pose_stack
 
 __all__ = [
     "GridSpec",
@@ -410,10 +411,17 @@ def _sample_mesh(
         raise MalformedDescription(str(path), "the mesh has no surface area")
     if count is None:
         assert spacing is not None
-        # Poisson-disc-like rejection keeps about one point per 0.8 spacing^2.
-        count = max(1, math.ceil(mesh.area / (0.8 * spacing * spacing)))
+        # The sampler draws 3 x count candidates and drops those closer than ``spacing``
+        # (it over-culls dense candidate sets): 0.6 area / spacing^2 gives the most points.
+        count = max(1, math.ceil(0.6 * mesh.area / (spacing * spacing)))
     count = min(count, MAX_TARGETS)
-    points, faces = trimesh.sample.sample_surface_even(mesh, count, radius=spacing, seed=seed)
+    log = logging.getLogger("trimesh")
+    level = log.level
+    log.setLevel(logging.ERROR)  # "only got n/count samples" is expected with a spacing
+    try:
+        points, faces = trimesh.sample.sample_surface_even(mesh, count, radius=spacing, seed=seed)
+    finally:
+        log.setLevel(level)
     normals = np.asarray(mesh.face_normals, dtype=np.float64)[faces]
     return np.asarray(points, dtype=np.float64), normals, np.asarray(faces, dtype=np.int64)
 
@@ -501,7 +509,7 @@ def targets_from_mesh(
     if not (math.isfinite(standoff) and abs(standoff) <= 1e3 and math.isfinite(roll)):
         raise InvalidInput("standoff and roll must be finite (|standoff| <= 1e3 m)")
     seed = _validate.count(seed, "seed", minimum=0)
-    M = np.eye(4) if pose is None else check_pose_stack(pose, "pose")[0]
+    M = np.eye(4) if pose is None else as_se3(pose, "pose").homogeneous
     p = Path(path)
     geom = _load_geometry(p)
     points, normals, faces = _sample_mesh(geom, p, spacing_file, count, seed)
