@@ -231,8 +231,8 @@ def test_grid_targets_are_voxel_centres_times_orientations():
     ts = grid_targets([[0, 0, 0], [0.3, 0.2, 0.1]], 0.1, 5)
     assert ts.grid.shape == (3, 2, 1) and len(ts) == 6 * 5
     P = ts.positions.reshape(6, 5, 3)
-    assert np.allclose(P[:, 0], [[0.05, 0.05, 0.05], [0.05, 0.15, 0.05], [0.15, 0.05, 0.05],
-                                 [0.15, 0.15, 0.05], [0.25, 0.05, 0.05], [0.25, 0.15, 0.05]])  # fmt: skip
+    centres = [[x, y, 0.05] for x in (0.05, 0.15, 0.25) for y in (0.05, 0.15)]
+    assert np.allclose(P[:, 0], centres)
     assert np.allclose(P, P[:, :1])  # the orientations of a voxel share its centre
     R = ts.poses[:5, :3, :3]
     assert np.allclose(R @ np.swapaxes(R, 1, 2), np.eye(3), atol=1e-12)
@@ -366,7 +366,7 @@ def test_envelope_keeps_every_reachable_pose(urdf, frame):
 
 # -- studies: correctness -------------------------------------------------------------------
 def test_reached_targets_verify_independently(ur5_grid_study, ur5_collision):
-    ts, res = ur5_grid_study
+    _, res = ur5_grid_study
     counts = res.reasons()
     assert counts["REACHABLE"] > 1000 and counts["OUT_OF_REACH"] > 1000
     assert counts["NOT_RUN"] == 0 and res.complete
