@@ -124,6 +124,41 @@ class ChainGeometry:
             R = R @ M[:3, :3]
         return R, p
 
+    def points(self, Q: np.ndarray, local: np.ndarray) -> np.ndarray:
+        """Base-frame positions of points fixed in the tip frame, for many configurations.
+
+        Propagates the points from the tip to the base (vectors only, no rotation
+        matrices: several times cheaper than :meth:`fk`).
+
+        Args:
+            Q: Chain configurations, (m, n) [rad or m].
+            local: Points in tip-frame coordinates, (k, 3) [m].
+
+        Returns:
+            Positions, (k, m, 3) [m].
+        """
+        m = Q.shape[0]
+        M = self.placements[-1]
+        start = local @ M[:3, :3].T + M[:3, 3]  # (k, 3), in the last joint's frame
+        # Components as separate (k, m) arrays: elementwise work only.
+        x = [np.repeat(start[:, d : d + 1], m, axis=1) for d in range(3)]
+        for i in range(self.n - 1, -1, -1):
+            a0, a1, a2 = (float(v) for v in self.axes[i])
+            q = Q[:, i]
+            if self.prismatic[i]:
+                x = [x[0] + a0 * q, x[1] + a1 * q, x[2] + a2 * q]
+            else:
+                c, sn = np.cos(q), np.sin(q)
+                k = (a0 * x[0] + a1 * x[1] + a2 * x[2]) * (1.0 - c)
+                x = [
+                    x[0] * c + (a1 * x[2] - a2 * x[1]) * sn + a0 * k,
+                    x[1] * c + (a2 * x[0] - a0 * x[2]) * sn + a1 * k,
+                    x[2] * c + (a0 * x[1] - a1 * x[0]) * sn + a2 * k,
+                ]
+            R, t = self.placements[i, :3, :3], self.placements[i, :3, 3]
+            x = [R[r, 0] * x[0] + R[r, 1] * x[1] + R[r, 2] * x[2] + t[r] for r in range(3)]
+        return np.stack(x, axis=-1)
+
     def sample(self, rng: np.random.Generator, m: int) -> np.ndarray:
         """``m`` configurations drawn uniformly in the sampling ranges, (m, n)."""
         return rng.uniform(self.sample_lower, self.sample_upper, (m, self.n))
@@ -349,11 +384,12 @@ def _sample_points(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Tip positions, and grid coordinates of the tip and the wrist point, of ``Q``."""
     tips, a, b = [], [], []
+    local = np.stack([np.zeros(3), env.wrist])
     for start in range(0, len(Q), _BATCH):
-        R, p = geom.fk(Q[start : start + _BATCH])
+        p, c = geom.points(Q[start : start + _BATCH], local)
         tips.append(p)
         a.append(env.coordinates(p))
-        b.append(env.coordinates(R @ env.wrist + p))
+        b.append(env.coordinates(c))
     return np.concatenate(tips), np.concatenate(a), np.concatenate(b)
 
 

@@ -185,8 +185,8 @@ def plot_map_slice(
     fig.colorbar(im, ax=ax, label="reachability index (fraction of orientations)")
     ax.set_title(
         title
-        or f"{cmap.frame}: {names[d]} = {g.origin[d] + r * k:.3f} m "
-        f"({g.n_orientations} orientations, {r:g} m voxels)"
+        or f"{cmap.frame}: {names[d]} = {g.origin[d] + r * k:.3f} m\n"
+        f"{g.n_orientations} orientations, {r:g} m voxels"
     )
     _save(fig, path)
     return fig

@@ -31,6 +31,7 @@ class ReachSummary:
         solve_time: Sum of the targets' apportioned solve times [s] (CPU work).
         wall_time: Wall-clock time of the run(s) that made the result [s].
         reasons: Targets per :class:`Reason` name.
+        scored: Whether the study has evaluators (else ``mean_score`` is 0).
     """
 
     targets: int
@@ -41,6 +42,7 @@ class ReachSummary:
     solve_time: float
     wall_time: float
     reasons: dict[str, int] = field(default_factory=dict)
+    scored: bool = True
 
     @property
     def targets_per_second(self) -> float:
@@ -52,7 +54,9 @@ class ReachSummary:
             f"targets      {self.targets}"
             + (f" ({self.evaluated} evaluated)" if self.evaluated != self.targets else ""),
             f"reachable    {self.reachable} ({100 * self.fraction:.2f} %)",
-            f"mean score   {self.mean_score:.4f}",
+            f"mean score   {self.mean_score:.4f}"
+            if self.scored
+            else "mean score   - (no evaluators)",
             f"solve time   {self.solve_time:.2f} s ({self.targets_per_second:.0f} targets/s "
             f"per core), wall {self.wall_time:.2f} s",
         ]
@@ -119,6 +123,9 @@ class ReachResult:
         order: Processing order of the targets (chunk ``c`` is ``order[c*C:(c+1)*C]``).
         done: Which chunks have run.
         wall_time: Wall-clock time of the run(s) [s].
+        run_stats: Figures of the chunks this process computed in its last ``run`` (not
+            stored): ``chunks``, ``cpu_time`` [s], ``chunk_time`` [s] and ``timings`` (wall
+            time by stage [s], see :class:`~stackik.reach.solve.ChunkResult`).
     """
 
     targets: TargetSet
@@ -134,6 +141,7 @@ class ReachResult:
     order: np.ndarray
     done: np.ndarray
     wall_time: float = 0.0
+    run_stats: dict[str, Any] = field(default_factory=dict)
 
     # -- views ---------------------------------------------------------------------------
     @property
@@ -172,6 +180,7 @@ class ReachResult:
             solve_time=float(np.sum(self.solve_time, dtype=np.float64)),
             wall_time=float(self.wall_time),
             reasons=self.reasons(),
+            scored=bool(self.scores),
         )
 
     def compare(self, other: ReachResult, names: Sequence[str] = ("a", "b")) -> ReachComparison:

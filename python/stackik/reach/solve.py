@@ -64,6 +64,10 @@ class ChunkResult:
         iterations: Levenberg-Marquardt iterations spent on each target.
         solve_time: The chunk's wall time apportioned by iterations [s] (not reproducible).
         elapsed: Wall time of the chunk [s].
+        cpu_time: CPU time of the chunk's process [s].
+        timings: Wall time by stage [s]: ``envelope``, ``ik`` (compiled searches),
+            ``verify`` (full-robot tests), ``neighbors`` (the k-d tree), ``evaluate``
+            and ``other``.
     """
 
     chunk: int
@@ -76,6 +80,8 @@ class ChunkResult:
     iterations: np.ndarray
     solve_time: np.ndarray
     elapsed: float = 0.0
+    cpu_time: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
 
     @property
     def reachable(self) -> np.ndarray:
@@ -94,8 +100,10 @@ class _State:
     iters: np.ndarray = field(init=False)
     rejected: np.ndarray = field(init=False)
     tries: np.ndarray = field(init=False)
+    timings: dict[str, float] = field(init=False)
 
     def __post_init__(self) -> None:
+        self.timings = dict.fromkeys(("envelope", "ik", "verify", "neighbors", "evaluate"), 0.0)
         self.solved = np.zeros(self.m, dtype=bool)
         self.qc = np.zeros((self.m, self.n))
         self.iters = np.zeros(self.m, dtype=np.int64)
@@ -157,12 +165,14 @@ class ChunkSolver:
     def solve(self, chunk: int, poses: np.ndarray) -> ChunkResult:
         """Solve one chunk of world target poses ``(m, 4, 4)``; see the module."""
         t0 = time.perf_counter()
+        c0 = time.process_time()
         spec = self.spec
         m = len(poses)
         T = poses if self.base_inverse is None else self.base_inverse @ poses
         T = np.ascontiguousarray(T)
-        inside = self.envelope.contains(T) if self.envelope is not None else np.ones(m, bool)
         st = _State(m, self.chain.n)
+        inside = self.envelope.contains(T) if self.envelope is not None else np.ones(m, bool)
+        st.timings["envelope"] = time.perf_counter() - t0
         out_q = np.full((m, self.robot.nq), np.nan)
         ep = np.full(m, np.inf)
         eo = np.full(m, np.inf)
@@ -172,7 +182,9 @@ class ChunkSolver:
         if spec.seeding != "random" and todo.size:
             seeds = np.broadcast_to(self.q_ref_chain, (todo.size, self.chain.n))
             self._attempt(st, ctx, todo, seeds, chunk, _STAGE_REFERENCE, restart=False)
+        tn = time.perf_counter()
         neighbors = self._neighbors(T, inside) if spec.seeding == "neighbors" else None
+        st.timings["neighbors"] = time.perf_counter() - tn
         if neighbors is not None:
             self._propagate(st, ctx, inside, neighbors, chunk, deadline)
         found_by_restarts = self._restarts(st, ctx, inside, chunk, deadline)
@@ -182,8 +194,11 @@ class ChunkSolver:
         if time.perf_counter() < deadline:
             self._probe(st, ctx, inside, chunk)
         reason = self._classify(st, inside, deadline)
+        te = time.perf_counter()
         scores, score = self._evaluate(st, poses, out_q)
+        st.timings["evaluate"] = time.perf_counter() - te
         elapsed = time.perf_counter() - t0
+        st.timings["other"] = elapsed - sum(st.timings.values())
         weight = st.iters + np.where(inside, _FIXED_COST_INSIDE, _FIXED_COST_OUTSIDE)
         solve_time = (elapsed * weight / max(float(weight.sum()), 1e-12)).astype(np.float32)
         return ChunkResult(
@@ -197,6 +212,8 @@ class ChunkSolver:
             np.minimum(st.iters, np.iinfo(np.int32).max).astype(np.int32),
             solve_time,
             elapsed,
+            time.process_time() - c0,
+            st.timings,
         )
 
     def _attempt(
@@ -219,6 +236,7 @@ class ChunkSolver:
         T, poses, out_q, ep, eo = ctx
         b = self.spec.budget
         cap = b.restart_iterations if restart else b.attempt_iterations
+        ti = time.perf_counter()
         rows, ok = self.chain.solve_batch(
             T[idx],
             np.ascontiguousarray(seeds),
@@ -231,11 +249,14 @@ class ChunkSolver:
             return_success=True,
         )
         st.iters[idx] += rows[:, 0].astype(np.int64)
+        tv = time.perf_counter()
+        st.timings["ik"] += tv - ti
         conv = idx[ok]
         if not conv.size:
             return 0
         Qc = rows[ok, 2:]
         codes, Q, e_p, e_o = self.verifier.check(Qc, poses[conv])
+        st.timings["verify"] += time.perf_counter() - tv
         good = codes == OK
         acc = conv[good]
         st.solved[acc] = True
@@ -329,6 +350,7 @@ class ChunkSolver:
             return
         T, poses, out_q, ep, eo = ctx
         seeds = np.broadcast_to(self.q_ref_chain, (probe.size, self.chain.n))
+        ti = time.perf_counter()
         rows, ok = self.free_chain.solve_batch(
             T[probe],
             np.ascontiguousarray(seeds),
@@ -339,6 +361,7 @@ class ChunkSolver:
             return_success=True,
         )
         st.iters[probe] += rows[:, 0].astype(np.int64)
+        st.timings["ik"] += time.perf_counter() - ti
         conv = probe[ok]
         if not conv.size:
             return
@@ -346,7 +369,9 @@ class ChunkSolver:
         st.rejected[conv[~fits]] = LIMITS
         conv, Qc = conv[fits], Qc[fits]
         if conv.size:
+            tv = time.perf_counter()
             codes, Q, e_p, e_o = self.verifier.check(Qc, poses[conv])
+            st.timings["verify"] += time.perf_counter() - tv
             good = codes == OK
             acc = conv[good]
             st.solved[acc] = True

@@ -264,17 +264,21 @@ class ReachStudy:
         order, cs = self.order, self.chunk_size
         jobs = [(int(c), self.targets.poses[order[c * cs : (c + 1) * cs]]) for c in pending]
         finished_targets = sum(min(cs, len(order) - c * cs) for c in np.flatnonzero(done))
+        stats: dict[str, Any] = {"chunks": 0, "cpu_time": 0.0, "chunk_time": 0.0, "timings": {}}
         with progress_bar(len(order), finished_targets, "reach", progress) as bar:
             for res in run_chunks(payload, jobs, executor, workers, address):
                 if st is not None:
                     st.write_chunk(res.chunk, _chunk_arrays(res))
                 _place(arrays, res, cs)
                 done[res.chunk] = True
+                _count(stats, res)
                 bar.update(len(res.reason))
         wall = time.perf_counter() - t0
         if st is not None:
             st.add_wall_time(wall)
-            return ReachResult.from_arrays(st.read())
+            result = ReachResult.from_arrays(st.read())
+            result.run_stats = stats
+            return result
         data = {
             "header": {**header, "wall_time": wall},
             "order": order,
@@ -283,7 +287,9 @@ class ReachStudy:
             "done": done,
             **arrays,
         }
-        return _result_in_memory(data, self.targets)
+        result = _result_in_memory(data, self.targets)
+        result.run_stats = stats
+        return result
 
     def _open_store(self, path: str | os.PathLike[str], header: dict, resume: bool) -> ReachStore:
         p = Path(path)
@@ -343,6 +349,15 @@ def _place(arrays: dict[str, Any], res: ChunkResult, cs: int) -> None:
                 arrays["scores"][k][sl] = v
         else:
             arrays[name][sl] = values
+
+
+def _count(stats: dict[str, Any], res: ChunkResult) -> None:
+    """Add a chunk's times to a run's figures."""
+    stats["chunks"] += 1
+    stats["cpu_time"] += res.cpu_time
+    stats["chunk_time"] += res.elapsed
+    for k, v in res.timings.items():
+        stats["timings"][k] = stats["timings"].get(k, 0.0) + v
 
 
 def _result_in_memory(data: dict[str, Any], targets: TargetSet) -> ReachResult:
