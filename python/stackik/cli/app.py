@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from . import reach, robot
+from . import bench, reach, robot, view
 from .common import STATE
 
 app = typer.Typer(
@@ -27,4 +27,6 @@ def _options(
 
 
 robot.register(app)
+view.register(app)
+bench.register(app)
 reach.register(app)
