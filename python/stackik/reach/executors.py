@@ -14,8 +14,8 @@ import multiprocessing
 import os
 import pickle
 import sys
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -28,6 +28,15 @@ EXECUTORS = ("local", "ray", "serial")
 _IN_FLIGHT = 2
 
 Job = tuple[int, np.ndarray]
+
+
+class Jobs(Protocol):
+    """Chunks to run: a sized iterable of ``(chunk index, poses)``."""
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[Job]: ...
+
 
 #: The chunk solver of this worker process, by payload digest.
 _WORKER: dict[str, ChunkSolver] = {}
@@ -61,7 +70,7 @@ def digest(payload: bytes) -> str:
     return hashlib.sha256(payload).hexdigest()
 
 
-def _serial(payload: bytes, jobs: Sequence[Job]) -> Iterator[ChunkResult]:
+def _serial(payload: bytes, jobs: Jobs) -> Iterator[ChunkResult]:
     solver, spec, envelope = pickle.loads(payload)
     cs = ChunkSolver(solver, spec, envelope)
     for chunk, poses in jobs:
@@ -79,7 +88,7 @@ def _context() -> Any:
     return multiprocessing.get_context("spawn")
 
 
-def _local(payload: bytes, jobs: Sequence[Job], workers: int) -> Iterator[ChunkResult]:
+def _local(payload: bytes, jobs: Jobs, workers: int) -> Iterator[ChunkResult]:
     import concurrent.futures as cf
 
     key = digest(payload)
@@ -105,7 +114,7 @@ def _local(payload: bytes, jobs: Sequence[Job], workers: int) -> Iterator[ChunkR
 
 
 def _ray(
-    payload: bytes, jobs: Sequence[Job], workers: int | None, address: str | None
+    payload: bytes, jobs: Jobs, workers: int | None, address: str | None
 ) -> Iterator[ChunkResult]:
     import ray
 
@@ -143,7 +152,7 @@ def _ray(
 
 def run_chunks(
     payload: bytes,
-    jobs: Sequence[Job],
+    jobs: Jobs,
     executor: str,
     workers: int | None,
     address: str | None = None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import pickle
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -262,7 +262,7 @@ class ReachStudy:
         arrays = _empty_arrays(len(self.targets), self.robot.nq, self.spec.evaluators)
         payload = pickle.dumps((self.solver, self.spec, self.envelope()))
         order, cs = self.order, self.chunk_size
-        jobs = [(int(c), self.targets.poses[order[c * cs : (c + 1) * cs]]) for c in pending]
+        jobs = _Jobs(self.targets.poses, order, cs, pending)
         finished_targets = sum(min(cs, len(order) - c * cs) for c in np.flatnonzero(done))
         stats: dict[str, Any] = {"chunks": 0, "cpu_time": 0.0, "chunk_time": 0.0, "timings": {}}
         with progress_bar(len(order), finished_targets, "reach", progress) as bar:
@@ -312,6 +312,20 @@ class ReachStudy:
             f"ReachStudy({self.robot.model.name!r}, frame={self.frame!r}, "
             f"{len(self.targets)} targets, {self.n_chunks} chunks)"
         )
+
+
+class _Jobs:
+    """The pending chunks as ``(chunk, poses)``, each chunk's poses gathered when sent."""
+
+    def __init__(self, poses: np.ndarray, order: np.ndarray, cs: int, chunks: np.ndarray):
+        self.poses, self.order, self.cs, self.chunks = poses, order, cs, chunks
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+    def __iter__(self) -> Iterator[tuple[int, np.ndarray]]:
+        for c in self.chunks:
+            yield int(c), self.poses[self.order[c * self.cs : (c + 1) * self.cs]]
 
 
 def _empty_arrays(N: int, nq: int, evaluators: Sequence[Evaluator]) -> dict[str, Any]:
