@@ -54,6 +54,8 @@ def plot_result(
 ) -> Any:
     """A study's heat map: grid slices for grid targets, else over the workpiece."""
     check_suffix(path)
+    if not len(result):
+        raise InvalidInput("nothing to plot: the study has no targets", what="result")
     v = result.values(value)
     if result.targets.grid is not None:
         fig = _grid_slices(result, np.nan_to_num(v, nan=0.0), value, slices)
@@ -206,6 +208,8 @@ def plot_comparison(
     import mpl_toolkits.mplot3d  # noqa: F401 - registers the 3d projection
 
     check_suffix(path)
+    if not len(a):
+        raise InvalidInput("nothing to plot: the studies have no targets", what="result")
     P = a.targets.positions
     uniq, inverse = np.unique(P, axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
