@@ -711,6 +711,115 @@ def test_solve_stacked_never_raises():
     assert res.solution.shape == (3,)
 
 
+# ------------------------------------------------- the exact QP fallback of a level
+def fallback_problem(rng):
+    """Random stacked problem on which the greedy saturation often needs the exact QP.
+
+    Small ones (4-30 joints, a posture-like or random last level, general rows with
+    some equalities, now and then a locked joint) and humanoid-like ones (a floating
+    base of 6 columns, feet + hand + posture of the actuated joints, CoM-like rows).
+    """
+    if rng.random() < 0.25:
+        n = int(rng.integers(20, 41))
+        feet = rng.standard_normal((12, n))
+        hand = rng.standard_normal((3, n))
+        posture = np.hstack([np.zeros((n - 6, 6)), np.eye(n - 6)])
+        jacs = [feet, hand, posture]
+        goals = [0.1 * rng.standard_normal(12), rng.standard_normal(3), rng.standard_normal(n - 6)]
+    else:
+        n = int(rng.integers(4, 31))
+        m1 = int(rng.integers(1, min(6, n - 1) + 1))
+        jacs = [rng.standard_normal((m1, n))]
+        goals = [rng.standard_normal(m1) * rng.choice([0.5, 2.0, 5.0])]
+        if rng.random() < 0.6:
+            m2 = int(rng.integers(1, 5))
+            J2 = rng.standard_normal((m2, n))
+            if rng.random() < 0.3:  # a row shared with level 1 (rank-deficient level)
+                J2[0] = jacs[0][0]
+            if rng.random() < 0.2 and m2 > 1:
+                J2[-1] = 2.0 * J2[0]
+            jacs.append(J2)
+            goals.append(2.0 * rng.standard_normal(m2))
+        if rng.random() < 0.7:
+            jacs.append(np.eye(n))
+            goals.append(rng.standard_normal(n))
+        else:
+            m3 = int(rng.integers(1, n + 3))
+            jacs.append(rng.standard_normal((m3, n)))
+            goals.append(rng.standard_normal(m3))
+    modes = [TaskSolveMode(int(v)) for v in rng.random(len(jacs)) < 0.3]
+    p = int(rng.integers(0, 13))
+    C = rng.standard_normal((p, n))
+    lo, hi = -rng.uniform(0.05, 1.0, p), rng.uniform(0.05, 1.0, p)
+    lo[rng.random(p) < 0.2] = -np.inf
+    hi[rng.random(p) < 0.2] = np.inf
+    eq = rng.random(p) < 0.1
+    lo[eq] = hi[eq] = 0.0
+    bl, bu = -rng.uniform(0.05, 1.0, n), rng.uniform(0.05, 1.0, n)
+    if rng.random() < 0.1:
+        j = int(rng.integers(0, n))
+        bl[j] = bu[j] = 0.0  # a locked joint
+    weights = rng.uniform(0.5, 3.0, n) if rng.random() < 0.5 else None
+    return n, goals, jacs, modes, C, lo, hi, bl, bu, weights
+
+
+def test_in_kernel_qp_fallback_matches_quadprog_reference():
+    """The in-kernel QP fallback (stackik.sns.levelqp) gives the quadprog reference's answers.
+
+    The reference hands each such level back to Python (stackik.sns.qp.qp_level, three
+    quadprog stages). Same status, same fallback levels, same solution (1e-8 relative:
+    the stage QPs carry a 1e-7 proximal term, so their solutions are determined to
+    ~cond * eps only), same scales and residuals. A level whose QPs are infeasible to
+    within rounding (more equality rows than null-space directions, consistent to
+    ~1e-13) may be solved by one solver and held by the other: rare, and the answer
+    must then still be feasible.
+    """
+    rng = np.random.default_rng(2026)
+    count = fallbacks = held = 0
+    for _ in range(500):
+        n, goals, jacs, modes, C, lo, hi, bl, bu, w = fallback_problem(rng)
+        ours, ref = SNSSolver(n, joint_weights=w), SNSSolver(n, joint_weights=w)
+        ref._reference_qp()
+        args = (goals, jacs, C, lo, hi)
+        kw = dict(box_lower=bl, box_upper=bu, modes=modes)
+        a, b = ours.solve(*args, **kw), ref.solve(*args, **kw)
+        count += 1
+        assert a.status == b.status == SolverStatus.SUCCESS, (a.status_message, b.status_message)
+        fallbacks += "QP fallback" in b.status_message
+        assert violation(a.solution, C, lo, hi, bl, bu) <= 1e-9
+        if a.status_message != b.status_message:
+            assert "failed" in a.status_message + b.status_message
+            held += 1
+            continue
+        size = max(1.0, float(np.max(np.abs(b.solution))))
+        np.testing.assert_allclose(a.solution, b.solution, rtol=0, atol=1e-8 * size)
+        np.testing.assert_allclose(a.task_scales, b.task_scales, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(a.task_errors, b.task_errors, rtol=0, atol=1e-8 * size)
+    assert fallbacks >= 0.8 * count
+    assert held <= 0.01 * count
+
+
+def test_fallback_levels_reported():
+    """The levels solved by the exact QP are named in the message, as with the reference."""
+    rng = np.random.default_rng(8)
+    seen = 0
+    for _ in range(40):
+        n, goals, jacs, modes, C, lo, hi, bl, bu, w = fallback_problem(rng)
+        res = SNSSolver(n, joint_weights=w).solve(
+            goals, jacs, C, lo, hi, box_lower=bl, box_upper=bu, modes=modes
+        )
+        if "QP fallback" in res.status_message:
+            levels = res.status_message.split("levels [")[1].split("]")[0]
+            assert all(0 <= int(k) < len(jacs) for k in levels.split(","))
+            seen += 1
+    assert seen >= 20
+    # exact_fallback=False: no QP, the level holds
+    n, goals, jacs, modes, C, lo, hi, bl, bu, w = fallback_problem(np.random.default_rng(1))
+    solver = SNSSolver(n, joint_weights=w, exact_fallback=False)
+    res = solver.solve(goals, jacs, C, lo, hi, box_lower=bl, box_upper=bu)
+    assert "QP fallback" not in res.status_message
+
+
 # ------------------------------------------------- statuses and bad inputs
 def test_infeasible_returns_least_violating_point():
     C = np.array([[1.0, 0.0], [1.0, 0.0]])

@@ -30,8 +30,11 @@ change, no refactorisation.
 Tolerances (relative, so the answers do not depend on the scaling of a row):
 
 * a constraint counts as violated when ``A[i] . x - b[i] < -1e-14 (|b[i]| +
-  sum_j |A[i, j] x[j]|)``, i.e. by more than rounding; the most violated one (per
-  unit norm of its row) enters first;
+  ||A[i]||_1 X)``, i.e. by more than the rounding of its value, where ``X`` is the
+  larger of ``||x||_inf`` and the problem's distance scale ``max_i |b[i]| /
+  ||A[i]||_1`` (so right-hand sides that are rounding noise around 0 do not count
+  as violated while ``x`` is still near 0); the most violated one (per unit norm of
+  its row) enters first;
 * a constraint is linearly dependent on the active ones when
   ``||d[q:]||^2 <= 1e-20 ||d||^2`` (its normal lies in their span to ~1e-10 in the
   metric of ``G^-1``): only a step in the multipliers is then possible, and if no
@@ -67,14 +70,14 @@ def qp_workspace(nv: int, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
 
     Returns:
         ``(Wm, Wv, Wr, act)``: ``(2, nv, nv)`` for ``J`` and ``R``; ``(4, nv + 1)``
-        for ``d``, ``z``, ``r`` and the multipliers ``u``; ``(4, max(m, 1))`` for the
-        constraint values, row norms, signs and active flags; ``(nv + 1,)`` int64
-        for the active set.
+        for ``d``, ``z``, ``r`` and the multipliers ``u``; ``(5, max(m, 1))`` for the
+        constraint values, row 2- and 1-norms, signs and active flags; ``(nv + 1,)``
+        int64 for the active set.
     """
     return (
         np.empty((2, max(nv, 1), max(nv, 1))),
         np.empty((4, nv + 1)),
-        np.empty((4, max(m, 1))),
+        np.empty((5, max(m, 1))),
         np.empty(nv + 1, dtype=np.int64),
     )
 
@@ -187,17 +190,12 @@ def drop_constraint(
 
 
 @kernel(inline=True)
-def _row_violation(
-    A: np.ndarray, b: np.ndarray, i: int, nv: int, x: np.ndarray
-) -> tuple[float, float]:
-    """``(A[i] . x - b[i], |b[i]| + sum_j |A[i, j] x[j]|)``: the value and its scale."""
+def _row_value(A: np.ndarray, b: np.ndarray, i: int, nv: int, x: np.ndarray) -> float:
+    """``A[i] . x - b[i]``."""
     acc = 0.0
-    mag = abs(b[i])
     for j in range(nv):
-        t = A[i, j] * x[j]
-        acc += t
-        mag += abs(t)
-    return acc - b[i], mag
+        acc += A[i, j] * x[j]
+    return acc - b[i]
 
 
 @kernel
@@ -208,27 +206,31 @@ def most_violated(
     meq: int,
     nv: int,
     x: np.ndarray,
-    s: np.ndarray,
-    nrm: np.ndarray,
-    sgn: np.ndarray,
-    isact: np.ndarray,
+    xref: float,
+    Wr: np.ndarray,
 ) -> int:
     """The inactive constraint violated most per unit row norm, or -1 (``x`` is optimal).
 
-    Writes the values ``s[i] = sgn[i] (A[i] . x - b[i])``; an equality takes the sign
-    ``sgn[i]`` that makes its value ``-|A[i] . x - b[i]|`` (it enters from either side).
+    Writes the values ``Wr[0, i] = sgn[i] (A[i] . x - b[i])``; an equality takes the
+    sign ``sgn[i] = Wr[3, i]`` that makes its value ``-|A[i] . x - b[i]|`` (it enters
+    from either side). ``Wr[1]``, ``Wr[2]`` hold the rows' 2- and 1-norms, ``Wr[4]``
+    the active flags; ``xref`` is the problem's distance scale.
     """
+    s, nrm, nrm1, sgn, isact = Wr[0], Wr[1], Wr[2], Wr[3], Wr[4]
+    big = xref
+    for j in range(nv):
+        big = max(big, abs(x[j]))
     p = -1
     worst = 0.0
     for i in range(m):
         if isact[i] != 0.0:
             continue
-        v, mag = _row_violation(A, b, i, nv, x)
+        v = _row_value(A, b, i, nv, x)
         if i < meq:
             sgn[i] = -1.0 if v > 0.0 else 1.0
             v = -abs(v)
         s[i] = v
-        if not v < -_VIOL_TOL * mag:
+        if not v < -_VIOL_TOL * (abs(b[i]) + nrm1[i] * big):
             continue
         if nrm[i] == 0.0:
             return i  # a zero row that is violated: infeasible (caught by the caller)
@@ -345,7 +347,7 @@ def gi_solve(
         x: Receives the solution, ``(>= nv,)``.
         Wm: Workspace ``(2, >= nv, >= nv)`` (:func:`qp_workspace`).
         Wv: Workspace ``(4, >= nv + 1)``.
-        Wr: Workspace ``(4, >= m)``.
+        Wr: Workspace ``(5, >= m)``.
         act: Workspace ``(>= nv + 1,)`` int64; holds the active set on return.
 
     Returns:
@@ -354,7 +356,7 @@ def gi_solve(
     J = Wm[0]
     R = Wm[1]
     d, z, rv, u = Wv[0], Wv[1], Wv[2], Wv[3]
-    s, nrm, sgn, isact = Wr[0], Wr[1], Wr[2], Wr[3]
+    s, nrm, nrm1, sgn, isact = Wr[0], Wr[1], Wr[2], Wr[3], Wr[4]
     if not cholesky_inverse(G, nv, J, R):
         return QP_NOT_CONVEX
     # Unconstrained minimum x = G^-1 a = J J^T a.
@@ -368,18 +370,24 @@ def gi_solve(
         for j in range(i, nv):
             acc += J[i, j] * d[j]
         x[i] = acc
+    xref = 0.0  # distance scale of the constraint planes: max |b_i| / ||A_i||_1
     for i in range(m):
         acc = 0.0
+        acc1 = 0.0
         for j in range(nv):
             acc += A[i, j] * A[i, j]
+            acc1 += abs(A[i, j])
         nrm[i] = math.sqrt(acc)
+        nrm1[i] = acc1
+        if acc1 > 0.0:
+            xref = max(xref, abs(b[i]) / acc1)
         sgn[i] = 1.0
         isact[i] = 0.0
     q = 0
     cap = 10 * (m + nv) + 20
     steps = 0
     while True:
-        p = most_violated(A, b, m, meq, nv, x, s, nrm, sgn, isact)
+        p = most_violated(A, b, m, meq, nv, x, xref, Wr)
         if p < 0:
             break
         sp = s[p]
@@ -411,6 +419,5 @@ def gi_solve(
             isact[act[drop]] = 0.0
             drop_constraint(J, R, u, act, nv, q, drop)
             q -= 1
-            v, _ = _row_violation(A, b, p, nv, x)
-            sp = sgn[p] * v
+            sp = sgn[p] * _row_value(A, b, p, nv, x)
     return QP_SOLVED

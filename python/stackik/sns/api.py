@@ -14,8 +14,9 @@ The method is the multi-task SNS with optimal task scaling of
     Robotics 31(3):637-654, 2015,
 
 generalised so that general constraint rows are saturated exactly like joint
-bounds, with an exact per-level QP (``quadprog``, :mod:`stackik.sns.qp`) as the
-fallback when the greedy saturation cannot find a feasible scale. See
+bounds, with an exact per-level QP (a dual active-set solver run in the kernel,
+:mod:`stackik.sns.levelqp`) as the fallback when the greedy saturation cannot find a
+feasible scale. See
 ``docs/sns.md`` for the equations.
 
 This module checks shapes and modes, stacks the levels into the solver's buffers,
@@ -50,9 +51,11 @@ from .codes import (
     FEAS_TOL,
     FLAG_HAVE_START,
     FLAG_HOLD,
+    FLAG_PYTHON_LEVELS,
     FLAG_SKIP_CHECKS,
     INVERTED_BOUNDS,
     INVERTED_BOX,
+    LEVEL_QP_FAILED,
     MODE_MIN_ERROR,
     MODE_SCALE,
     NAN_BOUNDS,
@@ -189,7 +192,7 @@ class SNSSolver:
             and removes a null-space direction).
         exact_fallback: When the greedy saturation finds no feasible scale for
             a SCALE level with more than one null-space direction left, solve
-            that level exactly with a QP (``quadprog``, ~50-150 us). If False
+            that level exactly with a QP (in the compiled kernel). If False
             the level holds instead (``s_k = 0``, the higher levels' ``dq`` is
             kept; always feasible, no QP). Levels with one direction left are
             always solved exactly in closed form; MIN_ERROR levels always use
@@ -227,11 +230,12 @@ class SNSSolver:
         self.tolerance = float(tolerance)
         self.max_iterations = int(max_iterations) if max_iterations is not None else n + 2
         self.exact_fallback = bool(exact_fallback)
-        self._hold = 0 if self.exact_fallback else FLAG_HOLD
+        # Kernel flags of a fresh solve: hold (no exact fallback), or the quadprog reference.
+        self._flags = 0 if self.exact_fallback else FLAG_HOLD
         self._wis = 1.0 / np.sqrt(w)
         self._prm = np.array([self.damping, self.tolerance, FEAS_TOL, ACTIVE_TOL])
         # [start level, max iterations, flags, r]; only a QP fallback changes it (_resumed).
-        self._iprm = np.array([0, self.max_iterations, self._hold, n], dtype=np.int64)
+        self._iprm = np.array([0, self.max_iterations, self._flags, n], dtype=np.int64)
         self._resumed = False
         self._info = np.zeros(8, dtype=np.int64)
         self._u = np.zeros(n)
@@ -248,6 +252,7 @@ class SNSSolver:
         self._C0 = np.zeros((0, n))
         self._b0 = np.zeros(0)
         self._act = np.zeros(n, dtype=np.int64)
+        self._levels: dict[int, np.ndarray] = {}  # how each level was solved, per level count
         self._run: Callable[..., float]
         if use_numba:
             self._run = _compiled_entry()
@@ -255,6 +260,16 @@ class SNSSolver:
         else:
             self._run = run.python_sns_run()
             self.compiled = False
+
+    def _reference_qp(self, enable: bool = True) -> None:
+        """Solve the QP fallback levels in Python with ``quadprog`` (the reference).
+
+        The compiled kernel then hands such a level back (``NEED_LEVEL``) and
+        :func:`stackik.sns.qp.qp_level` solves it; the default solves it in the kernel
+        (:mod:`stackik.sns.levelqp`). For tests and debugging.
+        """
+        self._flags = (self._flags & ~FLAG_PYTHON_LEVELS) | (FLAG_PYTHON_LEVELS if enable else 0)
+        self._iprm[2] = self._flags
 
     # ------------------------------------------------------------------ API
     def solve(
@@ -528,12 +543,15 @@ class SNSSolver:
         dq = np.empty(n)
         scales = np.empty(nlev)
         errs = np.empty(nlev)  # (every entry written when the kernel returns OK)
+        levels = self._levels.get(nlev)
+        if levels is None:
+            levels = self._levels[nlev] = np.zeros(nlev, dtype=np.int64)
         iprm = self._iprm
         info = self._info
         iprm[1] = self.max_iterations  # (a public attribute: read on every solve)
         if self._resumed:  # a QP fallback of an earlier solve changed iprm
             iprm[0] = 0
-            iprm[2] = self._hold
+            iprm[2] = self._flags
             iprm[3] = n
             self._resumed = False
         qp_levels: list[int] = []
@@ -542,10 +560,13 @@ class SNSSolver:
         while True:
             violation = self._run(
                 J, x, offs, modes, Cg, gl, gu, bl, bu, self._wis, self._prm, iprm, self._u,
-                self._Zc, self._Zn, dq, scales, errs, act, info,
+                self._Zc, self._Zn, dq, scales, errs, act, levels, info,
             )  # fmt: skip
             code = info.item(0)
             if code == OK:
+                if info.item(6):  # levels solved by the in-kernel QP fallback
+                    qp_levels += np.flatnonzero(levels).tolist()
+                    held += np.flatnonzero(levels == LEVEL_QP_FAILED).tolist()
                 break
             if code == NEED_LEVEL:
                 k = int(info[1])
@@ -556,7 +577,7 @@ class SNSSolver:
                 gl, gu, infeasible_msg = qp.qp_start(Cg, gl, gu, bl, bu, self._wis, self._u)
                 self._resumed = True
                 iprm[0] = 0
-                iprm[2] = FLAG_SKIP_CHECKS | FLAG_HAVE_START | self._hold
+                iprm[2] = FLAG_SKIP_CHECKS | FLAG_HAVE_START | self._flags
             else:
                 message = self._validation_message(code, offs)
                 return self._result_error(SolverStatus.INVALID_INPUT, message, t0, nlev)
@@ -579,7 +600,7 @@ class SNSSolver:
         """Solve the level the kernel handed back with the exact QP; set up the resume.
 
         Returns:
-            False if quadprog failed (the level holds, ``s = 0``).
+            False if a quadprog stage failed (the level holds, ``s = 0``).
         """
         info = self._info
         iprm = self._iprm
@@ -593,7 +614,7 @@ class SNSSolver:
         self._Zc[:, :rn] = self._Zn[:, :rn]
         self._resumed = True
         iprm[0] = k + 1
-        iprm[2] = FLAG_SKIP_CHECKS | FLAG_HAVE_START | self._hold
+        iprm[2] = FLAG_SKIP_CHECKS | FLAG_HAVE_START | self._flags
         iprm[3] = rn
         return ok
 
@@ -631,7 +652,7 @@ class SNSSolver:
             message = f"solved (exact QP fallback on levels {qp_levels})"
             if held:
                 message += (
-                    f"; quadprog failed on levels {held}, which hold the higher "
+                    f"; the exact QP failed on levels {held}, which hold the higher "
                     "levels' solution (s = 0)"
                 )
         return status, message

@@ -45,19 +45,24 @@ import numpy as np
 
 from stackik._jit import kernel
 
-from . import checks, linalg, saturation
+from . import activeset, checks, levelqp, linalg, saturation
 from .checks import validate_inputs
 from .codes import (
     FALLBACK_MIN_ERROR,
     FALLBACK_NO_FEASIBLE_SCALE,
     FLAG_HAVE_START,
     FLAG_HOLD,
+    FLAG_PYTHON_LEVELS,
     FLAG_SKIP_CHECKS,
+    LEVEL_GREEDY,
+    LEVEL_QP,
+    LEVEL_QP_FAILED,
     MODE_SCALE,
     NEED_LEVEL,
     NEED_START,
     OK,
 )
+from .levelqp import level_qp
 from .linalg import factor, null_basis, pinv_svd, pinv_tall, pinv_wide, svd_rank
 from .saturation import level_1d, saturate_row, scale_interval
 
@@ -255,6 +260,9 @@ def solve_levels(
     Cw: np.ndarray,
     low: np.ndarray,
     high: np.ndarray,
+    bl: np.ndarray,
+    bu: np.ndarray,
+    wis: np.ndarray,
     prm: np.ndarray,
     iprm: np.ndarray,
     r: int,
@@ -262,8 +270,9 @@ def solve_levels(
     Zc: np.ndarray,
     Zn: np.ndarray,
     scales: np.ndarray,
+    levels: np.ndarray,
     info: np.ndarray,
-) -> tuple[bool, int, int, int]:
+) -> tuple[bool, int, int, int, int]:
     """The saturation loop of each level from ``iprm[0]`` on (Flacco et al., Alg. 1 and 3).
 
     A level works in the null space ``Z2`` of the levels before it. Each
@@ -276,16 +285,19 @@ def solve_levels(
     paper's ``rank(J_k P) < m_k``), when the row cannot move, or after
     ``iprm[1]`` iterations; the best feasible ``(s*, u)`` is then used, else the
     closed-form solve when one direction is left, else the level holds
-    (``exact_fallback=False``) or is handed back: ``info`` then holds
-    ``NEED_LEVEL``, the level, ``r``, the size ``rn`` of its null space (already
-    in ``Zn``), the iterations so far, the reason and the max-iterations flag.
+    (``exact_fallback=False``), else the exact QP solves it in place
+    (:func:`stackik.sns.levelqp.level_qp`; ``levels[k]`` records it). With
+    ``FLAG_PYTHON_LEVELS`` (the ``quadprog`` reference) the level is handed back
+    instead: ``info`` then holds ``NEED_LEVEL``, the level,
+    ``r``, the size ``rn`` of its null space (already in ``Zn``), the iterations so
+    far, the reason and the max-iterations flag.
 
     The level loop and its iterations share one kernel on purpose: numba updates
     the reference count of every array a kernel binds on each call, and a
     per-level kernel binding this workspace cost about 0.5 us per solve.
 
     Returns:
-        ``(finished, r, iterations, hit_max)``.
+        ``(finished, r, iterations, hit_max, number of levels the QP solved)``.
     """
     n = u.shape[0]
     dim = level_dim(offs, n)
@@ -302,9 +314,11 @@ def solve_levels(
     eps = prm[1]
     totit = 0
     hit_max = 0
+    nqp = 0
     for k in range(iprm[0], offs.shape[0] - 1):
         o = offs[k]
         m = offs[k + 1] - o
+        levels[k] = LEVEL_GREEDY
         if m == 0:
             scales[k] = 1.0
             continue
@@ -366,12 +380,17 @@ def solve_levels(
             scales[k] = level_1d(Jw, o, m, x, z, u, Cw, low, high, modes[k], eps, lam)
         elif modes[k] == MODE_SCALE and (iprm[2] & FLAG_HOLD) != 0:
             scales[k] = 0.0  # no feasible scale and no exact fallback wanted: hold
-        else:
+        elif (iprm[2] & FLAG_PYTHON_LEVELS) != 0:
             hand_back(info, k, r, rn, totit, modes[k], hit_max)
-            return False, r, totit, hit_max
+            return False, r, totit, hit_max, nqp
+        else:
+            ok, s_qp = level_qp(Jw, x, o, m, modes[k], Cw, low, high, bl, bu, wis, eps, Zc, r, u)
+            scales[k] = s_qp
+            levels[k] = LEVEL_QP if ok else LEVEL_QP_FAILED
+            nqp += 1
         copy_basis(Zn, rn, Zc)
         r = rn
-    return True, r, totit, hit_max
+    return True, r, totit, hit_max, nqp
 
 
 @kernel
@@ -469,6 +488,7 @@ def sns_run(
     scales: np.ndarray,
     errs: np.ndarray,
     act: np.ndarray,
+    levels: np.ndarray,
     info: np.ndarray,
 ) -> float:
     """Run the generalised SNS from level ``iprm[0]`` on.
@@ -494,8 +514,10 @@ def sns_run(
         errs: Output residuals ``||J_k dq - s_k x_k||``.
         act: Output indices of the box rows then of the general rows at a bound
             (their counts are ``info[1]`` and ``info[2] - info[1]``).
+        levels: Output, how each level from the start level on was solved
+            (``LEVEL_GREEDY``, ``LEVEL_QP``, ``LEVEL_QP_FAILED``), ``(L,)`` int64.
         info: Output ``[code, index or box count, index or active count, r, rn,
-            iterations, reason, hit_max]``.
+            iterations, reason or (code OK) number of levels the QP solved, hit_max]``.
 
     Returns:
         The largest violation of the box and general rows by ``dq`` (in their
@@ -520,9 +542,10 @@ def sns_run(
             for j in range(n):
                 Zc[i, j] = 1.0 if i == j else 0.0
         r = n
-    finished, r, totit, hit_max = solve_levels(
-        Jw, x, offs, modes, Cw, low, high, prm, iprm, r, u, Zc, Zn, scales, info
-    )
+    finished, r, totit, hit_max, nqp = solve_levels(
+        Jw, x, offs, modes, Cw, low, high, bl, bu, wis, prm, iprm, r, u, Zc, Zn, scales,
+        levels, info,
+    )  # fmt: skip
     if not finished:
         return 0.0
     # Back to joint space; residuals, active rows and the violation check.
@@ -536,6 +559,7 @@ def sns_run(
     info[0] = OK
     info[3] = r
     info[5] = totit
+    info[6] = nqp
     info[7] = hit_max
     return viol
 
@@ -558,7 +582,7 @@ def python_sns_run() -> Callable[..., Any]:
     entry = _PYTHON_TREE.get("sns_run")
     if entry is not None:
         return entry
-    modules = (linalg, saturation, checks, sys.modules[__name__])
+    modules = (linalg, saturation, checks, activeset, levelqp, sys.modules[__name__])
     spaces = {mod.__name__: dict(vars(mod)) for mod in modules}
     copies: dict[tuple[str, str], types.FunctionType] = {}
     for space in spaces.values():
