@@ -34,7 +34,7 @@ from stackik._jit import kernel
 
 from .activeset import QP_SOLVED, gi_solve, qp_workspace
 from .codes import MODE_SCALE
-from .linalg import apply_qt, house_qr, jacobi_svd
+from .linalg import apply_qt, house_qr, jacobi_svd, triangle_inverse
 
 _QP_REG = 1e-7  # proximal weight that makes the lexicographic QP stages strictly convex
 _COND_MAX = 1e8  # largest condition number of a task block solved directly for y
@@ -65,14 +65,15 @@ def task_block(
     fro2 = 0.0
     for i in range(m):
         for c in range(r):
-            acc = 0.0
-            for j in range(n):
-                acc += Jw[o + i, j] * Z[j, c]
-            M0[i, c] = acc
-            fro2 += acc * acc
+            M0[i, c] = 0.0
         acc = 0.0
         for j in range(n):
-            acc += Jw[o + i, j] * up[j]
+            a = Jw[o + i, j]
+            acc += a * up[j]
+            for c in range(r):
+                M0[i, c] += a * Z[j, c]
+        for c in range(r):
+            fro2 += M0[i, c] * M0[i, c]
         T[0, i] = x[o + i]
         T[1, i] = acc
     return math.sqrt(fro2)
@@ -90,17 +91,11 @@ def certify(F: np.ndarray, k: int, thr: float, B: np.ndarray) -> tuple[bool, flo
     for i in range(k):
         if not abs(F[i, i]) >= thr:
             return False, _INF
-    inv2 = 0.0
+    inv2 = triangle_inverse(F, k, B)
     f2 = 0.0
-    for c in range(k):
-        for i in range(c + 1):
+    for i in range(k):
+        for c in range(i, k):
             f2 += F[i, c] * F[i, c]
-        for i in range(k - 1, -1, -1):
-            acc = 1.0 if i == c else 0.0
-            for j in range(i + 1, k):
-                acc -= F[i, j] * B[j, c]
-            B[i, c] = acc / F[i, i]
-            inv2 += B[i, c] * B[i, c]
     return inv2 * thr * thr <= 1.0, math.sqrt(f2 * inv2)
 
 
@@ -159,7 +154,7 @@ def reduced_tall(
     for i in range(m):
         for c in range(r):
             F[i, c] = M0[i, c]
-    house_qr(F, m, r, Hv, hb)
+    house_qr(F, m, r, Hv, hb, sg)
     apply_qt(T[0], m, r, Hv, hb)
     apply_qt(T[1], m, r, Hv, hb)
     ok, cond = certify(F, r, thr, B)
@@ -222,7 +217,7 @@ def reduced_wide(
     for i in range(m):
         for c in range(r):
             F[c, i] = M0[i, c]
-    house_qr(F, r, m, Hv, hb)
+    house_qr(F, r, m, Hv, hb, sg)
     ok, _ = certify(F, m, thr, B)
     if ok:
         for i in range(m):
@@ -335,13 +330,13 @@ def reduced_rows(
         v0[q] = wis[q] * up[q]
     for i in range(Cw.shape[0]):
         for c in range(r):
-            acc = 0.0
-            for j in range(n):
-                acc += Cw[i, j] * Z[j, c]
-            RZ[n + i, c] = acc
+            RZ[n + i, c] = 0.0
         acc = 0.0
         for j in range(n):
-            acc += Cw[i, j] * up[j]
+            a = Cw[i, j]
+            acc += a * up[j]
+            for c in range(r):
+                RZ[n + i, c] += a * Z[j, c]
         v0[n + i] = acc
 
 
