@@ -263,6 +263,10 @@ def reduced_task(
     tolerance: float,
     E: np.ndarray,
     xc: np.ndarray,
+    R1: np.ndarray,
+    Hv1: np.ndarray,
+    hb1: np.ndarray,
+    tall1: bool,
 ) -> tuple[int, bool, bool]:
     """Level ``k`` in the null-space coordinates ``y``: ``E`` and ``xc = [xt; ct]``.
 
@@ -273,18 +277,41 @@ def reduced_task(
     certifies that every direction is kept; a Jacobi SVD of the small triangle decides
     otherwise.
 
+    ``tall1``: the greedy's first iteration of this level factored the same block
+    ``J'_k Z = Q R`` (tall, ``m > r``; ``R1``, ``Hv1``, ``hb1``) and certified ``R``
+    (every singular value ``>= max(tolerance, 1e-12 max(1, ||J'_k Z||_F))``): that
+    factor is used as it is (it is the one :func:`reduced_tall` would compute).
+
     Returns:
         ``(rho, fixes, upper)``: rows of ``E``; ``E`` square and well conditioned (the
         task equality alone fixes ``y`` for each scale); ``E`` upper triangular.
     """
     dim = max(m, r)
-    M0 = np.empty((m, r))
     T = np.zeros((2, dim))
+    fac = np.empty((3, dim, dim))
+    sg = np.empty(dim)
+    if tall1:
+        n = up.shape[0]
+        for i in range(m):
+            acc = 0.0
+            for j in range(n):
+                acc += Jw[o + i, j] * up[j]
+            T[0, i] = x[o + i]
+            T[1, i] = acc
+        apply_qt(T[0], m, r, Hv1, hb1)
+        apply_qt(T[1], m, r, Hv1, hb1)
+        _, cond = certify(R1, r, 0.0, fac[0])
+        if cond < _COND_MAX:
+            for i in range(r):
+                for c in range(r):
+                    E[i, c] = R1[i, c] if c >= i else 0.0
+                xc[0, i] = T[0, i]
+                xc[1, i] = T[1, i]
+            return r, True, True
+    M0 = np.empty((m, r))
     F = np.empty((dim, dim))
     Hv = np.empty((dim, dim))
     hb = np.empty(dim)
-    fac = np.empty((3, dim, dim))
-    sg = np.empty(dim)
     keep = np.zeros(dim, dtype=np.bool_)
     fro = task_block(Jw, o, m, Z, r, up, x, M0, T)
     thr = max(tolerance, 1e-12 * max(1.0, fro))
@@ -366,14 +393,17 @@ def level_rows(
     """
     n = bl.shape[0]
     nrows = RZ.shape[0]
+    moving = np.empty(nrows, dtype=np.bool_)
+    for q in range(nrows):
+        big = 0.0
+        for c in range(r):
+            big = max(big, abs(RZ[q, c]))
+        moving[q] = big > _MOVE_EPS
     row = first
     neq = 0
     for side in range(3):  # 0: equalities, 1: lower bounds, 2: upper bounds
         for q in range(nrows):
-            big = 0.0
-            for c in range(r):
-                big = max(big, abs(RZ[q, c]))
-            if not big > _MOVE_EPS:
+            if not moving[q]:
                 continue
             lo, hi = _row_bounds(q, n, bl, bu, low, high)
             eq = lo == hi and abs(lo) < _INF
@@ -677,6 +707,10 @@ def level_qp(
     Z: np.ndarray,
     r: int,
     u: np.ndarray,
+    R1: np.ndarray,
+    Hv1: np.ndarray,
+    hb1: np.ndarray,
+    tall1: bool,
 ) -> tuple[bool, float]:
     """Solve level ``k`` (rows ``o:o+m``) exactly in ``u = u_prev + Z[:, :r] y``.
 
@@ -697,6 +731,10 @@ def level_qp(
         Z: Null-space basis of the higher levels (first ``r`` columns used).
         r: Size of that null space (> 0).
         u: Weighted solution of the higher levels (in), of this level (out).
+        R1: The greedy's first factor of ``J'_k Z`` (see :func:`reduced_task`).
+        Hv1: Its Householder vectors.
+        hb1: Its Householder coefficients.
+        tall1: Whether that factor is tall and certified (else it is not used).
 
     Returns:
         ``(ok, s)``: False if every QP of stage 1 failed (``u`` then keeps the higher
@@ -707,7 +745,9 @@ def level_qp(
     up = u.copy()
     E = np.empty((r, r))
     xc = np.empty((2, r))
-    rho, fixes, upper = reduced_task(Jw, x, o, m, Z, r, up, tolerance, E, xc)
+    rho, fixes, upper = reduced_task(
+        Jw, x, o, m, Z, r, up, tolerance, E, xc, R1, Hv1, hb1, tall1 and m > r
+    )
     RZ = np.empty((nr, r))
     vec = np.empty((6, max(nr, r + 1)))
     v0, y1, y2, a, un = vec[0], vec[1], vec[2], vec[3], vec[4]

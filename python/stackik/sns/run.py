@@ -301,14 +301,17 @@ def solve_levels(
     """
     n = u.shape[0]
     dim = level_dim(offs, n)
-    fac = np.empty((5, dim, dim))  # the factor of M: A, Hv, B, Us, Vs (linalg.factor)
-    vec = np.empty((7, dim))  # hb, sg (linalg.factor); t2 = J'_k ub; y1, y2 = M^# (x_k, t2); w1, w2
+    # The factor of M (linalg.factor): A, Hv, B, Us, Vs; A and Hv of a level's first
+    # iteration are kept apart (A1, Hv1, with hb1) for its exact QP fallback.
+    fac = np.empty((7, dim, dim))
+    vec = np.empty((8, dim))  # hb, sg (linalg.factor); t2 = J'_k ub; y1, y2 = M^# (x_k, t2); w1, w2
     pts = np.empty((5, n))  # saturation point, a, b, best solution, last direction
     Z2 = np.empty((n, n))
     ZQ = np.empty((n, n))
     sat = np.zeros(low.shape[0], dtype=np.bool_)
-    A, Hv, B, Us, Vs = fac[0], fac[1], fac[2], fac[3], fac[4]
-    hb, sg, t2, y1, y2, w1, w2 = vec[0], vec[1], vec[2], vec[3], vec[4], vec[5], vec[6]
+    An, Hvn, B, Us, Vs, A1, Hv1 = fac[0], fac[1], fac[2], fac[3], fac[4], fac[5], fac[6]
+    hbn, sg, t2, y1, y2, w1, w2 = vec[0], vec[1], vec[2], vec[3], vec[4], vec[5], vec[6]
+    hb1 = vec[7]
     ub, va, vb, best_u, z = pts[0], pts[1], pts[2], pts[3], pts[4]
     lam = prm[0]
     eps = prm[1]
@@ -328,11 +331,15 @@ def solve_levels(
         best_s = -1.0  # the best feasible scale s* so far (none yet)
         done = False
         rho0 = rn = it = 0
+        wide1 = exact1 = False
         while True:
             it += 1
+            A, Hv, hb = (A1, Hv1, hb1) if it == 1 else (An, Hvn, hbn)
             wide, kk, exact, nulltol = factor(Jw, o, m, Z2, n, r2, A, Hv, hb, B, eps)
             rank = kk if exact else svd_rank(A, kk, wide, B, Us, Vs, sg, eps, nulltol)
             if it == 1:
+                wide1 = wide
+                exact1 = exact
                 rho0 = rank
                 rn = null_basis(Z2, n, r2, wide, exact, kk, Hv, hb, Vs, sg, nulltol, Zn, ZQ)
             elif rank < rho0:
@@ -384,7 +391,10 @@ def solve_levels(
             hand_back(info, k, r, rn, totit, modes[k], hit_max)
             return False, r, totit, hit_max, nqp
         else:
-            ok, s_qp = level_qp(Jw, x, o, m, modes[k], Cw, low, high, bl, bu, wis, eps, Zc, r, u)
+            ok, s_qp = level_qp(
+                Jw, x, o, m, modes[k], Cw, low, high, bl, bu, wis, eps, Zc, r, u,
+                A1, Hv1, hb1, exact1 and not wide1,
+            )  # fmt: skip
             scales[k] = s_qp
             levels[k] = LEVEL_QP if ok else LEVEL_QP_FAILED
             nqp += 1
