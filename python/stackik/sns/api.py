@@ -51,7 +51,7 @@ from .codes import (
     FEAS_TOL,
     FLAG_HAVE_START,
     FLAG_HOLD,
-    FLAG_PYTHON_LEVELS,
+    FLAG_PYTHON_FALLBACKS,
     FLAG_SKIP_CHECKS,
     INVERTED_BOUNDS,
     INVERTED_BOX,
@@ -262,13 +262,17 @@ class SNSSolver:
             self.compiled = False
 
     def _reference_qp(self, enable: bool = True) -> None:
-        """Solve the QP fallback levels in Python with ``quadprog`` (the reference).
+        """Run the exact fallbacks in Python with ``quadprog`` (the reference).
 
-        The compiled kernel then hands such a level back (``NEED_LEVEL``) and
-        :func:`stackik.sns.qp.qp_level` solves it; the default solves it in the kernel
-        (:mod:`stackik.sns.levelqp`). For tests and debugging.
+        The compiled kernel then hands a level that needs the exact QP back
+        (``NEED_LEVEL``, solved by :func:`stackik.sns.qp.qp_level`) and so does a start
+        point that needs more than ``clip(0, box)`` (``NEED_START``,
+        :func:`stackik.sns.qp.qp_start`); by default both are solved in the kernel
+        (:mod:`stackik.sns.levelqp`, :mod:`stackik.sns.startpoint`). For tests and
+        debugging.
         """
-        self._flags = (self._flags & ~FLAG_PYTHON_LEVELS) | (FLAG_PYTHON_LEVELS if enable else 0)
+        flag = FLAG_PYTHON_FALLBACKS if enable else 0
+        self._flags = (self._flags & ~FLAG_PYTHON_FALLBACKS) | flag
         self._iprm[2] = self._flags
 
     # ------------------------------------------------------------------ API
@@ -534,7 +538,13 @@ class SNSSolver:
         bl: np.ndarray,
         bu: np.ndarray,
     ) -> VelocitySolverResult:
-        """The kernel loop: run, hand the start point or a level to the QP, resume."""
+        """Run the kernel; finish in Python what it hands back, and resume.
+
+        The kernel solves the QP fallback levels and the start point itself; it hands
+        back only an empty constraint set (``NEED_START``: the least-violating point,
+        :func:`stackik.sns.qp.qp_start`), or, with :meth:`_reference_qp`, every start
+        point and QP level to the ``quadprog`` reference.
+        """
         n = self.n
         nlev = offs.shape[0] - 1
         if self._act.shape[0] < n + Cg.shape[0]:

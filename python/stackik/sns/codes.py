@@ -24,7 +24,7 @@ NEED_LEVEL = 9
 FLAG_SKIP_CHECKS = 1
 FLAG_HAVE_START = 2
 FLAG_HOLD = 4
-FLAG_PYTHON_LEVELS = 8  # hand levels needing the exact QP back to Python (the reference)
+FLAG_PYTHON_FALLBACKS = 8  # hand the start point and QP levels back to Python (the reference)
 
 # How a level was solved (the int64 ``levels`` output of sns_run).
 LEVEL_GREEDY = 0  # the greedy saturation (or the closed-form 1-D solve, or held by choice)

@@ -45,14 +45,14 @@ import numpy as np
 
 from stackik._jit import kernel
 
-from . import activeset, checks, levelqp, linalg, saturation
+from . import activeset, checks, levelqp, linalg, saturation, startpoint
 from .checks import validate_inputs
 from .codes import (
     FALLBACK_MIN_ERROR,
     FALLBACK_NO_FEASIBLE_SCALE,
     FLAG_HAVE_START,
     FLAG_HOLD,
-    FLAG_PYTHON_LEVELS,
+    FLAG_PYTHON_FALLBACKS,
     FLAG_SKIP_CHECKS,
     LEVEL_GREEDY,
     LEVEL_QP,
@@ -65,6 +65,7 @@ from .codes import (
 from .levelqp import level_qp
 from .linalg import factor, null_basis, pinv_svd, pinv_tall, pinv_wide, svd_rank
 from .saturation import level_1d, saturate_row, scale_interval
+from .startpoint import start_point
 
 _INF = math.inf
 
@@ -117,7 +118,8 @@ def box_start(
     """Start point ``u = clip(0, box)``, the minimum-norm point of the box.
 
     If a general row rejects it, ``info`` gets ``NEED_START`` and that row: the
-    caller finds the start point with a QP (:mod:`stackik.sns.qp`).
+    caller finds the start point (:func:`stackik.sns.startpoint.start_point`, or with
+    the ``quadprog`` reference in Python, :func:`stackik.sns.qp.qp_start`).
 
     Returns:
         Whether ``u`` is a feasible start point.
@@ -287,7 +289,7 @@ def solve_levels(
     closed-form solve when one direction is left, else the level holds
     (``exact_fallback=False``), else the exact QP solves it in place
     (:func:`stackik.sns.levelqp.level_qp`; ``levels[k]`` records it). With
-    ``FLAG_PYTHON_LEVELS`` (the ``quadprog`` reference) the level is handed back
+    ``FLAG_PYTHON_FALLBACKS`` (the ``quadprog`` reference) the level is handed back
     instead: ``info`` then holds ``NEED_LEVEL``, the level,
     ``r``, the size ``rn`` of its null space (already in ``Zn``), the iterations so
     far, the reason and the max-iterations flag.
@@ -387,7 +389,7 @@ def solve_levels(
             scales[k] = level_1d(Jw, o, m, x, z, u, Cw, low, high, modes[k], eps, lam)
         elif modes[k] == MODE_SCALE and (iprm[2] & FLAG_HOLD) != 0:
             scales[k] = 0.0  # no feasible scale and no exact fallback wanted: hold
-        elif (iprm[2] & FLAG_PYTHON_LEVELS) != 0:
+        elif (iprm[2] & FLAG_PYTHON_FALLBACKS) != 0:
             hand_back(info, k, r, rn, totit, modes[k], hit_max)
             return False, r, totit, hit_max, nqp
         else:
@@ -547,7 +549,14 @@ def sns_run(
         # Level 1 starts from the minimum-norm point of the box (a QP when the
         # general rows reject it) with the whole space as its null space.
         if (flags & FLAG_HAVE_START) == 0 and not box_start(u, Cw, low, high, prm[2], info):
-            return 0.0
+            # The minimum-norm point of the constraint set, in the kernel unless the
+            # quadprog reference is asked for; an empty set goes back to Python.
+            if (flags & FLAG_PYTHON_FALLBACKS) != 0 or not start_point(
+                Cw, wis, bl, bu, low, high, u
+            ):
+                return 0.0
+            info[0] = OK
+            info[1] = 0
         for i in range(n):
             for j in range(n):
                 Zc[i, j] = 1.0 if i == j else 0.0
@@ -563,7 +572,8 @@ def sns_run(
         dq[j] = wis[j] * u[j]
     task_residuals(J, x, offs, scales, dq, errs)
     viol, nbox = box_activity(dq, bl, bu, prm[3], act)
-    viol, nact = general_activity(dq, Cg, gl, gu, prm[3], act, nbox, viol)
+    # (the general bounds as used: widened around a projected start point)
+    viol, nact = general_activity(dq, Cg, low[n:], high[n:], prm[3], act, nbox, viol)
     info[1] = nbox
     info[2] = nact
     info[0] = OK
@@ -592,7 +602,7 @@ def python_sns_run() -> Callable[..., Any]:
     entry = _PYTHON_TREE.get("sns_run")
     if entry is not None:
         return entry
-    modules = (linalg, saturation, checks, activeset, levelqp, sys.modules[__name__])
+    modules = (linalg, saturation, checks, activeset, levelqp, startpoint, sys.modules[__name__])
     spaces = {mod.__name__: dict(vars(mod)) for mod in modules}
     copies: dict[tuple[str, str], types.FunctionType] = {}
     for space in spaces.values():
