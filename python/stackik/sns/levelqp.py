@@ -69,6 +69,8 @@ def task_block(
         acc = 0.0
         for j in range(n):
             a = Jw[o + i, j]
+            if a == 0.0:
+                continue  # (task rows are sparse)
             acc += a * up[j]
             for c in range(r):
                 M0[i, c] += a * Z[j, c]
@@ -361,6 +363,8 @@ def reduced_rows(
         acc = 0.0
         for j in range(n):
             a = Cw[i, j]
+            if a == 0.0:
+                continue  # (constraint rows are often sparse)
             acc += a * up[j]
             for c in range(r):
                 RZ[n + i, c] += a * Z[j, c]

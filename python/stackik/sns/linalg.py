@@ -277,6 +277,8 @@ def factor(
             w[c] = 0.0
         for j in range(n):
             a = Jw[o + i, j]
+            if a == 0.0:
+                continue  # (task rows are sparse: a posture row has one entry)
             for c in range(r2):
                 w[c] += a * Z2[j, c]
         for c in range(r2):
@@ -459,22 +461,43 @@ def pinv_svd(
 
 @kernel
 def right_apply_q(
-    Z: np.ndarray, n: int, r: int, k: int, Hv: np.ndarray, hb: np.ndarray, ZQ: np.ndarray
+    Z: np.ndarray,
+    n: int,
+    r: int,
+    k: int,
+    Hv: np.ndarray,
+    hb: np.ndarray,
+    ZQ: np.ndarray,
+    W: np.ndarray,
 ) -> None:
-    """``ZQ <- Z[:, :r] Q = Z H_0 ... H_{k-1}`` for the factor of :func:`house_qr`."""
-    for i in range(n):
-        for c in range(r):
-            ZQ[i, c] = Z[i, c]
+    """``ZQ <- Z[:, :r] Q = Z H_0 ... H_{k-1}`` for the factor of :func:`house_qr`.
+
+    The reflections run on the transpose, held in ``W`` (scratch, ``>= r x n``), so
+    their inner loops run along rows and vectorise; ``ZQ[0]`` holds the dot products
+    meanwhile. Every entry is summed in the order of the row-by-row form.
+    """
+    for c in range(r):
+        for i in range(n):
+            W[c, i] = Z[i, c]
+    d = ZQ[0]
     for j in range(k):
         if hb[j] == 0.0:
             continue
         for i in range(n):
-            d = 0.0
-            for c in range(j, r):
-                d += ZQ[i, c] * Hv[c, j]
-            d *= hb[j]
-            for c in range(j, r):
-                ZQ[i, c] -= d * Hv[c, j]
+            d[i] = 0.0
+        for c in range(j, r):
+            h = Hv[c, j]
+            for i in range(n):
+                d[i] += W[c, i] * h
+        for i in range(n):
+            d[i] *= hb[j]
+        for c in range(j, r):
+            h = Hv[c, j]
+            for i in range(n):
+                W[c, i] -= d[i] * h
+    for i in range(n):
+        for c in range(r):
+            ZQ[i, c] = W[c, i]
 
 
 @kernel
@@ -546,7 +569,7 @@ def null_basis(
     """
     rn = 0
     if wide:
-        right_apply_q(Z, n, r, k, Hv, hb, ZQ)
+        right_apply_q(Z, n, r, k, Hv, hb, ZQ, Zn)  # (Zn is its scratch until written)
         if not exact:
             rn = append_svd_null(ZQ, n, k, k, Vs, sg, nulltol, Zn, rn)
         for c in range(k, r):
