@@ -126,16 +126,6 @@ def _givens(a: float, b: float) -> tuple[float, float, float]:
     return a / rho, b / rho, rho
 
 
-@kernel(inline=True)
-def _rotate_columns(J: np.ndarray, nv: int, i: int, j: int, c: float, s: float) -> None:
-    """``(J[:, i], J[:, j]) <- (c J[:, i] + s J[:, j], -s J[:, i] + c J[:, j])``."""
-    for k in range(nv):
-        ji = J[k, i]
-        jj = J[k, j]
-        J[k, i] = c * ji + s * jj
-        J[k, j] = c * jj - s * ji
-
-
 @kernel
 def add_constraint(J: np.ndarray, R: np.ndarray, d: np.ndarray, nv: int, q: int) -> None:
     """Append the normal whose ``d = J^T n`` is given as active constraint ``q``.
@@ -149,7 +139,11 @@ def add_constraint(J: np.ndarray, R: np.ndarray, d: np.ndarray, nv: int, q: int)
         c, s, rho = _givens(d[i - 1], d[i])
         d[i - 1] = rho
         d[i] = 0.0
-        _rotate_columns(J, nv, i - 1, i, c, s)
+        for k in range(nv):  # (J[:, i-1], J[:, i]) <- (c J[:, i-1] + s J[:, i], ...)
+            ja = J[k, i - 1]
+            jb = J[k, i]
+            J[k, i - 1] = c * ja + s * jb
+            J[k, i] = c * jb - s * ja
     for i in range(q + 1):
         R[i, q] = d[i]
 
@@ -186,16 +180,11 @@ def drop_constraint(
             rk = R[j + 1, col]
             R[j, col] = c * rj + s * rk
             R[j + 1, col] = c * rk - s * rj
-        _rotate_columns(J, nv, j, j + 1, c, s)
-
-
-@kernel(inline=True)
-def _row_value(A: np.ndarray, b: np.ndarray, i: int, nv: int, x: np.ndarray) -> float:
-    """``A[i] . x - b[i]``."""
-    acc = 0.0
-    for j in range(nv):
-        acc += A[i, j] * x[j]
-    return acc - b[i]
+        for k in range(nv):
+            ja = J[k, j]
+            jb = J[k, j + 1]
+            J[k, j] = c * ja + s * jb
+            J[k, j + 1] = c * jb - s * ja
 
 
 @kernel
@@ -225,7 +214,10 @@ def most_violated(
     for i in range(m):
         if isact[i] != 0.0:
             continue
-        v = _row_value(A, b, i, nv, x)
+        v = 0.0
+        for j in range(nv):
+            v += A[i, j] * x[j]
+        v -= b[i]
         if i < meq:
             sgn[i] = -1.0 if v > 0.0 else 1.0
             v = -abs(v)
@@ -287,14 +279,27 @@ def step_directions(
     return dd, dd2, zn
 
 
-@kernel(inline=True)
-def _dual_limit(
-    u: np.ndarray, rv: np.ndarray, act: np.ndarray, q: int, meq: int
+@kernel
+def take_step(
+    x: np.ndarray,
+    z: np.ndarray,
+    nv: int,
+    u: np.ndarray,
+    rv: np.ndarray,
+    act: np.ndarray,
+    q: int,
+    meq: int,
+    t2: float,
 ) -> tuple[float, int]:
-    """Largest step ``t1`` before an active inequality's multiplier ``u - t rv`` hits 0.
+    """Step ``t = min(t1, t2)``: ``x += t z``, active multipliers ``-= t rv``, new ``+= t``.
+
+    ``t1`` is the largest step before an active inequality's multiplier ``u - t rv``
+    reaches 0 (``inf`` when none limits it); pass ``nv = 0`` for a step in the
+    multipliers only.
 
     Returns:
-        ``(t1, position in the active set)``, ``(inf, -1)`` when none limits it.
+        ``(t, j)``: the step taken and the position in the active set of the
+        constraint to drop (-1 for a full step ``t = t2``).
     """
     t1 = _INF
     drop = -1
@@ -304,19 +309,19 @@ def _dual_limit(
             if ratio < t1:
                 t1 = ratio
                 drop = j
-    return t1, drop
-
-
-@kernel(inline=True)
-def _move(
-    x: np.ndarray, z: np.ndarray, nv: int, u: np.ndarray, rv: np.ndarray, q: int, t: float
-) -> None:
-    """Step ``t``: ``x += t z``, the active multipliers ``-= t rv``, the new one ``+= t``."""
+    if t2 <= t1:
+        t = t2
+        drop = -1
+    else:
+        t = t1
+    if t == _INF:
+        return t, drop
     for i in range(nv):
         x[i] += t * z[i]
     for j in range(q):
         u[j] -= t * rv[j]
     u[q] += t
+    return t, drop
 
 
 @kernel
@@ -397,27 +402,25 @@ def gi_solve(
             if steps > cap or not math.isfinite(sp):
                 return QP_TROUBLE
             dd, dd2, zn = step_directions(A, p, sgn[p], nv, q, J, R, d, z, rv)
-            t1, drop = _dual_limit(u, rv, act, q, meq)
             if dd2 <= _DEP_TOL * dd or not zn > 0.0:
                 # n is dependent on the active normals: only the multipliers can move.
+                t, drop = take_step(x, z, 0, u, rv, act, q, meq, _INF)
                 if drop < 0:
                     return QP_INFEASIBLE
-                _move(x, z, 0, u, rv, q, t1)
-                isact[act[drop]] = 0.0
-                drop_constraint(J, R, u, act, nv, q, drop)
-                q -= 1
-                continue
-            t2 = -sp / zn
-            if t2 <= t1:  # full step: p becomes active
-                _move(x, z, nv, u, rv, q, t2)
-                add_constraint(J, R, d, nv, q)
-                act[q] = p
-                isact[p] = 1.0
-                q += 1
-                break
-            _move(x, z, nv, u, rv, q, t1)  # partial step: drop a blocking constraint
-            isact[act[drop]] = 0.0
+            else:
+                t, drop = take_step(x, z, nv, u, rv, act, q, meq, -sp / zn)
+                if drop < 0:  # full step: p becomes active
+                    add_constraint(J, R, d, nv, q)
+                    act[q] = p
+                    isact[p] = 1.0
+                    q += 1
+                    break
+            isact[act[drop]] = 0.0  # drop a blocking constraint, then try p again
             drop_constraint(J, R, u, act, nv, q, drop)
             q -= 1
-            sp = sgn[p] * _row_value(A, b, p, nv, x)
+            if t > 0.0:
+                acc = 0.0
+                for j in range(nv):
+                    acc += A[p, j] * x[j]
+                sp = sgn[p] * (acc - b[p])
     return QP_SOLVED

@@ -327,16 +327,6 @@ def reduced_task(
     return rho, False, False
 
 
-@kernel(inline=True)
-def _row_bounds(
-    q: int, n: int, bl: np.ndarray, bu: np.ndarray, low: np.ndarray, high: np.ndarray
-) -> tuple[float, float]:
-    """Bounds of row ``q`` as the reference sees them: box rows ``wis_q u_q`` in ``[bl, bu]``."""
-    if q < n:
-        return bl[q], bu[q]
-    return low[q], high[q]
-
-
 @kernel
 def reduced_rows(
     Cw: np.ndarray,
@@ -397,19 +387,22 @@ def level_rows(
     """
     n = bl.shape[0]
     nrows = RZ.shape[0]
-    moving = np.empty(nrows, dtype=np.bool_)
+    moving = np.zeros(nrows, dtype=np.bool_)
     for q in range(nrows):
-        big = 0.0
         for c in range(r):
-            big = max(big, abs(RZ[q, c]))
-        moving[q] = big > _MOVE_EPS
+            if abs(RZ[q, c]) > _MOVE_EPS:
+                moving[q] = True
+                break
     row = first
     neq = 0
     for side in range(3):  # 0: equalities, 1: lower bounds, 2: upper bounds
         for q in range(nrows):
             if not moving[q]:
                 continue
-            lo, hi = _row_bounds(q, n, bl, bu, low, high)
+            # (bounds read here, not in a helper: a call binding arrays costs a
+            # reference-count update per array, on every row)
+            lo = bl[q] if q < n else low[q]
+            hi = bu[q] if q < n else high[q]
             eq = lo == hi and abs(lo) < _INF
             if side == 0 and eq:
                 sign = 1.0
@@ -516,6 +509,21 @@ def determined_scale(
 
 
 @kernel
+def gram(D: np.ndarray, rows: int, cols: int, G: np.ndarray) -> None:
+    """``G[:cols, :cols] <- D^T D`` over ``D[:rows, :cols]`` (row by row: vectorised)."""
+    for i in range(cols):
+        for j in range(cols):
+            G[i, j] = 0.0
+    for t in range(rows):
+        for i in range(cols):
+            d = D[t, i]
+            if d == 0.0:
+                continue
+            for j in range(cols):
+                G[i, j] += d * D[t, j]
+
+
+@kernel
 def stage1_scale(
     E: np.ndarray,
     xc: np.ndarray,
@@ -564,14 +572,8 @@ def stage1_scale(
             return min(max(z[r], 0.0), 1.0)
     # No scale keeps the task direction: least residual along the ray (D = [E, -xt]).
     for reg in (_QP_REG, 1e3 * _QP_REG):
+        gram(Aq, rho, nv, G)
         for i in range(nv):
-            for j in range(nv):
-                acc = 0.0
-                for t in range(rho):
-                    di = Aq[t, i]
-                    dj = Aq[t, j]
-                    acc += di * dj
-                G[i, j] = acc
             G[i, i] += reg
             acc = 0.0
             for t in range(rho):
@@ -608,12 +610,8 @@ def stage1_min_error(
     """
     Wm, Wv, Wr, act = ws
     for reg in (_QP_REG, 1e3 * _QP_REG):
+        gram(E, rho, r, G)
         for i in range(r):
-            for j in range(r):
-                acc = 0.0
-                for t in range(rho):
-                    acc += E[t, i] * E[t, j]
-                G[i, j] = acc
             G[i, i] += reg
             acc = 0.0
             for t in range(rho):

@@ -41,25 +41,17 @@ _EPS = 2.220446049250313e-16
 _INF = math.inf
 
 
-@kernel(inline=True)
-def _row_value(q: int, n: int, Cw: np.ndarray, wis: np.ndarray, u: np.ndarray) -> float:
-    """Value of row ``q``: ``wis_q u_q`` (box) or ``Cw[q - n] . u`` (general)."""
-    if q < n:
-        return wis[q] * u[q]
-    acc = 0.0
+@kernel
+def row_values(Cw: np.ndarray, wis: np.ndarray, u: np.ndarray, v: np.ndarray) -> None:
+    """``v <- [wis * u; Cw u]``: the value of every row (box rows first)."""
+    n = u.shape[0]
     for j in range(n):
-        acc += Cw[q - n, j] * u[j]
-    return acc
-
-
-@kernel(inline=True)
-def _bounds(
-    q: int, n: int, bl: np.ndarray, bu: np.ndarray, low: np.ndarray, high: np.ndarray
-) -> tuple[float, float]:
-    """Bounds of row ``q``: the box (unweighted) or the general row's."""
-    if q < n:
-        return bl[q], bu[q]
-    return low[q], high[q]
+        v[j] = wis[j] * u[j]
+    for i in range(Cw.shape[0]):
+        acc = 0.0
+        for j in range(n):
+            acc += Cw[i, j] * u[j]
+        v[n + i] = acc
 
 
 @kernel
@@ -164,17 +156,19 @@ def projected_start(
     target = np.zeros(nr)
     A = np.zeros((nr, n))
     t = np.empty(nr)
+    v = np.empty(nr)
     for j in range(n):
         u[j] = 0.0
     for _ in range(_ROUNDS + 1):
         new = 0
         bad = 0
+        row_values(Cw, wis, u, v)
         for q in range(nr):
-            v = _row_value(q, n, Cw, wis, u)
-            lo, hi = _bounds(q, n, bl, bu, low, high)
-            if v < lo - _SNAP_TOL:
+            lo = bl[q] if q < n else low[q]
+            hi = bu[q] if q < n else high[q]
+            if v[q] < lo - _SNAP_TOL:
                 target[q] = lo
-            elif v > hi + _SNAP_TOL:
+            elif v[q] > hi + _SNAP_TOL:
                 target[q] = hi
             else:
                 continue
@@ -236,7 +230,8 @@ def qp_rows(
                     big = max(big, abs(Cw[q - n, j]))
                 if not big > _MOVE_EPS:
                     continue
-            lo, hi = _bounds(q, n, bl, bu, low, high)
+            lo = bl[q] if q < n else low[q]
+            hi = bu[q] if q < n else high[q]
             eq = lo == hi and abs(lo) < _INF
             if side == 0 and eq:
                 sign, rhs = 1.0, lo
@@ -292,13 +287,14 @@ def start_point(
     """
     n = u.shape[0]
     nr = low.shape[0]
+    v = np.empty(nr)
     if projected_start(Cw, wis, bl, bu, low, high, u):
         for j in range(n):
             u[j] = min(max(u[j], low[j]), high[j])
+        row_values(Cw, wis, u, v)
         for q in range(n, nr):
-            v = _row_value(q, n, Cw, wis, u)
-            low[q] = min(low[q], v)
-            high[q] = max(high[q], v)
+            low[q] = min(low[q], v[q])
+            high[q] = max(high[q], v[q])
         return True
     Aq = np.empty((2 * nr, n))
     bq = np.empty(2 * nr)
@@ -312,10 +308,11 @@ def start_point(
     if gi_solve(G, a, Aq, bq, n, m, meq, x, Wm, Wv, Wr, act) != QP_SOLVED:
         return False
     viol = 0.0
+    row_values(Cw, wis, x, v)
     for q in range(nr):
-        v = _row_value(q, n, Cw, wis, x)
-        lo, hi = _bounds(q, n, bl, bu, low, high)
-        viol = max(viol, lo - v, v - hi)
+        lo = bl[q] if q < n else low[q]
+        hi = bu[q] if q < n else high[q]
+        viol = max(viol, lo - v[q], v[q] - hi)
     if viol > VIOLATION_TOL:
         return False
     for j in range(n):
