@@ -28,12 +28,63 @@ def reference(G, a, A, b, meq):
         return None
 
 
+def reference_kkt(G, a, A, b, meq):
+    """quadprog's ``(x, active set, multipliers)``, or None when it reports infeasible.
+
+    The active set is quadprog's ``iact`` (1-based there) as a set of row indices; the
+    multipliers are its ``lagrangian``, one per row (0 for the inactive rows).
+    """
+    try:
+        x, _, _, _, lam, iact = quadprog.solve_qp(G, a, np.ascontiguousarray(A.T), b, meq)
+    except ValueError:
+        return None
+    return x, set((iact[iact > 0] - 1).tolist()), lam
+
+
 def ours(G, a, A, b, meq, solve=gi_solve, workspace=qp_workspace):
     nv, m = G.shape[0], A.shape[0]
     x = np.zeros(nv)
     rows = np.ascontiguousarray(A) if m else np.zeros((1, nv))
     status = solve(G, a, rows, b if m else np.zeros(1), nv, m, meq, x, *workspace(nv, m))
     return x, status
+
+
+def ours_kkt(G, a, A, b, meq):
+    """gi_solve's ``(x, status, active set, multipliers)`` read back from its workspaces.
+
+    ``Wr[4]`` flags the active rows, ``act[:q]`` lists them in the order of the
+    multipliers ``Wv[3, :q]``; an equality entered with the sign ``Wr[3, i]``, so its
+    multiplier for ``A[i] x = b[i]`` is ``Wr[3, i] Wv[3, j]``.
+    """
+    nv, m = G.shape[0], A.shape[0]
+    x = np.zeros(nv)
+    Wm, Wv, Wr, act = qp_workspace(nv, m)
+    status = gi_solve(G, a, np.ascontiguousarray(A), b, nv, m, meq, x, Wm, Wv, Wr, act)
+    active = set(np.flatnonzero(Wr[4, :m]).tolist())
+    lam = np.zeros(m)
+    for j in range(len(active)):
+        lam[act[j]] = Wv[3, j] * Wr[3, act[j]]
+    return x, status, active, lam
+
+
+def assert_kkt(G, a, A, b, meq, x, active, lam, tol):
+    """The optimality conditions of ``(x, lam)`` with ``active`` as the active set.
+
+    Stationarity ``G x - a = A^T lam``, the active rows tight, the inactive rows'
+    multipliers 0 and the inequalities' multipliers >= 0 (``tol`` relative).
+    """
+    scale = max(1.0, float(np.max(np.abs(lam), initial=0.0)), float(np.max(np.abs(a))))
+    grad = G @ x - a
+    np.testing.assert_allclose(
+        grad, A.T @ lam, rtol=0, atol=tol * scale * max(1.0, np.abs(A).max())
+    )
+    rows = sorted(active)
+    tight = A[rows] @ x - b[rows]
+    assert np.all(np.abs(tight) <= tol * (1 + np.abs(b[rows]) + np.abs(A[rows]) @ np.abs(x)))
+    inactive = np.ones(A.shape[0], dtype=bool)
+    inactive[rows] = False
+    assert np.all(lam[inactive] == 0.0)
+    assert np.all(lam[meq:] >= -tol * scale)
 
 
 def random_qp(rng, kind, nv_max=50, m_max=150):
@@ -79,17 +130,22 @@ def random_qp(rng, kind, nv_max=50, m_max=150):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_matches_quadprog_on_random_problems(kind):
-    """Same verdict and same solution as quadprog on 400 problems of each kind.
+    """Same verdict, solution, active set and multipliers as quadprog (400 problems each).
 
     Solutions agree to 1e-9 relative; for the badly conditioned residual QPs
     (cond(G) up to ~1e9) the difference is measured in the metric of G (the directions
-    G barely weighs are only determined to ~cond(G) * eps by either solver).
+    G barely weighs are only determined to ~cond(G) * eps by either solver). The active
+    sets are the same rows and the multipliers agree to 1e-9 relative, except at the
+    degenerate vertices (more rows tight than variables), where the multipliers are not
+    unique: there both answers must satisfy the optimality conditions. A problem one
+    solver calls infeasible the other does too, and a solved point satisfies the rows.
     """
-    rng = np.random.default_rng(abs(hash(kind)) % 2**32)
+    rng = np.random.default_rng(1100 + KINDS.index(kind))
     verdicts = set()
     for _ in range(400):
         G, a, A, b, meq = random_qp(rng, kind)
-        x_ref = reference(G, a, A, b, meq)
+        ref = reference_kkt(G, a, A, b, meq) if A.shape[0] else None
+        x_ref = ref[0] if ref is not None else reference(G, a, A, b, meq)
         x, status = ours(G, a, A, b, meq)
         verdicts.add(status)
         assert status in (QP_SOLVED, QP_INFEASIBLE)
@@ -107,6 +163,15 @@ def test_matches_quadprog_on_random_problems(kind):
         v = A @ x - b
         assert np.all(np.abs(v[:meq]) <= 1e-9 * (1 + np.abs(b[:meq])))
         assert np.all(v[meq:] >= -1e-9 * (1 + np.abs(b[meq:])))
+        if ref is None:
+            continue
+        x2, _, active, lam = ours_kkt(G, a, A, b, meq)
+        np.testing.assert_array_equal(x2, x)
+        assert_kkt(G, a, A, b, meq, x, active, lam, 1e-9)
+        if kind != "degenerate":
+            assert active == ref[1]
+            lam_scale = max(1.0, float(np.max(np.abs(ref[2]))))
+            np.testing.assert_allclose(lam, ref[2], rtol=0, atol=1e-9 * lam_scale)
     if kind in ("infeasible", "bad_equalities"):
         assert verdicts == {QP_SOLVED, QP_INFEASIBLE}
 
@@ -138,6 +203,58 @@ def test_infeasible_and_not_convex():
     assert status == QP_INFEASIBLE
     _, status = ours(np.eye(2), np.zeros(2), zero_row, np.array([-1.0]), 0)  # 0 >= -1
     assert status == QP_SOLVED
+
+
+def test_redundant_and_parallel_constraints():
+    """Duplicated, scaled and parallel rows: quadprog's point, optimality conditions hold.
+
+    min 1/2 |x|^2 - 3 x0 - x1 under x0 = x1 (given three times, once scaled) and
+    x0 + x1 <= 1 (given three times, once scaled by 3) with the parallel, inactive
+    x0 + x1 <= 2: the answer is (0.5, 0.5), one row of each family active (the copies
+    are dependent on it); without the equalities it is (1.5, -0.5). Then a degenerate
+    vertex (x0 <= 0.5, x1 <= 0.5 and x0 + x1 <= 1 all tight at the answer, multipliers
+    not unique).
+    """
+    G, a = np.eye(2), np.array([3.0, 1.0])
+    A = np.array(
+        [[1.0, -1.0], [1.0, -1.0], [2.0, -2.0], [-1.0, -1.0], [-1.0, -1.0], [-3.0, -3.0], [-1, -1]]
+    )
+    b = np.array([0.0, 0.0, 0.0, -1.0, -1.0, -3.0, -2.0])
+    for meq, rows, rhs, answer in ((3, A, b, [0.5, 0.5]), (0, A[3:], b[3:], [1.5, -0.5])):
+        x, status, active, lam = ours_kkt(G, a, rows, rhs, meq)
+        assert status == QP_SOLVED
+        np.testing.assert_allclose(x, answer, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(x, reference(G, a, rows, rhs, meq), rtol=0, atol=1e-15)
+        assert_kkt(G, a, rows, rhs, meq, x, active, lam, 1e-12)
+        assert len(active & set(range(meq))) == (meq > 0)
+        assert len(active - set(range(meq))) == 1
+        assert lam[-1] == 0.0  # the parallel row x0 + x1 <= 2 is not active
+    vertex = np.array([[-1.0, 0.0], [0.0, -1.0], [-1.0, -1.0]])
+    x, status, active, lam = ours_kkt(
+        G, np.array([2.0, 2.0]), vertex, np.array([-0.5, -0.5, -1.0]), 0
+    )
+    assert status == QP_SOLVED
+    np.testing.assert_allclose(x, [0.5, 0.5], rtol=0, atol=1e-15)
+    assert_kkt(
+        G, np.array([2.0, 2.0]), vertex, np.array([-0.5, -0.5, -1.0]), 0, x, active, lam, 1e-12
+    )
+
+
+@pytest.mark.parametrize(
+    ("A", "b", "meq"),
+    [
+        ([[1.0, 1.0], [-2.0, -2.0]], [1.0, 0.0], 0),  # x0 + x1 >= 1 and x0 + x1 <= 0
+        ([[1.0, -1.0], [2.0, -2.0]], [0.0, 1.0], 2),  # x0 = x1 and 2 x0 - 2 x1 = 1
+        ([[1.0, 0.0], [-1.0, 0.0]], [1.0, 0.0], 1),  # x0 = 1 and x0 <= 0
+        ([[1.0, 0.0], [1.0, 0.0], [-3.0, 0.0], [0.0, 1.0]], [1.0, 1.0, -2.0, 0.0], 0),
+    ],
+)
+def test_parallel_contradicting_rows_are_infeasible(A, b, meq):
+    """Contradicting parallel rows: reported infeasible (as by quadprog), never a point."""
+    A, b = np.array(A), np.array(b)
+    assert reference(np.eye(2), np.ones(2), A, b, meq) is None
+    _, status = ours(np.eye(2), np.ones(2), A, b, meq)
+    assert status == QP_INFEASIBLE
 
 
 def test_plain_python_matches_compiled():

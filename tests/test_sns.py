@@ -800,24 +800,48 @@ def test_in_kernel_qp_fallback_matches_quadprog_reference():
 
 
 def test_fallback_levels_reported():
-    """The levels solved by the exact QP are named in the message, as with the reference."""
+    """``fallback_levels`` names the levels the exact QP solved, as on the reference path.
+
+    One solver per size is reused across problems with 1-3 levels (the per-level record
+    of the kernel must not leak from one solve to the next); each answer's
+    ``fallback_levels`` equals a fresh quadprog-reference solver's and the levels named
+    in the message. ``exact_fallback=False``: no QP, an empty list.
+    """
     rng = np.random.default_rng(8)
-    seen = 0
-    for _ in range(40):
-        n, goals, jacs, modes, C, lo, hi, bl, bu, w = fallback_problem(rng)
-        res = SNSSolver(n, joint_weights=w).solve(
-            goals, jacs, C, lo, hi, box_lower=bl, box_upper=bu, modes=modes
+    solvers: dict[int, SNSSolver] = {}
+    seen = quiet = 0
+    for _ in range(120):
+        n, goals, jacs, modes, C, lo, hi, bl, bu, _ = fallback_problem(rng)
+        cut = int(rng.integers(1, len(jacs) + 1))  # now and then fewer levels
+        goals, jacs, modes = goals[:cut], jacs[:cut], modes[:cut]
+        ours = solvers.setdefault(n, SNSSolver(n))
+        ref = SNSSolver(n)
+        ref._reference_qp()
+        kw = dict(box_lower=bl, box_upper=bu, modes=modes)
+        res, expected = (
+            ours.solve(goals, jacs, C, lo, hi, **kw),
+            ref.solve(goals, jacs, C, lo, hi, **kw),
         )
+        assert res.status == expected.status == SolverStatus.SUCCESS, res.status_message
+        assert res.fallback_levels == expected.fallback_levels
         if "QP fallback" in res.status_message:
-            levels = res.status_message.split("levels [")[1].split("]")[0]
-            assert all(0 <= int(k) < len(jacs) for k in levels.split(","))
+            named = res.status_message.split("levels [")[1].split("]")[0]
+            assert res.fallback_levels == [int(k) for k in named.split(",")]
+            assert all(0 <= k < len(jacs) for k in res.fallback_levels)
             seen += 1
-    assert seen >= 20
+        else:
+            assert res.fallback_levels == []
+            quiet += 1
+    assert seen >= 40 and quiet >= 10
     # exact_fallback=False: no QP, the level holds
     n, goals, jacs, modes, C, lo, hi, bl, bu, w = fallback_problem(np.random.default_rng(1))
+    solved = SNSSolver(n, joint_weights=w).solve(goals, jacs, C, lo, hi, box_lower=bl, box_upper=bu)
+    assert solved.fallback_levels == [2]
     solver = SNSSolver(n, joint_weights=w, exact_fallback=False)
     res = solver.solve(goals, jacs, C, lo, hi, box_lower=bl, box_upper=bu)
     assert "QP fallback" not in res.status_message
+    assert res.fallback_levels == []
+    assert res.task_scales[2] == 0.0  # the level holds
 
 
 # ------------------------------------------------------------ the start point
