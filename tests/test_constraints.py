@@ -1369,3 +1369,37 @@ def test_limit_soft_zone_headroom_and_relief(panda):
         c.relief = -np.ones(panda.nv)
     with pytest.raises(InvalidInput):
         c.recovery_gain = 0.0
+
+
+def test_relative_pose_learns_its_linearization_error():
+    """A fast motion pressing a tight relative-pose bound: overshoots stay small."""
+    robot = load_dual_arm()
+    q = dual_ready(robot)
+    robot.update_kinematics(q)
+
+    def rel() -> pin.SE3:
+        return robot.get_frame_pose("left_tcp").actInv(robot.get_frame_pose("right_tcp"))
+
+    start = rel()
+    half = np.array([0.001] * 3 + [0.01] * 3)
+    centre = np.r_[start.translation, np.zeros(3)]
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.configure_relative_pose_constraint(
+        "left_tcp", "right_tcp", centre - half, centre + half, reference_rotation=start.rotation
+    )
+    left = solver.add_frame_task("left", "left_tcp")
+    left.gain = 5.0
+    T = robot.get_frame_pose("left_tcp")
+    left.set_target_pose(pin.SE3(T.rotation, T.translation + np.array([0.15, 0.0, 0.15])))
+    worst = 0.0
+    for _ in range(200):
+        q = robot.integrate(q, solver.solve_velocity(q).solution, 0.01)
+        robot.update_kinematics(q)
+        T_ab = rel()
+        x = np.r_[T_ab.translation, pin.log3(start.rotation.T @ T_ab.rotation)]
+        worst = max(worst, float(np.max(np.abs(x - centre)[:3] - half[:3])))
+    moved = np.linalg.norm(robot.get_frame_pose("left_tcp").translation - T.translation)
+    assert moved > 0.1  # (holds: the hands travelled)
+    # The first crossing (before anything is learned) stays; repeated ones do not: 0.21 mm
+    # here, 0.47 mm without the learning.
+    assert worst < 0.25e-3
