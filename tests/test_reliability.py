@@ -543,3 +543,37 @@ def test_com_of_a_temporary_cache_stays_valid():
         com = humanoid.create_kinematics(q).com
         _ = [np.random.default_rng(0).random(1000) for _ in range(5)]  # reuse freed memory
         np.testing.assert_allclose(com, expected, atol=1e-12)
+
+
+def test_inspecting_a_step_leaves_no_trace_on_the_following_steps():
+    """build_problem and Constraint.rows between solves: the solves are bit-identical.
+
+    The collision constraint carries state from step to step (broadphase distances,
+    learned linearization errors, the rows' promises) and the limit box its recovery
+    flags; inspecting a step must not advance them. The target sweeps the hand into
+    the arm next to the base, so collision rows are active in part of the run.
+    """
+    warnings.simplefilter("ignore")
+    plain = make_solver(panda())
+    inspected = pickle.loads(pickle.dumps(plain))
+    q_a = q_b = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8])
+    active = 0
+    for i in range(300):
+        a = 2 * np.pi * i / 150
+        target = pin.SE3(
+            np.diag([1.0, -1.0, -1.0]), np.array([0.05 + 0.15 * np.cos(a), 0.15 * np.sin(a), 0.15])
+        )
+        for s in (plain, inspected):
+            s.get_task("ee").set_target_pose(target)
+        problem = inspected.build_problem(q_b)
+        inspected.get_constraint("collision").rows(inspected.dt)
+        res_a, res_b = plain.solve_velocity(q_a), inspected.solve_velocity(q_b)
+        np.testing.assert_array_equal(res_a.solution, res_b.solution)
+        assert res_a.status == res_b.status
+        active += (
+            problem.constraint_slices["collision"].stop
+            > problem.constraint_slices["collision"].start
+        )
+        q_a = plain.robot.integrate(q_a, res_a.solution, plain.dt)
+        q_b = inspected.robot.integrate(q_b, res_b.solution, inspected.dt)
+    assert active > 20  # the collision rows did take part

@@ -455,6 +455,10 @@ class VelocityEngine:
     def build_problem(self, q: object | None = None, apply_limits: bool = True) -> Problem:
         """Assemble the stacked problem of one step without solving it (copies).
 
+        The constraints' step-to-step state (collision broadphase and learned margins,
+        limit recovery flags, ...) is restored afterwards, so inspecting a step does not
+        change the steps that follow; only the configuration is set to ``q``.
+
         Args:
             q: Configuration (size nq); the engine's current one when omitted or empty.
             apply_limits: Include the joint position/velocity limit bounds.
@@ -464,8 +468,15 @@ class VelocityEngine:
         """
         with self.lock:
             self.update(q)
-            layout, p = self._assemble(apply_limits)
-            return self._problem(layout, p).copy()
+            saved = [(c, c.snapshot()) for c in self.constraints]
+            slices = self._slices
+            try:
+                layout, p = self._assemble(apply_limits)
+                return self._problem(layout, p).copy()
+            finally:
+                for c, state in saved:
+                    c.restore(state)
+                self._slices = slices
 
     def _problem(self, layout: _Layout, p: int) -> Problem:
         return Problem(

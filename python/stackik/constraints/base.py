@@ -108,17 +108,65 @@ class Constraint:
         """What row ``row`` of this step's rows stands for (used in status messages)."""
         return f"row {row} of constraint {self.name!r}"
 
+    # -- step-to-step state ----------------------------------------------------------------
+    def snapshot(self) -> dict[str, tuple[object, object]]:
+        """The state this constraint carries from step to step, copied.
+
+        Every attribute is saved: arrays, lists, sets and dicts by their contents
+        (restored in place, so views and other holders of them stay valid), other
+        values by reference. Attributes holding other objects (coal data) are not
+        deep-copied: they must hold no state that changes a later step's rows.
+
+        Returns:
+            An opaque value for :meth:`restore`.
+        """
+        return {k: (v, _contents(v)) for k, v in vars(self).items()}
+
+    def restore(self, snapshot: dict[str, tuple[object, object]]) -> None:
+        """Put back the state saved by :meth:`snapshot` (inspection leaves no trace)."""
+        for name in [k for k in vars(self) if k not in snapshot]:
+            delattr(self, name)
+        for name, (obj, saved) in snapshot.items():
+            _put_back(obj, saved)
+            setattr(self, name, obj)
+
     # -- inspection ----------------------------------------------------------------------
     def rows(self, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """This step's rows ``(C, lower, upper)`` as new arrays (for inspection and tests).
 
-        ``C`` is rows x nv. Reads the cache's current configuration.
+        ``C`` is rows x nv. Reads the cache's current configuration. The state carried
+        from step to step is left as it was (see :meth:`snapshot`).
         """
         cap = self.max_rows()
         C = np.empty((cap, self._robot.nv))
         lower, upper = np.empty(cap), np.empty(cap)
-        n = self.write(dt, C, lower, upper)
+        saved = self.snapshot()
+        try:
+            n = self.write(dt, C, lower, upper)
+        finally:
+            self.restore(saved)
         return C[:n].copy(), lower[:n].copy(), upper[:n].copy()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, active={self.active})"
+
+
+def _contents(value: object) -> object:
+    """A copy of the contents of a mutable container (None for other values)."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, (list, set, dict)):
+        return value.copy()
+    return None
+
+
+def _put_back(obj: object, saved: object) -> None:
+    """Write ``saved`` (from :func:`_contents`) back into ``obj`` in place."""
+    if isinstance(obj, np.ndarray) and isinstance(saved, np.ndarray):
+        if obj.flags.writeable:
+            obj[...] = saved
+    elif isinstance(obj, list) and isinstance(saved, list):
+        obj[:] = saved
+    elif isinstance(obj, (set, dict)) and isinstance(saved, (set, dict)):
+        obj.clear()
+        obj.update(saved)  # type: ignore[arg-type]
