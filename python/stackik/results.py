@@ -203,8 +203,8 @@ class FindConfigsResult(Sequence[np.ndarray]):
         branches: Branch flags of each configuration (aligned with the configurations;
             ``None`` where the arm has no flags): ``(shoulder, elbow, wrist)`` tuples,
             :class:`~stackik.BranchFlags` from ``find_configs``.
-        branch_ids: Index of the distinct branch (2 pi copies share one) of each
-            configuration (aligned; all different unless alternates are included).
+        branch_ids: Rank of each configuration's branch among the branches found
+            (aligned; 2 pi copies added by ``include_alternates`` share their branch's).
         rejected_branches: Every branch that was found and rejected, as ``(flags or None,
             reason, configuration)`` (reasons as in ``rejected``).
         method: ``"numeric"`` (the Levenberg-Marquardt search) or ``"analytic:<family>"``

@@ -192,20 +192,24 @@ class _Branches:
     def _other_copies(self, rep: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, str]:
         """The nearest copy that ``validate`` accepts (the pose and placements are equal).
 
-        Each copy ``validate`` rejects counts as a ``validation`` rejection; the deadline
-        is checked before each.
+        Copies are tried nearest ``reference_q`` first (sum of the joint distances); the
+        limits hold by construction and the collision distances are those of ``rep``, so
+        only ``validate`` runs. Each copy it rejects counts as a ``validation``
+        rejection; the deadline is checked before each.
         """
-        setup, query = self.query.setup, self.query
-        ref = self.q_ref_chain
-        copies = sorted(setup.alternates(rep)[1:], key=lambda c: float(np.abs(c - ref).sum()))
-        for alt in copies:
+        query = self.query
+        validate = query.checker.validate
+        assert validate is not None
+        copies = np.array(query.setup.alternates(rep)[1:]).reshape(-1, len(rep))
+        order = np.argsort(np.abs(copies - self.q_ref_chain).sum(axis=1), kind="stable")
+        fulls = self.full_rows(copies)
+        for k in order.tolist():
             if time.perf_counter() >= query.deadline:
                 self.found.stopped_by = "time_budget"
                 break
             self.found.rejected["validation"] += 1  # the previous copy's
-            full = self.full(alt)
-            if not query.checker.reason(full, alt, check_pose=False):
-                return alt, full, ""
+            if bool(validate(fulls[k].copy())):
+                return copies[k], fulls[k], ""
         return rep, q, "validation"
 
     def fold(self, q: np.ndarray) -> np.ndarray:
@@ -292,10 +296,14 @@ class _Seeds:
             else []
         )
 
+    def have(self) -> set[BranchFlags | None]:
+        """Flags of the branches found (accepted or rejected)."""
+        found = self.book.found
+        return set(found.flags) | {r[0] for r in found.branch_rejections}
+
     def missing(self) -> list[BranchFlags]:
         """Flag combinations of no branch found yet (accepted or rejected)."""
-        found = self.book.found
-        have = set(found.flags) | {r[0] for r in found.branch_rejections}
+        have = self.have()
         return [f for f in self.combos if f not in have]
 
     def next(self) -> np.ndarray:
@@ -417,5 +425,11 @@ def search_branches(query: SearchQuery, rng_seed: int) -> SearchOutcome:
             found.rejected["budget" if late else "unreachable"] += 1
             continue
         flags = target.flags(res.q) if target is not None else None
+        if query.expected is not None and flags is not None and 0 not in flags:
+            # one branch per flag combination on these arms: near a singularity two
+            # solutions of one branch can differ by more than the separation
+            if flags in seeds.have():
+                found.rejected["duplicate"] += 1
+                continue
         if book.consider(res.q, flags, check_pose=True) != "known" and flags is not None:
             seeds.flips(res.q, flags)

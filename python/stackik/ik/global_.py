@@ -376,9 +376,9 @@ class GlobalIK:
             if found.flags
             else [target.flags(qc) if target is not None else None for qc in found.qc]
         )
-        ids = list(range(len(configs)))
         order = self._chain_order(query, configs, w)[: query.max_solutions]
-        configs, flags, ids = [configs[k] for k in order], [flags[k] for k in order], order
+        configs, flags = [configs[k] for k in order], [flags[k] for k in order]
+        ids = list(range(len(configs)))  # a branch's id: its rank among the branches
         if nearest:
             configs = self._nearest(query, configs, w) if include_alternates else configs[:1]
             chain = query.setup.chain
