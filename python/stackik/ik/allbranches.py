@@ -306,22 +306,27 @@ class _Seeds:
         have = self.have()
         return [f for f in self.combos if f not in have]
 
-    def next(self) -> np.ndarray:
-        """The next seed: a queued flip, else an aimed or plain random start."""
+    def next(self) -> tuple[np.ndarray, bool]:
+        """The next seed, and whether it is aimed (one start: its basin decides).
+
+        A queued flip first, else an aimed start toward a missing flag combination, with
+        a plain random start (restarts allowed) every fourth time or when the arm has no
+        flags.
+        """
         missing = set(self.missing())
         while self.pending:
             source, flags, wanted = self.pending.popleft()
             if wanted is None or flags is None:
-                return source
+                return source, True
             if wanted in missing:
-                return self._flipped(source, flags, wanted)
+                return self._flipped(source, flags, wanted), True
         self.turn += 1
         chain = self.query.setup.chain
         if missing and self.turn % _PLAIN_EVERY:
-            return self._aimed(sorted(missing)[self.turn % len(missing)])
+            return self._aimed(sorted(missing)[self.turn % len(missing)]), True
         if self.query.separation > self.query.distinct and self.book.found.keys:
-            return self._farthest()
-        return chain.random_configuration(self.gen)
+            return self._farthest(), True
+        return chain.random_configuration(self.gen), False
 
     def _aimed(self, want: BranchFlags) -> np.ndarray:
         """A random start on the right side of each flag's singular value."""
@@ -398,15 +403,18 @@ def search_branches(query: SearchQuery, rng_seed: int) -> SearchOutcome:
     book = _Branches(query, found)
     target = query.branch_target
     seeds = _Seeds(query, book, target, rng_seed)
-    chain = query.setup.chain
+    chain = query.search_chain or query.setup.chain
     while True:
         why = _stop(query, found, seeds)
         if why:
             found.stopped_by = why
             return found
-        seed = seeds.next()
+        seed, aimed = seeds.next()
         left = None if query.max_iterations is None else query.max_iterations - found.iterations
         remaining = query.deadline - time.perf_counter()
+        # An aimed seed gets one start; a plain random one may restart inside the compiled
+        # search until the deadline (without one, an attempt is one start).
+        single = aimed or math.isinf(query.deadline)
         res = chain.solve(
             query.R,
             query.p,
@@ -416,7 +424,7 @@ def search_branches(query: SearchQuery, rng_seed: int) -> SearchOutcome:
             orientation_tolerance=query.tol_o,
             rng_seed=int(seeds.gen.integers(2**31)),
             max_iterations=left,
-            max_restarts=0,
+            **({"max_restarts": 0} if single else {}),
         )
         found.attempts += 1
         found.iterations += res.iterations

@@ -36,6 +36,7 @@ from ..results import FindConfigsResult
 from ..spatial import as_se3
 from .allbranches import analytic_branches, branch_combinations, search_branches
 from .branches import BranchFlags, BranchGeometry, as_branch, flags_at, matches
+from .chain import SerialChain
 from .chains import LIMIT_SLACK, ChainCatalog, ChainSetup, two_pi_turns
 from .checks import CandidateChecker, CollisionWatch, Validator, Workspace
 from .query import SearchOutcome, SearchQuery
@@ -44,6 +45,8 @@ __all__ = ["GlobalIK", "SearchOutcome", "SearchQuery"]
 
 #: Default ``min_joint_distance`` of ``all_branches`` on redundant chains [rad or m].
 REDUNDANT_SEPARATION = 0.25
+#: Limit given to unbounded joints of the branch search's chain (SerialChain's "no limit").
+_FREE = 1e10
 
 
 class GlobalIK:
@@ -61,6 +64,7 @@ class GlobalIK:
         self.workspace = Workspace(engine.robot)
         self._detections: dict[tuple[str, int], AnalyticDetection] = {}
         self._branch_geometries: dict[tuple[str, int], BranchGeometry | None] = {}
+        self._free_chains: dict[tuple[int, str, int], SerialChain] = {}
 
     @property
     def robot(self) -> RobotModel:
@@ -347,6 +351,7 @@ class GlobalIK:
                 if geo is not None and geo.lateral is not None
                 else None
             ),
+            search_chain=self._free_chain(setup, frame_name) if all_branches else None,
         )
         rng_seed = 0 if seed is None else int(seed)
         if solver is not None:
@@ -425,6 +430,32 @@ class GlobalIK:
                     out_i.append(i)
         order = self._chain_order(query, out_q, w)
         return [out_q[k] for k in order], [out_f[k] for k in order], [out_i[k] for k in order]
+
+    def _free_chain(self, setup: ChainSetup, frame_name: str) -> SerialChain | None:
+        """The setup's chain with every revolute joint spanning a full turn unbounded.
+
+        Such a joint reaches every angle modulo 2 pi inside its limits, so the branch
+        search may cross them (the solution is folded back); Levenberg-Marquardt is then
+        never stopped at an angle limit on its way. None when no joint qualifies.
+        """
+        wide = setup.revolute & (setup.upper - setup.lower >= 2.0 * math.pi - 1e-12)
+        if not wide.any():
+            return None
+        key = (id(setup.chain), frame_name, self._robot.revision)
+        chain = self._free_chains.get(key)
+        if chain is None:
+            plain = setup.chain
+            model = pin.Model(plain.model)
+            lo = model.lowerPositionLimit.copy()
+            hi = model.upperPositionLimit.copy()
+            for k in np.flatnonzero(wide):
+                lo[plain.idx_q[k]], hi[plain.idx_q[k]] = -_FREE, _FREE
+            model.lowerPositionLimit, model.upperPositionLimit = lo, hi
+            chain = SerialChain.from_model(model, frame_name, setup.base_frame)
+            if len(self._free_chains) >= 32:
+                self._free_chains.pop(next(iter(self._free_chains)))
+            self._free_chains[key] = chain
+        return chain
 
     @staticmethod
     def _max_solutions(max_solutions: object, all_branches: bool) -> int:

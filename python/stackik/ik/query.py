@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .branches import BranchFlags, BranchGeometry, BranchTarget
+from .chain import SerialChain
 from .chains import ChainSetup
 from .checks import CandidateChecker
 
@@ -22,7 +23,9 @@ class SearchQuery:
     search count distinct branches (2 pi copies collapsed, at least ``separation``
     apart, [rad or m]) and seed toward the missing ones with ``branch_geometry`` (arms
     with branch flags); ``expected`` is the number of branches the arm can have, when
-    known; ``branch_target`` gives the flags of the solutions (arms with flags).
+    known; ``branch_target`` gives the flags of the solutions (arms with flags);
+    ``search_chain`` is the chain the branch search runs on when it differs from the
+    setup's (revolute joints spanning a full turn unbounded: their limits hold modulo 2 pi).
     """
 
     setup: ChainSetup
@@ -44,6 +47,7 @@ class SearchQuery:
     branch_geometry: BranchGeometry | None = None
     branch_target: BranchTarget | None = None
     expected: int | None = None
+    search_chain: SerialChain | None = None
 
 
 @dataclass
