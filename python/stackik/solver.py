@@ -859,6 +859,12 @@ class KinematicsSolver:
         """
         return self._global.alternate_configs(q, validate)
 
+    def get_alternate_configs(
+        self, q: object, validate: Validator | None = None
+    ) -> list[np.ndarray]:
+        """:meth:`alternate_configs` under simIK's name (``getAlternateConfigs``)."""
+        return self.alternate_configs(q, validate)
+
     def generate_path(
         self,
         start_q: object,

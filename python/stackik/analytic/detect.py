@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pinocchio as pin
 
+from .._jit import register_warmup
 from ..errors import InvalidInput
 from .base import AnalyticSolver
 from .geometry import ChainGeometry, wrap_angles
@@ -210,3 +211,59 @@ def verify(solver: AnalyticSolver, model: pin.Model, samples: int = 32, seed: in
         if gap.min() > BRANCH_TOLERANCE:
             return "the sampled configuration is not among the branches"
     return ""
+
+
+def _joint(i: int, parent: str, xyz: str, axis: str) -> str:
+    return (
+        f'<joint name="j{i}" type="revolute"><parent link="{parent}"/><child link="l{i}"/>'
+        f'<origin xyz="{xyz}"/><axis xyz="{axis}"/>'
+        '<limit lower="-6.28" upper="6.28" effort="1" velocity="1"/></joint>'
+        f'<link name="l{i}"/>'
+    )
+
+
+def _warmup_urdf(rows: list[tuple[str, str]], tool: str) -> str:
+    body = "".join(
+        _joint(i + 1, "base" if i == 0 else f"l{i}", xyz, axis)
+        for i, (xyz, axis) in enumerate(rows)
+    )
+    return (
+        f'<robot name="w"><link name="base"/>{body}<joint name="t" type="fixed">'
+        f'<parent link="l6"/><child link="tool"/><origin xyz="{tool}"/></joint>'
+        '<link name="tool"/></robot>'
+    )
+
+
+#: A UR-type arm (axes 2-4 parallel, 5-6 meeting) and an OPW arm for the warm-up.
+_WARMUP_UR = _warmup_urdf(
+    [
+        ("0 0 0.1", "0 0 1"),
+        ("0 0.12 0", "0 1 0"),
+        ("0.4 -0.1 0", "0 1 0"),
+        ("0.35 0 0", "0 1 0"),
+        ("0 0.1 0", "0 0 1"),
+        ("0 0 0.1", "0 1 0"),
+    ],
+    "0 0.08 0",
+)
+_WARMUP_OPW = _warmup_urdf(
+    [
+        ("0 0 0.4", "0 0 1"),
+        ("0.1 0 0", "0 1 0"),
+        ("0 0 0.5", "0 1 0"),
+        ("0.2 0 0.05", "1 0 0"),
+        ("0.25 0 0", "0 1 0"),
+        ("0 0 0", "1 0 0"),
+    ],
+    "0.08 0 0",
+)
+
+
+@register_warmup
+def _warm_up_closed_forms() -> None:
+    """Detect and verify each family once on small arms: loads every solver kernel."""
+    ur = pin.buildModelFromXML(_WARMUP_UR)
+    opw = pin.buildModelFromXML(_WARMUP_OPW)
+    detect(ur, "tool", samples=2)
+    detect(opw, "tool", samples=2)
+    detect(opw, "tool", families=("spherical",), samples=2)

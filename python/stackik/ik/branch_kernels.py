@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .._jit import kernel
+from .._jit import kernel, register_warmup
 
 __all__ = [
     "DUPLICATE",
@@ -171,3 +171,28 @@ def fold_seed(q: np.ndarray, lo: np.ndarray, hi: np.ndarray, angle: np.ndarray) 
             if v > hi[j]:
                 v -= _TWO_PI * math.ceil((v - hi[j]) / _TWO_PI)
         q[j] = min(max(v, lo[j]), hi[j])
+
+
+@register_warmup
+def _warm_up_branch_kernels() -> None:
+    """Run each kernel once on a 6-joint example."""
+    n = 6
+    Q = np.zeros((2, n))
+    Q[1, 0] = 1.0
+    zeros, ones = np.zeros(n), np.ones(n, dtype=np.uint8)
+    lo, hi = np.full(n, -7.0), np.full(n, 7.0)
+    closed_form_rows(
+        Q,
+        np.zeros((2, 2)),
+        zeros,
+        lo,
+        hi,
+        ones,
+        np.array([1e-5, 1e-4, 1e-3]),
+        np.ones((3, 2)),
+        np.empty((2, n)),
+        np.empty(2, dtype=np.int64),
+        np.empty((2, 3), dtype=np.int64),
+    )
+    candidate_row(Q[1], Q, 1, zeros, lo, hi, ones, 1e-3, np.empty(n), np.empty(n))
+    fold_seed(np.full(n, 8.0), lo, hi, ones)
