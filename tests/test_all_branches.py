@@ -126,6 +126,7 @@ def test_ur5_alternates_follow_their_branch(ur5):
     base = solver.find_configs(T, "tool0", all_branches=True)
     res = solver.find_configs(T, "tool0", all_branches=True, include_alternates=True)
     assert len(res) == sum(len(solver.alternate_configs(q)) for q in base)
+    assert len(solver.get_alternate_configs(base[0])) == len(solver.alternate_configs(base[0]))
     assert set(res.branch_ids) == set(range(len(base)))
     for q, i, flags in zip(res, res.branch_ids, res.branches, strict=True):
         np.testing.assert_allclose(wrap(q - base[i]), 0.0, atol=1e-9)

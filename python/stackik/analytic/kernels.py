@@ -55,49 +55,49 @@ BOUNDARY_SLACK = 1e-9
 
 
 # -- 3-vectors and 3x3 matrices as tuples -------------------------------------------------------
-@kernel(inline=True)
+@kernel
 def row(A: np.ndarray, i: int) -> tuple:
     """Row ``i`` of an (n, 3) array as a 3-tuple."""
     return (A[i, 0], A[i, 1], A[i, 2])
 
 
-@kernel(inline=True)
+@kernel
 def mat(A: np.ndarray) -> tuple:
     """The top-left 3x3 block of an array as a row-major 9-tuple."""
     return (A[0, 0], A[0, 1], A[0, 2], A[1, 0], A[1, 1], A[1, 2], A[2, 0], A[2, 1], A[2, 2])
 
 
-@kernel(inline=True)
+@kernel
 def dot(a: tuple, b: tuple) -> float:
     """``a . b``."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@kernel(inline=True)
+@kernel
 def cross(a: tuple, b: tuple) -> tuple:
     """``a x b``."""
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
-@kernel(inline=True)
+@kernel
 def add(a: tuple, b: tuple) -> tuple:
     """``a + b``."""
     return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 
 
-@kernel(inline=True)
+@kernel
 def sub(a: tuple, b: tuple) -> tuple:
     """``a - b``."""
     return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
 
 
-@kernel(inline=True)
+@kernel
 def scale(s: float, a: tuple) -> tuple:
     """``s a``."""
     return (s * a[0], s * a[1], s * a[2])
 
 
-@kernel(inline=True)
+@kernel
 def mv(M: tuple, x: tuple) -> tuple:
     """``M x``."""
     return (
@@ -107,7 +107,7 @@ def mv(M: tuple, x: tuple) -> tuple:
     )
 
 
-@kernel(inline=True)
+@kernel
 def mtv(M: tuple, x: tuple) -> tuple:
     """``M^T x``."""
     return (
@@ -117,7 +117,7 @@ def mtv(M: tuple, x: tuple) -> tuple:
     )
 
 
-@kernel(inline=True)
+@kernel
 def mm(A: tuple, B: tuple) -> tuple:
     """``A B``."""
     return (
@@ -133,19 +133,19 @@ def mm(A: tuple, B: tuple) -> tuple:
     )
 
 
-@kernel(inline=True)
+@kernel
 def mtm(A: tuple, B: tuple) -> tuple:
     """``A^T B``."""
     return mm((A[0], A[3], A[6], A[1], A[4], A[7], A[2], A[5], A[8]), B)
 
 
-@kernel(inline=True)
+@kernel
 def mmt(A: tuple, B: tuple) -> tuple:
     """``A B^T``."""
     return mm(A, (B[0], B[3], B[6], B[1], B[4], B[7], B[2], B[5], B[8]))
 
 
-@kernel(inline=True)
+@kernel
 def rot(k: tuple, t: float) -> tuple:
     """The rotation by ``t`` [rad] about the unit axis ``k`` (Rodrigues), a 9-tuple."""
     c, s = math.cos(t), math.sin(t)
@@ -164,14 +164,14 @@ def rot(k: tuple, t: float) -> tuple:
     )
 
 
-@kernel(inline=True)
+@kernel
 def angle_about(M: tuple, k: tuple) -> float:
     """The angle [rad] of a rotation ``M`` about the unit axis ``k`` (``M = rot(k, t)``)."""
     s = 0.5 * (k[0] * (M[7] - M[5]) + k[1] * (M[2] - M[6]) + k[2] * (M[3] - M[1]))
     return math.atan2(s, 0.5 * (M[0] + M[4] + M[8] - 1.0))
 
 
-@kernel(inline=True)
+@kernel
 def wrap(t: float) -> float:
     """An angle wrapped into ``(-pi, pi]`` [rad]."""
     w = t - 2.0 * math.pi * math.floor((t + math.pi) / (2.0 * math.pi))
@@ -179,7 +179,7 @@ def wrap(t: float) -> float:
 
 
 # -- subproblems ---------------------------------------------------------------------------------
-@kernel(inline=True)
+@kernel
 def rotation_angle(k: tuple, x: tuple, y: tuple) -> float:
     """Subproblem 1: the angle [rad] about ``k`` turning ``x``'s perpendicular part onto ``y``'s.
 
@@ -195,7 +195,7 @@ def rotation_angle(k: tuple, x: tuple, y: tuple) -> float:
     return math.atan2(s, c)
 
 
-@kernel(inline=True)
+@kernel
 def cos_sin_roots(A: float, B: float, C: float) -> tuple:
     """Roots of ``A cos t + B sin t = C``: ``(count, t0, t1)``, count 0 or 2.
 
@@ -213,7 +213,7 @@ def cos_sin_roots(A: float, B: float, C: float) -> tuple:
     return (2, base + d, base - d)
 
 
-@kernel(inline=True)
+@kernel
 def two_axes(k1: tuple, k2: tuple, x: tuple, y: tuple) -> tuple:
     """Subproblem 2: ``R(k1, t1) R(k2, t2) x = y`` for axes through the origin.
 
@@ -294,7 +294,7 @@ def pose_errors_rows(
     return count
 
 
-@kernel(inline=True)
+@kernel
 def transform_rows(M: np.ndarray, R: np.ndarray, p: np.ndarray) -> tuple:
     """``(R, p) M`` for a 4x4 ``M``: the rotation (9-tuple) and translation (3-tuple)."""
     Rt = mat(R)
@@ -302,7 +302,7 @@ def transform_rows(M: np.ndarray, R: np.ndarray, p: np.ndarray) -> tuple:
 
 
 # -- real roots of polynomials up to degree 4 ---------------------------------------------------
-@kernel(inline=True)
+@kernel
 def _poly(c: tuple, x: float) -> float:
     """``c[0] x^4 + c[1] x^3 + c[2] x^2 + c[3] x + c[4]``."""
     return (((c[0] * x + c[1]) * x + c[2]) * x + c[3]) * x + c[4]

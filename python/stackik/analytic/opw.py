@@ -186,7 +186,7 @@ class OPWSolver(AnalyticSolver):
         )
 
 
-@kernel(inline=True)
+@kernel
 def _flange(Binv: np.ndarray, Einv: np.ndarray, R: np.ndarray, p: np.ndarray) -> tuple:
     """The canonical flange pose ``B^-1 (R, p) E^-1`` as (9-tuple, 3-tuple)."""
     Rx, px = transform_rows(Einv, R, p)
@@ -194,13 +194,13 @@ def _flange(Binv: np.ndarray, Einv: np.ndarray, R: np.ndarray, p: np.ndarray) ->
     return mm(Rb, Rx), add(mv(Rb, px), (Binv[0, 3], Binv[1, 3], Binv[2, 3]))
 
 
-@kernel(inline=True)
+@kernel
 def _ry(t: float) -> tuple:
     c, s = math.cos(t), math.sin(t)
     return (c, 0.0, s, 0.0, 1.0, 0.0, -s, 0.0, c)
 
 
-@kernel(inline=True)
+@kernel
 def _rz(t: float) -> tuple:
     c, s = math.cos(t), math.sin(t)
     return (c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0)

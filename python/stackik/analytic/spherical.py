@@ -158,7 +158,7 @@ class SphericalSolver(AnalyticSolver):
 
 
 # -- position subproblem --------------------------------------------------------------------
-@kernel(inline=True)
+@kernel
 def _circle(A: np.ndarray, P: np.ndarray, w: tuple) -> tuple:
     """``E_3(q) w = g0 + cos(q) f1 + sin(q) f2``: ``(a3, g0, f1, f2)`` relative to ``o_3``."""
     a3, o3 = row(A, 2), row(P, 2)
@@ -167,7 +167,7 @@ def _circle(A: np.ndarray, P: np.ndarray, w: tuple) -> tuple:
     return a3, add(o3, f0), sub(r, f0), cross(a3, r)
 
 
-@kernel(inline=True)
+@kernel
 def _lin_mul(x: tuple, y: tuple) -> tuple:
     """Product of two linear forms ``x0 + xc cos + xs sin``.
 
@@ -183,7 +183,7 @@ def _lin_mul(x: tuple, y: tuple) -> tuple:
     )
 
 
-@kernel(inline=True)
+@kernel
 def _trig_value(Q: tuple, t: float) -> tuple:
     """Value and derivative of the quadratic form ``Q`` at ``(cos t, sin t)``."""
     c, s = math.cos(t), math.sin(t)

@@ -108,13 +108,13 @@ class URSolver(AnalyticSolver):
         )
 
 
-@kernel(inline=True)
+@kernel
 def _unturn(k: tuple, o: tuple, R: tuple, x: tuple) -> tuple:
     """``E^-1 x`` for the rotation ``R`` about the line (``k``, ``o``)."""
     return add(mtv(R, sub(x, o)), o)
 
 
-@kernel(inline=True)
+@kernel
 def _arm_one(a2: tuple, a3: tuple, a4: tuple, u: tuple, c: tuple, t: tuple, RH: tuple, q3: float):
     """``(q2, q3, q4)`` for one elbow root ``q3``."""
     R3 = rot(a3, q3)

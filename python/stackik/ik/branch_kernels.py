@@ -23,7 +23,7 @@ OK, POSE, DUPLICATE, LIMITS = 0, 1, 2, 3
 _TWO_PI = 2.0 * math.pi
 
 
-@kernel(inline=True)
+@kernel
 def _sign(x: float) -> int:
     if abs(x) <= 1e-12:
         return 0
