@@ -23,7 +23,9 @@ the elbow and wrist angles on the right side of their singular values), with a p
 random start every fourth time. On other chains, random starts (for redundant chains,
 the candidate farthest from the solutions in hand). The search stops when the number
 of branches the arm can have is reached (8 flag combinations on UR-type and
-spherical-wrist arms with parallel axes 2-3), at ``max_solutions``, or at the budget.
+spherical-wrist arms with parallel axes 2-3), at ``max_solutions``, or at the budget; no
+start is made when the time left is below a typical attempt (30 iterations at the
+chain's measured cost) plus the result's assembly, so the call ends by its deadline.
 """
 
 from __future__ import annotations
@@ -46,6 +48,10 @@ __all__ = ["analytic_branches", "branch_combinations", "search_branches"]
 _TWO_PI = 2.0 * math.pi
 #: Every fourth seed of the aimed random phase is a plain random start.
 _PLAIN_EVERY = 4
+#: Iterations of a typical seeded attempt, and the time the result's assembly takes [s]:
+#: the reserve under which the search starts no new attempt before its deadline.
+_TYPICAL_ATTEMPT = 30
+_ASSEMBLY = 30e-6
 
 
 _ALL_FLAGS = tuple(BranchFlags.from_code(c) for c in range(8))
@@ -382,13 +388,13 @@ def _wrap(t: float) -> float:
     return (t + math.pi) % _TWO_PI - math.pi
 
 
-def _stop(query: SearchQuery, found: SearchOutcome, seeds: _Seeds) -> str:
-    """Why the search stops now ("" to go on)."""
+def _stop(query: SearchQuery, found: SearchOutcome, seeds: _Seeds, reserve: float) -> str:
+    """Why the search stops now ("" to go on); ``reserve``: time an attempt needs [s]."""
     if query.expected is not None and not seeds.missing():
         return "all_branches"
     if len(found.q) >= query.max_solutions:
         return "max_solutions"
-    if time.perf_counter() >= query.deadline:
+    if time.perf_counter() + reserve >= query.deadline:
         return "time_budget"
     if query.max_attempts is not None and found.attempts >= query.max_attempts:
         return "max_attempts"
@@ -404,8 +410,11 @@ def search_branches(query: SearchQuery, rng_seed: int) -> SearchOutcome:
     target = query.branch_target
     seeds = _Seeds(query, book, target, rng_seed)
     chain = query.search_chain or query.setup.chain
+    # No start is made that cannot end by the deadline: a typical attempt's iterations
+    # and the result's assembly are kept in reserve (the first start always runs).
+    reserve = _TYPICAL_ATTEMPT * chain.iteration_cost() + _ASSEMBLY
     while True:
-        why = _stop(query, found, seeds)
+        why = _stop(query, found, seeds, reserve if found.attempts else 0.0)
         if why:
             found.stopped_by = why
             return found

@@ -228,6 +228,10 @@ class GlobalIK:
         """
         self.chains.plain(frame_name).iteration_cost()
         self.branch_geometry(frame_name)
+        setup = self.setup(frame_name, (), self.reference(None))
+        free = self._free_chain(setup, frame_name)
+        if free is not None:
+            free.iteration_cost()
         detection = self.analytic(frame_name)
         if detection.solver is not None:
             g = detection.solver.geometry
