@@ -311,6 +311,26 @@ def test_redundant_arm_spreads_over_the_self_motion():
         assert np.abs(wrap(a - b)).max() >= 0.3
 
 
+def test_floating_base_chain_starts_at_the_base():
+    robot = RobotModel(ROBOTS / "ur5" / "ur5.urdf", floating_base=True, load_collisions=False)
+    solver = KinematicsSolver(robot)
+    ref = robot.neutral_configuration()
+    ref[:3] = (0.4, -0.2, 0.3)
+    ref[3:7] = pin.Quaternion(pin.exp3(np.array([0.2, 0.0, 0.7]))).coeffs()
+    q_true = ref.copy()
+    q_true[7:] = (0.3, -1.2, 1.4, -0.6, 1.1, 0.4)
+    T = fk(robot, q_true, "tool0")
+    res = solver.find_configs(T, "tool0", reference_q=ref, all_branches=True)
+    assert res.method == "analytic:ur" and len(res) == 8
+    for q in res:
+        np.testing.assert_array_equal(q[:7], ref[:7])
+        np.testing.assert_allclose(fk(robot, q, "tool0"), T, atol=1e-9)
+    numeric = solver.find_configs(
+        T, "tool0", None, None, ref, all_branches=True, analytic=False, max_attempts=64
+    )
+    assert len(numeric) == 8 and numeric.stopped_by == "all_branches"
+
+
 def test_bad_options(ur5):
     solver = KinematicsSolver(ur5)
     T = targets(ur5, "tool0", 1, seed=21)[0]

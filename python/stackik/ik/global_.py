@@ -64,7 +64,7 @@ class GlobalIK:
         self.workspace = Workspace(engine.robot)
         self._detections: dict[tuple[str, int], AnalyticDetection] = {}
         self._branch_geometries: dict[tuple[str, int], BranchGeometry | None] = {}
-        self._free_chains: dict[tuple[int, str, int], SerialChain] = {}
+        self._free_chains: dict[tuple[str, bytes, bytes, int], SerialChain] = {}
 
     @property
     def robot(self) -> RobotModel:
@@ -445,7 +445,7 @@ class GlobalIK:
         wide = setup.revolute & (setup.upper - setup.lower >= 2.0 * math.pi - 1e-12)
         if not wide.any():
             return None
-        key = (id(setup.chain), frame_name, self._robot.revision)
+        key = (frame_name, setup.lower.tobytes(), setup.upper.tobytes(), self._robot.revision)
         chain = self._free_chains.get(key)
         if chain is None:
             plain = setup.chain
