@@ -411,8 +411,10 @@ def search_branches(query: SearchQuery, rng_seed: int) -> SearchOutcome:
     seeds = _Seeds(query, book, target, rng_seed)
     chain = query.search_chain or query.setup.chain
     # No start is made that cannot end by the deadline: a typical attempt's iterations
-    # and the result's assembly are kept in reserve (the first start always runs).
-    reserve = _TYPICAL_ATTEMPT * chain.iteration_cost() + _ASSEMBLY
+    # and the result's assembly are kept in reserve (the first start always runs), and
+    # each attempt's iterations are capped by the time left.
+    cost = chain.iteration_cost()
+    reserve = _TYPICAL_ATTEMPT * cost + _ASSEMBLY
     while True:
         why = _stop(query, found, seeds, reserve if found.attempts else 0.0)
         if why:
@@ -421,6 +423,9 @@ def search_branches(query: SearchQuery, rng_seed: int) -> SearchOutcome:
         seed, aimed = seeds.next()
         left = None if query.max_iterations is None else query.max_iterations - found.iterations
         remaining = query.deadline - time.perf_counter()
+        if not math.isinf(remaining):
+            by_time = max(int((remaining - _ASSEMBLY) / cost), _TYPICAL_ATTEMPT)
+            left = by_time if left is None else min(left, by_time)
         # An aimed seed gets one start; a plain random one may restart inside the compiled
         # search until the deadline (without one, an attempt is one start).
         single = aimed or math.isinf(query.deadline)

@@ -330,6 +330,9 @@ class GlobalIK:
         T_base = self.target_in_base(setup, T, q_ref)
         R = np.ascontiguousarray(T_base.rotation)
         p = np.ascontiguousarray(T_base.translation)
+        search_chain = self._free_chain(setup, frame_name) if all_branches else None
+        if all_branches and solver is None:
+            (search_chain or setup.chain).iteration_cost()  # measured once per chain
         # Chain preparation (first query of a frame) is not counted against the budget.
         query = SearchQuery(
             setup=setup,
@@ -355,7 +358,7 @@ class GlobalIK:
                 if geo is not None and geo.lateral is not None
                 else None
             ),
-            search_chain=self._free_chain(setup, frame_name) if all_branches else None,
+            search_chain=search_chain,
         )
         rng_seed = 0 if seed is None else int(seed)
         if solver is not None:
