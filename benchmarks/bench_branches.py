@@ -22,7 +22,10 @@ branch is matched once. TRAC-IK (pytracik, Speed, 5 ms, epsilon 1e-5; one soluti
 the mid-range configuration, only its C++ call timed) runs on the same poses.
 
 ``--repeat R`` runs the timed part R times and reports the median of each figure
-(the machine is shared: timings are noisy). This is a benchmark script, not a test.
+(the machine is shared: timings are noisy; the measured cost of one Levenberg-Marquardt
+iteration is printed as a load indicator). A last pass runs the numeric search with a
+count budget (``time_budget=None, max_attempts=A``, default 48 starts): its figures do
+not depend on the machine or its load. This is a benchmark script, not a test.
 
 Run: ``PYTHONPATH=python python benchmarks/bench_branches.py [--n 300] [--budget 0.002]``.
 """
@@ -43,6 +46,7 @@ import pinocchio as pin
 from trac_ik_protocol import ORI_OK, POS_OK, Verifier, cpu_name, make_trac_ik
 
 from stackik import RobotModel
+from stackik.ik.chain import SerialChain
 from stackik.solver import KinematicsSolver
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,19 +145,24 @@ def _matched(found: list[np.ndarray], refs: list[np.ndarray]) -> int:
     return hits
 
 
-def run(case: Case, analytic: bool, budget: float) -> dict[str, float]:
-    """One pass over the poses; figures as a dict."""
+def run(
+    case: Case, analytic: bool, budget: float | None, attempts: int | None = None
+) -> dict[str, float]:
+    """One pass over the poses; figures as a dict (``budget=None``: count budget only)."""
     solver = KinematicsSolver(case.robot)
     solver.prepare_global_ik(case.tip)
     ref_q = np.zeros(case.robot.nq)
+    limit = {} if attempts is None else {"max_attempts": attempts}
     times, cpu, share, complete, invalid, methods = [], [], [], [], 0, set()
+    starts = []
     for k, (T, refs) in enumerate(zip(case.poses, case.branches, strict=True)):
         c0, t0 = time.process_time(), time.perf_counter()
         res = solver.find_configs(
-            T, case.tip, None, budget, ref_q, seed=k, all_branches=True, analytic=analytic
+            T, case.tip, None, budget, ref_q, seed=k, all_branches=True, analytic=analytic, **limit
         )
         times.append((time.perf_counter() - t0) * 1e3)
         cpu.append((time.process_time() - c0) * 1e3)
+        starts.append(res.attempts)
         methods.add(res.method)
         invalid += sum(not case.check.ok(q, T) for q in res)
         hits = _matched(list(res), refs)
@@ -167,7 +176,8 @@ def run(case: Case, analytic: bool, budget: float) -> dict[str, float]:
         "median": float(np.median(t)),
         "p95": float(np.percentile(t, 95)),
         "cpu_p95": float(np.percentile(cpu, 95)),
-        "late": 100 * float(np.mean(t > budget * 1e3)),
+        "late": 100 * float(np.mean(t > budget * 1e3)) if budget else 0.0,
+        "attempts": float(np.mean(starts)),
         "invalid": invalid,
         "method": ",".join(sorted(methods)),
     }
@@ -203,6 +213,20 @@ def _median_of(runs: list[dict]) -> dict:
     return out
 
 
+def _print(r: dict, label: str, timing: bool = True) -> None:
+    line = (
+        f"  {label:18s} every branch {r['all']:6.2f} % (well-conditioned {r['all_well']:6.2f} %), "
+        f"mean share {r['mean_share']:6.2f} %, invalid {r['invalid']}, "
+        f"{r['attempts']:.1f} starts"
+    )
+    if timing:
+        line += (
+            f", median {r['median']:.3f} ms, p95 {r['p95']:.3f} ms (CPU p95 "
+            f"{r['cpu_p95']:.3f} ms, {r['late']:.1f} % beyond the budget)"
+        )
+    print(line)
+
+
 def main() -> None:
     """Run the benchmark and print one line per arm and path."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -211,6 +235,9 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=0.002, help="time budget [s]")
     parser.add_argument("--repeat", type=int, default=1, help="timed passes (median)")
     parser.add_argument("--arms", nargs="*", default=list(ARMS))
+    parser.add_argument(
+        "--attempts", type=int, default=48, help="starts of the count-budget numeric pass"
+    )
     args = parser.parse_args()
     print(
         f"# {cpu_name()}, Python {platform.python_version()}, numpy {np.__version__}, "
@@ -224,14 +251,13 @@ def main() -> None:
             f"{name}: {args.n} poses, {int(case.well.sum())} well-conditioned; reference "
             f"branches per pose (in limits) {dict(enumerate(counts.tolist()))}"
         )
+        cost = SerialChain.from_robot(case.robot, case.tip).iteration_cost()
+        print(f"  one Levenberg-Marquardt iteration: {cost * 1e6:.2f} us now (load indicator)")
         for analytic in (True, False):
             r = _median_of([run(case, analytic, args.budget) for _ in range(args.repeat)])
-            print(
-                f"  {r['method']:18s} every branch {r['all']:6.2f} % (well-conditioned "
-                f"{r['all_well']:6.2f} %), mean share {r['mean_share']:6.2f} %, median "
-                f"{r['median']:.3f} ms, p95 {r['p95']:.3f} ms (CPU p95 {r['cpu_p95']:.3f} ms, "
-                f"{r['late']:.1f} % beyond the budget), invalid {r['invalid']}"
-            )
+            _print(r, f"{r['method']:18s}")
+        r = run(case, False, None, args.attempts)
+        _print(r, f"numeric, {args.attempts} starts", timing=False)
         trac = run_trac_ik(case)
         if trac is not None:
             print(
