@@ -3,8 +3,8 @@
 The public API is re-exported here; see the README and ``docs/`` for a tour.
 """
 
-from ._jit import warmup
 from ._version import __version__
+from .constraints.collision import CollisionTuningMode
 from .engine import Problem, VelocityEngine
 from .errors import (
     CollisionGeometryNotFound,
@@ -31,6 +31,7 @@ from .ik.position import PositionIKOptions, PositionStepOptions, ResolutionMetho
 from .model import JointKind, Kinematics, ReferenceFrame, RobotModel
 from .results import (
     BatchIKResult,
+    CollisionDebugInfo,
     FindConfigsResult,
     PathResult,
     PositionIKResult,
@@ -38,7 +39,7 @@ from .results import (
     VelocitySolverResult,
 )
 from .sns import TaskSolveMode
-from .solver import KinematicsSolver
+from .solver import KinematicsSolver, warmup, warmup_in_background
 from .spatial import (
     Rt,
     as_se3,
@@ -60,15 +61,20 @@ from .tasks import (
     Task,
     TaskType,
 )
+from .utils import SE3, SO3, PoseData
 
 __all__ = [
+    "SE3",
+    "SO3",
     "AbsoluteFrameTask",
     "BatchIKOptions",
     "BatchIKResult",
     "BranchFlags",
     "COMTask",
+    "CollisionDebugInfo",
     "CollisionGeometryNotFound",
     "CollisionMarginWarning",
+    "CollisionTuningMode",
     "FindConfigsResult",
     "FrameNotFound",
     "FrameTask",
@@ -87,6 +93,7 @@ __all__ = [
     "NonFiniteInput",
     "NotWithinLimits",
     "PathResult",
+    "PoseData",
     "PositionIKOptions",
     "PositionIKResult",
     "PositionStepOptions",
@@ -118,4 +125,5 @@ __all__ = [
     "q2r",
     "r2q",
     "warmup",
+    "warmup_in_background",
 ]

@@ -16,6 +16,7 @@ from .collision import CollisionConstraint
 from .com_polygon import ComPolygonConstraint
 from .limits import JointLimitsConstraint, calculate_velocity_box_constraint
 from .linear import LinearConstraint, TightFramePoseConstraint, TightPointConstraint
+from .mimic import MimicConstraint
 from .relative_pose import RelativePoseConstraint
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "FloatingBaseBounds",
     "JointLimitsConstraint",
     "LinearConstraint",
+    "MimicConstraint",
     "RelativePoseConstraint",
     "TightFramePoseConstraint",
     "TightPointConstraint",
