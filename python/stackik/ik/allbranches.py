@@ -169,12 +169,13 @@ class _Branches:
             found.rejected_keys.append(key)
             return "rejected"
         why, q = "limits", qc
+        checker = query.checker
         if rep is None:
-            q = self.full(qc)
+            q = checker.coupled(self.full(qc), qc)[0]
         else:
-            q = self.full(rep) if full is None else full
+            q, rep, moved = checker.coupled(self.full(rep) if full is None else full, rep)
             why = ""
-            checker = query.checker
+            check_pose = check_pose or moved  # a kept follower on the chain was coupled
             if check_pose or checker.watch is not None or checker.validate is not None:
                 if time.perf_counter() >= query.deadline:
                     found.rejected["budget"] += 1
@@ -206,9 +207,13 @@ class _Branches:
         query = self.query
         validate = query.checker.validate
         assert validate is not None
+        if query.checker.couples_chain:  # a coupled copy may move the frame: not tried
+            return rep, q, "validation"
         copies = np.array(query.setup.alternates(rep)[1:]).reshape(-1, len(rep))
         order = np.argsort(np.abs(copies - self.q_ref_chain).sum(axis=1), kind="stable")
         fulls = self.full_rows(copies)
+        if query.checker.couple is not None:  # followers off the chain set from leaders
+            fulls = np.array([query.checker.couple(f) for f in fulls])
         for k in order.tolist():
             if time.perf_counter() >= query.deadline:
                 self.found.stopped_by = "time_budget"
@@ -267,7 +272,8 @@ def analytic_branches(query: SearchQuery, solver: AnalyticSolver) -> SearchOutco
         code = codes[i]
         if code == POSE:  # a boundary root beyond rounding
             found.rejected["pose"] += 1
-            found.branch_rejections.append((flags[i], "pose", book.full(Q[i])))
+            q_bad = query.checker.coupled(book.full(Q[i]), Q[i])[0]
+            found.branch_rejections.append((flags[i], "pose", q_bad))
         elif code == DUPLICATE:
             found.rejected["duplicate"] += 1
         else:

@@ -215,7 +215,7 @@ class GlobalIK:
             if not matches(flags, query.branch):
                 found.rejected["branch"] += 1
                 return
-        q = query.setup.chain.to_full(qc, query.q_ref)
+        q, qc, _ = query.checker.coupled(query.setup.chain.to_full(qc, query.q_ref), qc)
         why = query.checker.reason(q, qc)
         if why:
             found.rejected[why] += 1
@@ -313,6 +313,8 @@ class GlobalIK:
         t0 = time.perf_counter()
         T = as_se3(target_pose, "target_pose")
         q_ref = self.reference(reference_q)
+        if self._robot.kept_mimic_joints:  # joints off the chain are held at q_ref
+            q_ref = self._robot.apply_mimic(q_ref)
         all_branches = bool(all_branches)
         n_max = self._max_solutions(max_solutions, all_branches)
         budget = self._budget(time_budget, max_attempts, max_iterations)
@@ -435,8 +437,10 @@ class GlobalIK:
             out_f.append(f)
             out_i.append(i)
             for alt in query.setup.alternates(chain.from_full(q))[1:]:
-                full = chain.to_full(alt, query.q_ref)
-                if not query.checker.reason(full, alt, check_pose=False):
+                full, alt, moved = query.checker.coupled(chain.to_full(alt, query.q_ref), alt)
+                if moved and any(np.array_equal(full, o) for o in out_q):
+                    continue  # a copy of a kept follower, undone by its coupling
+                if not query.checker.reason(full, alt, check_pose=moved):
                     out_q.append(full)
                     out_f.append(f)
                     out_i.append(i)
@@ -539,17 +543,21 @@ class GlobalIK:
         ranked = []
         for q in found:
             for k, qc in enumerate(query.setup.alternates(chain.from_full(q))):
-                alt = q if k == 0 else chain.to_full(qc, q_ref)
-                ranked.append((self._distance(q_ref, alt, w), k, alt, qc))
+                alt, qc, moved = (
+                    (q, qc, False)
+                    if k == 0
+                    else query.checker.coupled(chain.to_full(qc, q_ref), qc)
+                )
+                ranked.append((self._distance(q_ref, alt, w), k, alt, qc, moved))
         ranked.sort(key=lambda item: item[0])
-        for _, k, alt, qc in ranked:
+        for _, k, alt, qc, moved in ranked:
             if k == 0:  # an original: it passed every check already
                 return [alt]
             if time.perf_counter() >= query.deadline:
                 continue  # no budget left to check a variant; the originals stay valid
             # A turn keeps the pose and every placement: limits and the callback are all
             # that can reject it.
-            if not query.checker.reason(alt, qc, check_pose=False):
+            if not query.checker.reason(alt, qc, check_pose=moved):
                 return [alt]
         return []  # pragma: no cover - the originals passed the checks
 
