@@ -49,6 +49,8 @@ CHECKED = {
     "global_ik.py",
     "cartesian_path.py",
     "viewer.py",
+    "reach_study.py",
+    "capability_map.py",
 }
 
 
@@ -121,3 +123,18 @@ def test_viewer_example_serves_and_follows():
     out = run_example("viewer.py")
     assert "the robot followed the target" in out
     assert number(r"tool error (\S+),", out) < 1e-4
+
+
+def test_reach_study_compares_two_placements(tmp_path):
+    out = run_example("reach_study.py", "--figures", str(tmp_path), "--workers", "2")
+    assert "targets on workpiece.stl" in out and "gained in moved" in out
+    for name in ("reach_study.png", "reach_compare.png"):
+        assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_capability_map_ranks_base_placements(tmp_path):
+    out = run_example("capability_map.py", "--figures", str(tmp_path), "--workers", "2")
+    assert "CapabilityMap('panda_hand_tcp'" in out
+    assert number(r"checked with IK from that base: (\S+) %", out) > 50.0
+    for name in ("capability_map_z.png", "capability_map_y.png"):
+        assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
