@@ -7,7 +7,7 @@ package and any layer below, never above:
     base        errors, results, spatial, utils, _validate, _version, _jit, _pickling
     model, sns  the robot description; the numerical core (never Pinocchio or coal)
     tasks, constraints
-    engine
+    engine, analytic
     ik
     solver
     control, reach, viz
@@ -40,8 +40,8 @@ LAYERS = {
     "tasks": 2,
     "constraints": 2,
     "engine": 3,
+    "analytic": 3,
     "ik": 4,
-    "analytic": 4,
     "solver": 5,
     "control": 6,
     "reach": 6,

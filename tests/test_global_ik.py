@@ -176,9 +176,10 @@ def test_find_configs_returns_distinct_verified_solutions(solver, panda):
 def test_find_configs_is_deterministic_for_a_seed(ur5_solver, ur5):
     _, target = random_target(ur5, "tool0", 2)
     ref = np.zeros(6)
-    a = ur5_solver.find_configs(target, "tool0", 4, 1.0, ref, seed=7, max_attempts=200)
-    b = ur5_solver.find_configs(target, "tool0", 4, 1.0, ref, seed=7, max_attempts=200)
-    c = ur5_solver.find_configs(target, "tool0", 4, 1.0, ref, seed=8, max_attempts=200)
+    opts = {"max_attempts": 200, "analytic": False}  # the numeric search
+    a = ur5_solver.find_configs(target, "tool0", 4, 1.0, ref, seed=7, **opts)
+    b = ur5_solver.find_configs(target, "tool0", 4, 1.0, ref, seed=7, **opts)
+    c = ur5_solver.find_configs(target, "tool0", 4, 1.0, ref, seed=8, **opts)
     assert len(a) == 4
     for x, y in zip(a, b, strict=True):
         np.testing.assert_array_equal(x, y)
@@ -188,16 +189,17 @@ def test_find_configs_is_deterministic_for_a_seed(ur5_solver, ur5):
 def test_find_configs_with_a_count_budget_only(ur5_solver, ur5):
     """time_budget=None: the search is bounded by iterations, the same on any machine."""
     _, target = random_target(ur5, "tool0", 3)
-    a = ur5_solver.find_configs(target, "tool0", 8, None, np.zeros(6), max_iterations=4000)
-    b = ur5_solver.find_configs(target, "tool0", 8, None, np.zeros(6), max_iterations=4000)
+    num = {"analytic": False}  # the numeric search (the closed form needs no budget)
+    a = ur5_solver.find_configs(target, "tool0", 8, None, np.zeros(6), max_iterations=4000, **num)
+    b = ur5_solver.find_configs(target, "tool0", 8, None, np.zeros(6), max_iterations=4000, **num)
     assert len(a) == len(b) > 0 and a.iterations == b.iterations
     for x, y in zip(a, b, strict=True):
         np.testing.assert_array_equal(x, y)
     far = pin.SE3(np.eye(3), np.array([3.0, 0.0, 0.5]))
-    miss = ur5_solver.find_configs(far, "tool0", 1, None, np.zeros(6), max_iterations=500)
+    miss = ur5_solver.find_configs(far, "tool0", 1, None, np.zeros(6), max_iterations=500, **num)
     assert len(miss) == 0 and miss.stopped_by == "max_iterations"
     assert 500 <= miss.iterations  # the cap is checked between starts
-    few = ur5_solver.find_configs(far, "tool0", 1, None, np.zeros(6), max_attempts=3)
+    few = ur5_solver.find_configs(far, "tool0", 1, None, np.zeros(6), max_attempts=3, **num)
     assert few.attempts == 3 and few.stopped_by == "max_attempts"
     assert few.iterations <= 3 * 2000  # one start each (no restarts inside an attempt)
     with pytest.raises(InvalidInput, match="time_budget=None needs"):
@@ -367,8 +369,10 @@ def test_alternate_configs_share_the_pose(ur5_solver, ur5):
     q0 = q.copy()
     q0[0] = 0.0
     assert len(ur5_solver.alternate_configs(q0)) == 96
-    # find_configs offers the turns of each solution too (simIK findAlt)
-    sols = ur5_solver.find_configs(T, "tool0", 10, 0.5, q, include_alternates=True, max_attempts=1)
+    # find_configs offers the turns of each solution too (simIK findAlt): one numeric start
+    sols = ur5_solver.find_configs(
+        T, "tool0", 10, 0.5, q, include_alternates=True, max_attempts=1, analytic=False
+    )
     assert len(sols) == 10
     np.testing.assert_allclose(sols[0], q, atol=1e-4)  # the nearest: the reference itself
     for a in sols:

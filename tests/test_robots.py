@@ -20,7 +20,7 @@ PLANAR = ROBOTS / "planar_arm" / "planar_arm.urdf.xacro"
 DUAL = ROBOTS / "dual_arm" / "dual_arm.urdf"
 HUMANOID = ROBOTS / "humanoid" / "humanoid.urdf"
 
-URDF_ROBOTS = ["panda", "ur5", "dual_arm", "humanoid"]
+URDF_ROBOTS = ["panda", "ur5", "dual_arm", "humanoid", "opw_arm", "spherical_arm"]
 ALL_ROBOTS = [*URDF_ROBOTS, "planar_arm"]
 
 # ---------------------------------------------------------------- published figures
@@ -646,7 +646,15 @@ def test_neutral_configuration_is_collision_free(name):
 
 
 @pytest.mark.parametrize(
-    ("name", "samples"), [("panda", 2000), ("dual_arm", 2000), ("humanoid", 2000), ("ur5", 1000)]
+    ("name", "samples"),
+    [
+        ("panda", 2000),
+        ("dual_arm", 2000),
+        ("humanoid", 2000),
+        ("ur5", 1000),
+        ("opw_arm", 1000),
+        ("spherical_arm", 1000),
+    ],
 )
 def test_never_and_close_pairs_never_collide(name, samples):
     """Disabled pairs that are not adjacent or always colliding never collide."""

@@ -232,11 +232,21 @@ class FindConfigsResult(Sequence[np.ndarray]):
         attempts: Search starts made.
         iterations: Levenberg-Marquardt iterations over all attempts.
         elapsed_ms: Wall-clock time of the call [ms].
-        stopped_by: ``"max_solutions"``, ``"time_budget"``, ``"max_attempts"`` or
-            ``"max_iterations"``.
+        stopped_by: ``"max_solutions"``, ``"time_budget"``, ``"max_attempts"``,
+            ``"max_iterations"``, ``"all_branches"`` (every branch the arm can have was
+            found) or ``"analytic"`` (a closed-form solver enumerated every branch).
         deadline: ``time.perf_counter()`` value at which the search's budget ended [s]
             (inf without a time budget); the budget starts after the target checks and
             the chain preparation.
+        branches: Branch flags of each configuration (aligned with the configurations;
+            ``None`` where the arm has no flags): ``(shoulder, elbow, wrist)`` tuples,
+            :class:`~stackik.BranchFlags` from ``find_configs``.
+        branch_ids: Rank of each configuration's branch among the branches found
+            (aligned; 2 pi copies added by ``include_alternates`` share their branch's).
+        rejected_branches: Every branch that was found and rejected, as ``(flags or None,
+            reason, configuration)`` (reasons as in ``rejected``).
+        method: ``"numeric"`` (the Levenberg-Marquardt search) or ``"analytic:<family>"``
+            (a closed-form solver: ``ur``, ``opw``, ``spherical``).
     """
 
     def __init__(
@@ -248,9 +258,19 @@ class FindConfigsResult(Sequence[np.ndarray]):
         elapsed_ms: float = 0.0,
         stopped_by: str = "max_solutions",
         deadline: float = float("inf"),
+        *,
+        branches: Sequence[tuple[int, int, int] | None] | None = None,
+        branch_ids: Sequence[int] | None = None,
+        rejected_branches: Sequence[tuple[tuple[int, int, int] | None, str, np.ndarray]] = (),
+        method: str = "numeric",
     ) -> None:
         self.deadline = float(deadline)
         self.configurations = list(configurations)
+        n = len(self.configurations)
+        self.branches = list(branches) if branches is not None else [None] * n
+        self.branch_ids = list(branch_ids) if branch_ids is not None else list(range(n))
+        self.rejected_branches = list(rejected_branches)
+        self.method = method
         self.rejected = {r: 0 for r in REJECTION_REASONS}
         self.rejected.update(rejected or {})
         self.attempts = int(attempts)
@@ -278,7 +298,7 @@ class FindConfigsResult(Sequence[np.ndarray]):
         return (
             f"FindConfigsResult({len(self)} configurations, attempts={self.attempts}, "
             f"rejected={rejected}, elapsed_ms={self.elapsed_ms:.3f}, "
-            f"stopped_by={self.stopped_by!r})"
+            f"stopped_by={self.stopped_by!r}, method={self.method!r})"
         )
 
 

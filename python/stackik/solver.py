@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from . import _jit, _validate
+from .analytic import AnalyticDetection
 from .constraints import (
     CollisionConstraint,
     ComPolygonConstraint,
@@ -680,9 +681,10 @@ class KinematicsSolver:
     def prepare_global_ik(self, frame_name: str) -> None:
         """Build (and compile or load) the chain of ``frame_name`` now, off the hot path.
 
-        The first query on a frame otherwise pays the chain extraction (~0.1 ms) and, once
-        per process, the loading of numba's cached kernels; neither counts against a
-        query's ``time_budget``.
+        The first query on a frame otherwise pays the chain extraction (~0.1 ms), the
+        detection and verification of its closed-form solver (a few ms) and, once per
+        process, the loading of numba's cached kernels; none counts against a query's
+        ``time_budget``.
 
         Raises:
             FrameNotFound: Unknown frame.
@@ -691,16 +693,36 @@ class KinematicsSolver:
         with self._engine.lock:
             self._global.prepare(frame_name)
 
+    def analytic_ik(self, frame_name: str) -> AnalyticDetection:
+        """Which closed-form solver :meth:`find_configs` uses for ``frame_name``, and why not.
+
+        The chain is the one global IK searches on (from the world, or from the last
+        joint a serial chain cannot model). See :mod:`stackik.analytic`.
+
+        Returns:
+            An :class:`~stackik.analytic.AnalyticDetection`: truthy with ``.solver``
+            (``.family`` ``"ur"``, ``"opw"`` or ``"spherical"``, ``.parameters`` read from
+            the description) when a closed form applies, else ``.reasons`` per family.
+
+        Raises:
+            FrameNotFound: Unknown frame.
+        """
+        with self._engine.lock:
+            return self._global.analytic(frame_name)
+
     def find_configs(
         self,
         target_pose: object,
         frame_name: str,
-        max_solutions: int = 1,
+        max_solutions: int | None = None,
         time_budget: float | None = 0.005,
         reference_q: object | None = None,
         validate: Validator | None = None,
         seed: int | None = None,
         *,
+        all_branches: bool = False,
+        analytic: bool = True,
+        min_joint_distance: float | None = None,
         branch: object | None = None,
         locked_joints: Sequence[str] = (),
         metric: object | None = None,
@@ -713,16 +735,21 @@ class KinematicsSolver:
     ) -> FindConfigsResult:
         """Distinct configurations that put ``frame_name`` at ``target_pose`` (simIK findConfigs).
 
-        A randomized multi-start search (the first start is ``reference_q``) inside the
-        time budget; every candidate is checked on the full robot (FK pose, joint limits
-        with the solver's limit margin, the collision constraint's distances when one is
-        configured, then ``validate``). The search stops at ``max_solutions`` accepted
-        configurations, at the budget, or after ``max_attempts`` starts.
+        When the chain to the frame has a closed-form solver (:meth:`analytic_ik`: UR-type,
+        OPW and spherical-wrist 6R arms), every branch of the pose is computed exactly in
+        microseconds (at most 8), one configuration per branch: of its ``+-2 pi`` copies,
+        the one inside the limits nearest ``reference_q``. Otherwise a randomized
+        multi-start search (the first start is ``reference_q``) runs inside the budget;
+        with ``all_branches`` it counts distinct branches and seeds toward the missing
+        ones (see ``docs/position_ik.md``). Every configuration is checked on the full
+        robot (FK pose, joint limits with the solver's limit margin, the collision
+        constraint's distances when one is configured, then ``validate``).
 
         Args:
             target_pose: World pose of the frame, SE3 or 4x4 [m].
             frame_name: Frame to place.
-            max_solutions: Largest number of configurations returned (>= 1).
+            max_solutions: Largest number of configurations returned (>= 1); ``None``: 1,
+                or no cap with ``all_branches``.
             time_budget: Wall-clock budget of the search [s] (chain preparation on the
                 first query of a frame is not counted; see :meth:`prepare_global_ik`).
                 ``None``: no deadline; then ``max_attempts`` or ``max_iterations`` must
@@ -734,6 +761,18 @@ class KinematicsSolver:
             seed: Seed of the random starts (``None``: 0). Equal seeds give equal results
                 whenever the budget does not cut the search (``max_attempts`` with a
                 generous budget makes them machine independent).
+            all_branches: One configuration per distinct IK branch: ``+-2 pi`` copies
+                collapse into one, and the search stops when every branch the arm can have
+                is found (8 flag combinations on arms with branch flags), at
+                ``max_solutions`` or at the budget. On redundant chains (more than 6
+                joints) branches are not finite: the configurations returned are spread
+                over the self-motion, at least ``min_joint_distance`` apart.
+            analytic: Use the closed-form solver when one applies (``False``: always the
+                numeric search, e.g. to measure it). Never used with ``locked_joints``.
+            min_joint_distance: Smallest distance between two returned branches, the
+                largest joint difference modulo 2 pi [rad or m]; default
+                ``distinct_tolerance``, and 0.25 rad on redundant chains with
+                ``all_branches``.
             branch: Only configurations on this branch: :class:`BranchFlags`, a tuple of
                 three +1/-1/None (None: any) or a vcKinSolver code 0-7; 6R arms only.
             locked_joints: Joints held at their ``reference_q`` values (vcKinSolver's
@@ -746,17 +785,21 @@ class KinematicsSolver:
             distinct_tolerance: Two configurations are the same when no chain joint
                 differs by more than this [rad or m].
             include_alternates: Also offer each solution's +-2 pi variants (simIK
-                findAlt); they count toward ``max_solutions``.
+                findAlt); they count toward ``max_solutions``, except with
+                ``all_branches`` where they follow their branch.
             max_attempts: Cap on the number of attempts (``None``: budget only). With a
                 ``time_budget`` an attempt may restart inside the compiled search until
-                the deadline; without one, an attempt is exactly one start.
+                the deadline; without one, an attempt is exactly one start (with
+                ``all_branches``, always).
             max_iterations: Cap on the Levenberg-Marquardt iterations over all starts
                 (``None``: no cap); a count budget independent of the machine's speed.
 
         Returns:
             A :class:`~stackik.results.FindConfigsResult`: the configurations (size nq
             each, nearest to ``reference_q`` first; a sequence, empty when none was
-            found) with rejection counts by reason, attempts and elapsed time.
+            found) with their ``branches`` (:class:`BranchFlags`, or None where the arm
+            has none), ``branch_ids``, ``method``, rejection counts by reason and the
+            rejected branches, attempts and elapsed time.
 
         Raises:
             ShapeError, NonFiniteInput, InvalidTransform: Bad target or reference.
@@ -772,6 +815,9 @@ class KinematicsSolver:
                 reference_q,
                 validate,
                 seed,
+                all_branches=all_branches,
+                analytic=analytic,
+                min_joint_distance=min_joint_distance,
                 branch=branch,
                 locked_joints=locked_joints,
                 metric=metric,
@@ -800,9 +846,10 @@ class KinematicsSolver:
 
         vcKinSolver's "nearest configuration": collects up to ``max_candidates``
         distinct configurations like :meth:`find_configs` (same keyword options, e.g.
-        ``branch=...``), adds every +-2 pi variant of each when ``include_alternates``
-        (a turn of a joint closer to the reference then wins), and returns the nearest
-        one that passes the checks.
+        ``branch=...``; every branch at once when the arm has a closed-form solver),
+        adds every +-2 pi variant of each when ``include_alternates`` (a turn of a joint
+        closer to the reference then wins), and returns the nearest one that passes the
+        checks.
 
         Returns:
             The configuration (size nq), or ``None`` when nothing was found.
@@ -847,6 +894,12 @@ class KinematicsSolver:
         no alternate value.
         """
         return self._global.alternate_configs(q, validate)
+
+    def get_alternate_configs(
+        self, q: object, validate: Validator | None = None
+    ) -> list[np.ndarray]:
+        """:meth:`alternate_configs` under simIK's name (``getAlternateConfigs``)."""
+        return self.alternate_configs(q, validate)
 
     def generate_path(
         self,

@@ -21,6 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from arms6r import build_opw_arm, build_spherical_arm
 from urdfgen import (
     PI,
     Joint,
@@ -865,13 +866,19 @@ def main() -> None:
     """Entry point."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="report only, write nothing")
-    parser.add_argument("robots", nargs="*", default=["panda", "ur5", "dual_arm", "humanoid"])
+    parser.add_argument(
+        "robots",
+        nargs="*",
+        default=["panda", "ur5", "dual_arm", "humanoid", "opw_arm", "spherical_arm"],
+    )
     args = parser.parse_args()
     builders = {
         "panda": build_panda,
         "ur5": build_ur5,
         "dual_arm": build_dual_arm,
         "humanoid": build_humanoid,
+        "opw_arm": build_opw_arm,
+        "spherical_arm": build_spherical_arm,
     }
     for name in args.robots:
         write_robot(builders[name](), name, check=args.check)

@@ -38,7 +38,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="report only, write nothing")
     parser.add_argument(
-        "robots", nargs="*", default=["panda", "ur5", "dual_arm", "humanoid", "planar_arm"]
+        "robots",
+        nargs="*",
+        default=["panda", "ur5", "dual_arm", "humanoid", "planar_arm", "opw_arm", "spherical_arm"],
     )
     args = parser.parse_args()
     for name in args.robots:

@@ -169,4 +169,4 @@ def _put_back(obj: object, saved: object) -> None:
         obj[:] = saved
     elif isinstance(obj, (set, dict)) and isinstance(saved, (set, dict)):
         obj.clear()
-        obj.update(saved)  # type: ignore[arg-type]
+        obj.update(saved)

@@ -169,7 +169,33 @@ class ChainCatalog:
                 if plain.continuous[k]:
                     raise InvalidInput(f"joint {name!r} is continuous and cannot be locked")
                 locks[k] = float(q_ref[plain.idx_q[k]])
+        locks.update(self._follower_locks(plain, locks, q_ref))
         return locks
+
+    def _follower_locks(
+        self, plain: SerialChain, locks: dict[int, float], q_ref: np.ndarray
+    ) -> dict[int, float]:
+        """Kept mimic followers on the chain whose leader is off it: held at their value.
+
+        Such a follower is fixed by a joint the query holds at ``q_ref``, so it is pinned
+        at ``m q_leader + c`` (``q_ref`` coupled). A follower whose leader is also on the
+        chain stays free in the search; its candidates are coupled and checked again
+        (:meth:`~stackik.ik.checks.CandidateChecker.coupled`).
+        """
+        robot = self._robot
+        kept = robot.kept_mimic_joints
+        if not kept:
+            return {}
+        coupled = robot.apply_mimic(q_ref)
+        out: dict[int, float] = {}
+        for follower, leader, _, _ in kept:
+            jf = robot.get_pinocchio_joint_id(follower)
+            jl = robot.get_pinocchio_joint_id(leader)
+            if jf in plain.joint_ids and jl not in plain.joint_ids:
+                k = plain.joint_ids.index(jf)
+                if k not in locks and not plain.continuous[k]:
+                    out[k] = float(coupled[plain.idx_q[k]])
+        return out
 
     def setup(
         self, frame_name: str, locked_joints: Sequence[str], q_ref: np.ndarray, margin: float

@@ -128,6 +128,37 @@ class CandidateChecker:
         self.tol_o = tol_o + POSE_SLACK
         self.validate = validate
         self.watch = watch if watch is not None and watch.pairs.size else None
+        kept = robot.kept_mimic_joints
+        self.couple: Callable[[np.ndarray], np.ndarray] | None = robot.apply_mimic if kept else None
+        # kept followers that are chain joints: coupling them moves the chain
+        chain_joints = set(setup.chain.joint_ids)
+        self.couples_chain = any(
+            robot.get_pinocchio_joint_id(f) in chain_joints for f, _, _, _ in kept
+        )
+
+    def coupled(self, q: np.ndarray, qc: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+        """A candidate with every kept mimic follower set from its leader.
+
+        Robots loaded with ``mimic="keep"`` carry followers in ``q``; a candidate leaves
+        the chain with them held at ``reference_q`` (or, on the chain, as the search left
+        them), so each is set to ``multiplier * leader + offset`` before it is checked
+        or returned.
+
+        Args:
+            q: Robot configuration of the candidate.
+            qc: Its chain configuration [rad or m].
+
+        Returns:
+            ``(q, qc, moved)``: the coupled configuration, its chain configuration, and
+            whether a chain joint moved (its pose must then be checked again).
+        """
+        if self.couple is None:
+            return q, qc, False
+        q = self.couple(q)
+        if not self.couples_chain:
+            return q, qc, False
+        qc2 = self.setup.chain.from_full(q)
+        return q, qc2, not np.array_equal(qc2, qc)
 
     def pose_error(self, q: np.ndarray) -> tuple[float, float]:
         """Position [m] and orientation [rad] error of the frame at ``q`` (Pinocchio FK)."""

@@ -19,15 +19,14 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pinocchio as pin
 
 from .. import _validate
+from ..analytic import AnalyticDetection, AnalyticSolver, ChainGeometry, detect
 from ..constraints.collision import CollisionConstraint
 from ..engine import VelocityEngine
 from ..errors import InvalidInput
@@ -35,43 +34,19 @@ from ..model import RobotModel
 from ..model.joints import JointKind
 from ..results import FindConfigsResult
 from ..spatial import as_se3
-from .branches import BranchFlags, as_branch, flags_at, matches
+from .allbranches import analytic_branches, branch_combinations, search_branches
+from .branches import BranchFlags, BranchGeometry, as_branch, flags_at, matches
+from .chain import SerialChain
 from .chains import LIMIT_SLACK, ChainCatalog, ChainSetup, two_pi_turns
 from .checks import CandidateChecker, CollisionWatch, Validator, Workspace
+from .query import SearchOutcome, SearchQuery
 
 __all__ = ["GlobalIK", "SearchOutcome", "SearchQuery"]
 
-
-@dataclass
-class SearchQuery:
-    """What one search looks for (immutable during the search)."""
-
-    setup: ChainSetup
-    R: np.ndarray
-    p: np.ndarray
-    checker: CandidateChecker
-    q_ref: np.ndarray
-    max_solutions: int
-    deadline: float
-    tol_p: float
-    tol_o: float
-    branch: tuple[int | None, int | None, int | None] | None
-    distinct: float
-    max_attempts: int | None
-    include_alternates: bool
-    max_iterations: int | None = None
-
-
-@dataclass
-class SearchOutcome:
-    """What a search has found so far."""
-
-    q: list[np.ndarray] = field(default_factory=list)
-    qc: list[np.ndarray] = field(default_factory=list)
-    rejected: Counter = field(default_factory=Counter)
-    iterations: int = 0
-    attempts: int = 0
-    stopped_by: str = "max_solutions"
+#: Default ``min_joint_distance`` of ``all_branches`` on redundant chains [rad or m].
+REDUNDANT_SEPARATION = 0.25
+#: Limit given to unbounded joints of the branch search's chain (SerialChain's "no limit").
+_FREE = 1e10
 
 
 class GlobalIK:
@@ -87,6 +62,9 @@ class GlobalIK:
         self._robot = engine.robot
         self.chains = ChainCatalog(engine.robot)
         self.workspace = Workspace(engine.robot)
+        self._detections: dict[tuple[str, int], AnalyticDetection] = {}
+        self._branch_geometries: dict[tuple[str, int], BranchGeometry | None] = {}
+        self._free_chains: dict[tuple[str, bytes, bytes, int], SerialChain] = {}
 
     @property
     def robot(self) -> RobotModel:
@@ -231,10 +209,13 @@ class GlobalIK:
         if any(np.max(np.abs(qc - f)) < query.distinct for f in found.qc):
             found.rejected["duplicate"] += 1
             return
-        if query.branch is not None and not matches(flags_at(query.setup.chain, qc), query.branch):
-            found.rejected["branch"] += 1
-            return
-        q = query.setup.chain.to_full(qc, query.q_ref)
+        if query.branch is not None:
+            target = query.branch_target
+            flags = target.flags(qc) if target is not None else flags_at(query.setup.chain, qc)
+            if not matches(flags, query.branch):
+                found.rejected["branch"] += 1
+                return
+        q, qc, _ = query.checker.coupled(query.setup.chain.to_full(qc, query.q_ref), qc)
         why = query.checker.reason(q, qc)
         if why:
             found.rejected[why] += 1
@@ -244,14 +225,68 @@ class GlobalIK:
 
     # -- public API --------------------------------------------------------------------------
     def prepare(self, frame_name: str) -> None:
-        """Build (and compile or load) the chain of ``frame_name`` now, off the hot path."""
+        """Build (and compile or load) the chain of ``frame_name`` now, off the hot path.
+
+        Also detects (and verifies) the closed-form solver of the frame's chain and reads
+        its branch geometry.
+        """
         self.chains.plain(frame_name).iteration_cost()
+        self.branch_geometry(frame_name)
+        setup = self.setup(frame_name, (), self.reference(None))
+        free = self._free_chain(setup, frame_name)
+        if free is not None:
+            free.iteration_cost()
+        detection = self.analytic(frame_name)
+        if detection.solver is not None:
+            g = detection.solver.geometry
+            detection.solver.solve_raw(g.tip[:3, :3].copy(), g.tip[:3, 3].copy())
+
+    # -- closed forms and branch flags, per frame (rebuilt when the description changes) -----
+    def analytic(self, frame_name: str) -> AnalyticDetection:
+        """The closed-form solver of the chain to ``frame_name``, or why none applies.
+
+        Raises:
+            FrameNotFound: Unknown frame.
+        """
+        key = (frame_name, self._robot.revision)
+        detection = self._detections.get(key)
+        if detection is None:
+            _, base = self.chains.frame(frame_name)
+            detection = detect(self._robot.model, frame_name, base)
+            self._detections[key] = detection
+        return detection
+
+    def branch_geometry(self, frame_name: str) -> BranchGeometry | None:
+        """What the flags of the chain to ``frame_name`` need (None: the arm has none)."""
+        key = (frame_name, self._robot.revision)
+        if key not in self._branch_geometries:
+            geo = None
+            try:
+                self.chains.branch_chain(frame_name)
+                _, base = self.chains.frame(frame_name)
+                lines = ChainGeometry.from_model(self._robot.model, frame_name, base)
+                geo = BranchGeometry.from_lines(lines.axes, lines.points, lines.tip)
+            except InvalidInput:
+                geo = None
+            self._branch_geometries[key] = geo
+        return self._branch_geometries[key]
+
+    def _closed_form(
+        self, frame_name: str, analytic: bool, setup: ChainSetup, locked: Sequence[str]
+    ) -> AnalyticSolver | None:
+        """The solver a query uses: None when switched off, with locks, or when none applies."""
+        if not analytic or locked:
+            return None
+        solver = self.analytic(frame_name).solver
+        if solver is None or list(solver.geometry.joint_ids) != list(setup.chain.joint_ids):
+            return None
+        return solver
 
     def find(
         self,
         target_pose: object,
         frame_name: str,
-        max_solutions: int,
+        max_solutions: int | None,
         time_budget: float | None,
         reference_q: object | None,
         validate: Validator | None,
@@ -267,6 +302,9 @@ class GlobalIK:
         max_attempts: int | None = None,
         nearest: bool = False,
         max_iterations: int | None = None,
+        all_branches: bool = False,
+        analytic: bool = True,
+        min_joint_distance: float | None = None,
     ) -> FindConfigsResult:
         """find_configs / nearest_config: search, then sort (nearest: over the variants).
 
@@ -275,7 +313,10 @@ class GlobalIK:
         t0 = time.perf_counter()
         T = as_se3(target_pose, "target_pose")
         q_ref = self.reference(reference_q)
-        n_max = _validate.count(max_solutions, "max_solutions")
+        if self._robot.kept_mimic_joints:  # joints off the chain are held at q_ref
+            q_ref = self._robot.apply_mimic(q_ref)
+        all_branches = bool(all_branches)
+        n_max = self._max_solutions(max_solutions, all_branches)
         budget = self._budget(time_budget, max_attempts, max_iterations)
         if max_attempts is not None:
             max_attempts = _validate.count(max_attempts, "max_attempts")
@@ -289,13 +330,20 @@ class GlobalIK:
         setup = self.setup(frame_name, locked_joints, q_ref)
         if wanted is not None:
             self.chains.branch_chain(frame_name)
+        solver = self._closed_form(frame_name, bool(analytic), setup, locked_joints)
+        geo = self.branch_geometry(frame_name) if setup.chain.n == 6 else None
         checker = self.checker(setup, T, tol_p, tol_o, validate)
         T_base = self.target_in_base(setup, T, q_ref)
+        R = np.ascontiguousarray(T_base.rotation)
+        p = np.ascontiguousarray(T_base.translation)
+        search_chain = self._free_chain(setup, frame_name) if all_branches else None
+        if all_branches and solver is None:
+            (search_chain or setup.chain).iteration_cost()  # measured once per chain
         # Chain preparation (first query of a frame) is not counted against the budget.
         query = SearchQuery(
             setup=setup,
-            R=T_base.rotation,
-            p=T_base.translation,
+            R=R,
+            p=p,
             checker=checker,
             q_ref=q_ref,
             max_solutions=n_max,
@@ -307,11 +355,58 @@ class GlobalIK:
             max_attempts=max_attempts,
             include_alternates=bool(include_alternates) and not nearest,
             max_iterations=max_iterations,
+            all_branches=all_branches,
+            separation=self._separation(min_joint_distance, all_branches, setup, distinct),
+            branch_geometry=geo,
+            branch_target=geo.target(R, p) if geo is not None else None,
+            expected=(
+                len(branch_combinations(wanted))
+                if geo is not None and geo.lateral is not None
+                else None
+            ),
+            search_chain=search_chain,
         )
-        found = self.search(query, 0 if seed is None else int(seed))
-        configs = self._ranked(found.q, q_ref, w)
+        rng_seed = 0 if seed is None else int(seed)
+        if solver is not None:
+            found = analytic_branches(query, solver)
+        elif all_branches:
+            found = search_branches(query, rng_seed)
+        else:
+            found = self.search(query, rng_seed)
+        method = "numeric" if solver is None else f"analytic:{solver.family}"
+        return self._result(query, found, w, nearest, bool(include_alternates), method, t0)
+
+    def _result(
+        self,
+        query: SearchQuery,
+        found: SearchOutcome,
+        w: np.ndarray,
+        nearest: bool,
+        include_alternates: bool,
+        method: str,
+        t0: float,
+    ) -> FindConfigsResult:
+        """Rank, cap, add the alternates (all_branches or closed form) and wrap up."""
+        target = query.branch_target
+        configs = list(found.q)
+        flags: list[BranchFlags | None] = (
+            list(found.flags)
+            if found.flags
+            else [target.flags(qc) if target is not None else None for qc in found.qc]
+        )
+        order = self._chain_order(query, configs, w)[: query.max_solutions]
+        configs, flags = [configs[k] for k in order], [flags[k] for k in order]
+        ids = list(range(len(configs)))  # a branch's id: its rank among the branches
         if nearest:
             configs = self._nearest(query, configs, w) if include_alternates else configs[:1]
+            chain = query.setup.chain
+            flags = [target.flags(chain.from_full(q)) if target else None for q in configs]
+            ids = list(range(len(configs)))
+        elif include_alternates and (query.all_branches or method != "numeric"):
+            configs, flags, ids = self._with_alternates(query, configs, flags, ids, w)
+            if not query.all_branches:  # the copies count toward max_solutions
+                n = query.max_solutions
+                configs, flags, ids = configs[:n], flags[:n], ids[:n]
         return FindConfigsResult(
             configs,
             dict(found.rejected),
@@ -320,7 +415,80 @@ class GlobalIK:
             (time.perf_counter() - t0) * 1e3,
             found.stopped_by,
             query.deadline,
+            branches=flags,
+            branch_ids=ids,
+            rejected_branches=found.branch_rejections,
+            method=method,
         )
+
+    def _with_alternates(
+        self,
+        query: SearchQuery,
+        configs: list[np.ndarray],
+        flags: list[BranchFlags | None],
+        ids: list[int],
+        w: np.ndarray,
+    ) -> tuple[list[np.ndarray], list[BranchFlags | None], list[int]]:
+        """Each branch followed by its other copies inside the limits that pass ``validate``."""
+        chain = query.setup.chain
+        out_q, out_f, out_i = [], [], []
+        for q, f, i in zip(configs, flags, ids, strict=True):
+            out_q.append(q)
+            out_f.append(f)
+            out_i.append(i)
+            for alt in query.setup.alternates(chain.from_full(q))[1:]:
+                full, alt, moved = query.checker.coupled(chain.to_full(alt, query.q_ref), alt)
+                if moved and any(np.array_equal(full, o) for o in out_q):
+                    continue  # a copy of a kept follower, undone by its coupling
+                if not query.checker.reason(full, alt, check_pose=moved):
+                    out_q.append(full)
+                    out_f.append(f)
+                    out_i.append(i)
+        order = self._chain_order(query, out_q, w)
+        return [out_q[k] for k in order], [out_f[k] for k in order], [out_i[k] for k in order]
+
+    def _free_chain(self, setup: ChainSetup, frame_name: str) -> SerialChain | None:
+        """The setup's chain with every revolute joint spanning a full turn unbounded.
+
+        Such a joint reaches every angle modulo 2 pi inside its limits, so the branch
+        search may cross them (the solution is folded back); Levenberg-Marquardt is then
+        never stopped at an angle limit on its way. None when no joint qualifies.
+        """
+        wide = setup.revolute & (setup.upper - setup.lower >= 2.0 * math.pi - 1e-12)
+        if not wide.any():
+            return None
+        key = (frame_name, setup.lower.tobytes(), setup.upper.tobytes(), self._robot.revision)
+        chain = self._free_chains.get(key)
+        if chain is None:
+            plain = setup.chain
+            model = pin.Model(plain.model)
+            lo = model.lowerPositionLimit.copy()
+            hi = model.upperPositionLimit.copy()
+            for k in np.flatnonzero(wide):
+                lo[plain.idx_q[k]], hi[plain.idx_q[k]] = -_FREE, _FREE
+            model.lowerPositionLimit, model.upperPositionLimit = lo, hi
+            chain = SerialChain.from_model(model, frame_name, setup.base_frame)
+            if len(self._free_chains) >= 32:
+                self._free_chains.pop(next(iter(self._free_chains)))
+            self._free_chains[key] = chain
+        return chain
+
+    @staticmethod
+    def _max_solutions(max_solutions: object, all_branches: bool) -> int:
+        """The cap on configurations (None: 1, or no cap with all_branches)."""
+        if max_solutions is None:
+            return _validate.MAX_COUNT if all_branches else 1
+        return _validate.count(max_solutions, "max_solutions")
+
+    def _separation(
+        self, min_joint_distance: object, all_branches: bool, setup: ChainSetup, distinct: float
+    ) -> float:
+        """Smallest joint distance between two branches [rad or m] (see find_configs)."""
+        if min_joint_distance is not None:
+            return _validate.positive_float(min_joint_distance, "min_joint_distance")
+        if all_branches and setup.chain.n > 6:
+            return REDUNDANT_SEPARATION
+        return distinct
 
     @staticmethod
     def _budget(time_budget: object, max_attempts: object, max_iterations: object) -> float:
@@ -345,11 +513,27 @@ class GlobalIK:
     def _distance(self, q_ref: np.ndarray, q: np.ndarray, w: np.ndarray) -> float:
         return float(np.sqrt(w @ self._robot.difference(q_ref, q) ** 2))
 
-    def _ranked(self, configs: list[np.ndarray], q_ref: np.ndarray, w: np.ndarray) -> list:
+    @staticmethod
+    def _chain_order(query: SearchQuery, configs: list[np.ndarray], w: np.ndarray) -> list[int]:
+        """Indices of ``configs`` nearest ``reference_q`` first (stable).
+
+        The configurations differ from the reference on the chain joints only, so the
+        distance ``sqrt(sum w_i delta_q_i^2)`` of ``difference(reference_q, q)`` is computed
+        on them, all rows at once (continuous joints: the wrapped angle difference).
+        """
         if len(configs) <= 1:
-            return configs
-        dist = [self._distance(q_ref, q, w) for q in configs]
-        return [configs[k] for k in np.argsort(dist, kind="stable")]
+            return list(range(len(configs)))
+        chain = query.setup.chain
+        Q = np.array(configs)
+        cont = chain.continuous
+        d = Q[:, chain.idx_q] - query.q_ref[chain.idx_q]
+        for k in np.flatnonzero(cont):
+            i = chain.idx_q[k]
+            ref = math.atan2(query.q_ref[i + 1], query.q_ref[i])
+            turn = np.arctan2(Q[:, i + 1], Q[:, i]) - ref
+            d[:, k] = np.mod(turn + math.pi, 2 * math.pi) - math.pi
+        dist = (d * d) @ w[chain.idx_v]
+        return [int(k) for k in np.argsort(dist, kind="stable")]
 
     def _nearest(self, query: SearchQuery, found: list[np.ndarray], w: np.ndarray) -> list:
         """The nearest of every variant (2 pi turns included) that passes the checks."""
@@ -359,17 +543,21 @@ class GlobalIK:
         ranked = []
         for q in found:
             for k, qc in enumerate(query.setup.alternates(chain.from_full(q))):
-                alt = q if k == 0 else chain.to_full(qc, q_ref)
-                ranked.append((self._distance(q_ref, alt, w), k, alt, qc))
+                alt, qc, moved = (
+                    (q, qc, False)
+                    if k == 0
+                    else query.checker.coupled(chain.to_full(qc, q_ref), qc)
+                )
+                ranked.append((self._distance(q_ref, alt, w), k, alt, qc, moved))
         ranked.sort(key=lambda item: item[0])
-        for _, k, alt, qc in ranked:
+        for _, k, alt, qc, moved in ranked:
             if k == 0:  # an original: it passed every check already
                 return [alt]
             if time.perf_counter() >= query.deadline:
                 continue  # no budget left to check a variant; the originals stay valid
             # A turn keeps the pose and every placement: limits and the callback are all
             # that can reject it.
-            if not query.checker.reason(alt, qc, check_pose=False):
+            if not query.checker.reason(alt, qc, check_pose=moved):
                 return [alt]
         return []  # pragma: no cover - the originals passed the checks
 
