@@ -546,7 +546,7 @@ def test_com_of_a_temporary_cache_stays_valid():
 
 
 def test_inspecting_a_step_leaves_no_trace_on_the_following_steps():
-    """build_problem and Constraint.rows between solves: the solves are bit-identical.
+    """build_problem(advance=False), rows() inside a snapshot: the solves stay bit-identical.
 
     The collision constraint carries state from step to step (broadphase distances,
     learned linearization errors, the rows' promises) and the limit box its recovery
@@ -565,8 +565,11 @@ def test_inspecting_a_step_leaves_no_trace_on_the_following_steps():
         )
         for s in (plain, inspected):
             s.get_task("ee").set_target_pose(target)
-        problem = inspected.build_problem(q_b)
-        inspected.get_constraint("collision").rows(inspected.dt)
+        problem = inspected.build_problem(q_b, advance=False)
+        col = inspected.get_constraint("collision")
+        saved = col.snapshot()
+        col.rows(inspected.dt)
+        col.restore(saved)
         res_a, res_b = plain.solve_velocity(q_a), inspected.solve_velocity(q_b)
         np.testing.assert_array_equal(res_a.solution, res_b.solution)
         assert res_a.status == res_b.status

@@ -452,23 +452,26 @@ class VelocityEngine:
             self._rows_upper[:start] += self._row_deadband
         return layout, start
 
-    def build_problem(self, q: object | None = None, apply_limits: bool = True) -> Problem:
+    def build_problem(
+        self, q: object | None = None, apply_limits: bool = True, advance: bool = True
+    ) -> Problem:
         """Assemble the stacked problem of one step without solving it (copies).
-
-        The constraints' step-to-step state (collision broadphase and learned margins,
-        limit recovery flags, ...) is restored afterwards, so inspecting a step does not
-        change the steps that follow; only the configuration is set to ``q``.
 
         Args:
             q: Configuration (size nq); the engine's current one when omitted or empty.
             apply_limits: Include the joint position/velocity limit bounds.
+            advance: Advance the constraints' step-to-step state as a step does
+                (collision broadphase and learned margins, limit recovery flags, the
+                ``last_*`` records). ``False`` restores it afterwards: inspecting a step
+                then leaves no trace on the steps that follow (only the configuration
+                is set to ``q``).
 
         Raises:
             ShapeError, NonFiniteInput, InvalidInput: Bad ``q`` or task layout.
         """
         with self.lock:
             self.update(q)
-            saved = [(c, c.snapshot()) for c in self.constraints]
+            saved = [] if advance else [(c, c.snapshot()) for c in self.constraints]
             slices = self._slices
             try:
                 layout, p = self._assemble(apply_limits)
@@ -476,7 +479,8 @@ class VelocityEngine:
             finally:
                 for c, state in saved:
                     c.restore(state)
-                self._slices = slices
+                if not advance:
+                    self._slices = slices
 
     def _problem(self, layout: _Layout, p: int) -> Problem:
         return Problem(

@@ -541,17 +541,23 @@ class KinematicsSolver:
         self._engine.remove_constraint(_BASE)
 
     # -- velocity IK -------------------------------------------------------------------------
-    def build_problem(self, current_q: object | None = None, apply_limits: bool = True) -> Problem:
+    def build_problem(
+        self, current_q: object | None = None, apply_limits: bool = True, advance: bool = True
+    ) -> Problem:
         """Assemble the stacked problem of one step without solving it (a copy).
 
         Args:
             current_q: Configuration (size nq); the solver's current one when omitted.
             apply_limits: Include joint position/velocity limit bounds.
+            advance: Advance the constraints' step-to-step state (collision broadphase
+                and learned margins, limit recovery flags, the ``last_*`` records) as a
+                step does. ``False`` restores it afterwards, so inspecting a step in a
+                running loop does not change the steps that follow.
 
         Raises:
             ShapeError, NonFiniteInput: Bad ``current_q``.
         """
-        return self._engine.build_problem(current_q, apply_limits)
+        return self._engine.build_problem(current_q, apply_limits, advance)
 
     def solve_velocity(
         self,

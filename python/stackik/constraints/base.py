@@ -134,17 +134,14 @@ class Constraint:
     def rows(self, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """This step's rows ``(C, lower, upper)`` as new arrays (for inspection and tests).
 
-        ``C`` is rows x nv. Reads the cache's current configuration. The state carried
-        from step to step is left as it was (see :meth:`snapshot`).
+        ``C`` is rows x nv. Reads the cache's current configuration. Like a step, this
+        advances the state carried from step to step and the ``last_*`` records; take a
+        :meth:`snapshot` first and :meth:`restore` it to leave no trace.
         """
         cap = self.max_rows()
         C = np.empty((cap, self._robot.nv))
         lower, upper = np.empty(cap), np.empty(cap)
-        saved = self.snapshot()
-        try:
-            n = self.write(dt, C, lower, upper)
-        finally:
-            self.restore(saved)
+        n = self.write(dt, C, lower, upper)
         return C[:n].copy(), lower[:n].copy(), upper[:n].copy()
 
     def __repr__(self) -> str:
