@@ -16,6 +16,7 @@ from .collision import CollisionConstraint
 from .com_polygon import ComPolygonConstraint
 from .limits import JointLimitsConstraint, calculate_velocity_box_constraint
 from .linear import LinearConstraint, TightFramePoseConstraint, TightPointConstraint
+from .motion import JointMotionConstraint
 from .relative_pose import RelativePoseConstraint
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "Constraint",
     "FloatingBaseBounds",
     "JointLimitsConstraint",
+    "JointMotionConstraint",
     "LinearConstraint",
     "RelativePoseConstraint",
     "TightFramePoseConstraint",
