@@ -5,6 +5,13 @@ The public API is re-exported here; see the README and ``docs/`` for a tour.
 
 from ._jit import warmup
 from ._version import __version__
+from .control import (
+    JointCommand,
+    JointMotionLimiter,
+    MotionLimits,
+    joint_callback,
+    load_motion_limits,
+)
 from .engine import Problem, VelocityEngine
 from .errors import (
     CollisionGeometryNotFound,
@@ -75,13 +82,16 @@ __all__ = [
     "InvalidBounds",
     "InvalidInput",
     "InvalidTransform",
+    "JointCommand",
     "JointKind",
+    "JointMotionLimiter",
     "JointNotFound",
     "JointTask",
     "Kinematics",
     "KinematicsSolver",
     "MalformedDescription",
     "MeshNotFound",
+    "MotionLimits",
     "MultiJointTask",
     "NameNotFound",
     "NonFiniteInput",
@@ -113,7 +123,9 @@ __all__ = [
     "as_se3",
     "clamp_configuration",
     "compute_pose_error",
+    "joint_callback",
     "limit_task_velocity",
+    "load_motion_limits",
     "normalize_quaternion",
     "q2r",
     "r2q",
