@@ -6,8 +6,11 @@ The public API is re-exported here; see the README and ``docs/`` for a tour.
 from ._jit import warmup
 from ._version import __version__
 from .control import (
+    ControlLoop,
     JointCommand,
     JointMotionLimiter,
+    LoopState,
+    LoopStats,
     MotionLimits,
     joint_callback,
     load_motion_limits,
@@ -76,6 +79,7 @@ __all__ = [
     "COMTask",
     "CollisionGeometryNotFound",
     "CollisionMarginWarning",
+    "ControlLoop",
     "FindConfigsResult",
     "FrameNotFound",
     "FrameTask",
@@ -89,6 +93,8 @@ __all__ = [
     "JointTask",
     "Kinematics",
     "KinematicsSolver",
+    "LoopState",
+    "LoopStats",
     "MalformedDescription",
     "MeshNotFound",
     "MotionLimits",

@@ -112,10 +112,11 @@ def cruise_speed(margin: float, A: float, J: float, dt: float) -> float:
 
     A joint cruising at ``w`` for one more step of ``dt`` [s] can still brake within
     ``margin`` [unit]. A negative margin (beyond the limit) gives ``margin / dt``, the
-    speed back.
+    speed back; a margin under 1e-9 gives 0 (a joint resting on its limit stays exactly
+    there instead of creeping by rounding).
     """
-    if margin <= 0.0:
-        return margin / dt
+    if margin < 1e-9:
+        return min(margin, 0.0) / dt
     w_knee = A * A / J  # above it the acceleration limit binds while braking
     d_knee = w_knee * A / J + w_knee * dt  # w^1.5 / sqrt(J) at w_knee, plus the step
     if margin >= d_knee:
@@ -289,3 +290,36 @@ def brake_stops(
     """Where every joint comes to rest along its braking profile, into ``stop``."""
     for j in range(p.shape[0]):
         stop[j] = brake_sample(p[j], v[j], a[j], amax[j], jmax[j], math.inf)[0]
+
+
+@kernel
+def brake_stops_together(
+    p: np.ndarray,
+    v: np.ndarray,
+    a: np.ndarray,
+    amax: np.ndarray,
+    jmax: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    stop: np.ndarray,
+) -> float:
+    """Where the joints come to rest when they brake together, into ``stop``; the time [s].
+
+    Braking together (ruckig's phase synchronization) stretches every joint's profile
+    to the slowest one's duration ``T``, so the motion keeps its direction: a joint
+    whose own profile takes ``T_j`` and covers ``B_j`` covers about ``B_j T / T_j``
+    (exact for profiles of one shape; within a few per cent when the accelerations are
+    not proportional to the velocities). Clipped into ``[lower, upper]``.
+    """
+    n = p.shape[0]
+    duration = np.empty(n)
+    longest = 0.0
+    for j in range(n):
+        t1, t2, t3 = brake_plan(v[j], a[j], amax[j], jmax[j])[4:]
+        duration[j] = t1 + t2 + t3
+        stop[j] = brake_sample(p[j], v[j], a[j], amax[j], jmax[j], math.inf)[0] - p[j]
+        longest = max(longest, duration[j])
+    for j in range(n):
+        travel = stop[j] * (longest / duration[j]) if duration[j] > 0.0 else 0.0
+        stop[j] = min(max(p[j] + travel, lower[j]), upper[j])
+    return longest

@@ -39,6 +39,7 @@ from ._motion_kernel import (
     brake_all,
     brake_extents,
     brake_stops,
+    brake_stops_together,
     cruise_speed,
     guard_limits,
     motion_box,
@@ -51,6 +52,7 @@ __all__ = [
     "braking_extent",
     "braking_speed",
     "braking_stops",
+    "braking_stops_together",
     "guard_position_limits",
 ]
 
@@ -298,3 +300,20 @@ def braking_stops(
     """
     brake_stops(p, v, a, max_acceleration, max_jerk, out)
     return out
+
+
+def braking_stops_together(
+    p: np.ndarray, v: np.ndarray, a: np.ndarray, max_acceleration: np.ndarray,
+    max_jerk: np.ndarray, lower: np.ndarray, upper: np.ndarray, out: np.ndarray,
+) -> float:  # fmt: skip
+    """Where the joints come to rest braking together (phase-synchronized), into ``out``.
+
+    Every joint's braking profile is stretched to the slowest joint's duration, so the
+    motion keeps its direction (a straight line in joint space, to first order the
+    tangent of the path; a foot held still by a task stays still). Positions are
+    clipped into ``[lower, upper]``. Trusted arrays (the hot path).
+
+    Returns:
+        The braking time [s].
+    """
+    return float(brake_stops_together(p, v, a, max_acceleration, max_jerk, lower, upper, out))

@@ -44,7 +44,7 @@ from .. import _validate
 from ..constraints.motion import (
     brake_all_joints,
     braking_extent,
-    braking_stops,
+    braking_stops_together,
     guard_position_limits,
 )
 from ..errors import InvalidInput, NotWithinLimits
@@ -137,6 +137,14 @@ class MotionCore:
         self._inp = InputParameter(n)
         self._out = OutputParameter(n)
         self._inp.synchronization = Synchronization.Time if synchronize else Synchronization.No
+        # A second generator for stops: every joint brakes together (phase synchronized).
+        self._stop_otg = Ruckig(n, dt)
+        self._stop_inp = InputParameter(n)
+        self._stop_out = OutputParameter(n)
+        self._stop_inp.control_interface = ControlInterface.Velocity
+        self._stop_inp.synchronization = Synchronization.Phase
+        self._stop_inp.target_velocity = [0.0] * n
+        self._stop_inp.target_acceleration = [0.0] * n
         self.set_limits(self.vmax, self.amax, self.jmax)
         self.last_braked = 0
 
@@ -145,9 +153,10 @@ class MotionCore:
         self.vmax[:] = vmax
         self.amax[:] = amax
         self.jmax[:] = jmax
-        self._inp.max_velocity = self.vmax.tolist()
-        self._inp.max_acceleration = self.amax.tolist()
-        self._inp.max_jerk = self.jmax.tolist()
+        for inp in (self._inp, self._stop_inp):
+            inp.max_velocity = self.vmax.tolist()
+            inp.max_acceleration = self.amax.tolist()
+            inp.max_jerk = self.jmax.tolist()
 
     def set_state(self, p: np.ndarray, v: np.ndarray, a: np.ndarray | float) -> None:
         """Impose the current state."""
@@ -181,10 +190,22 @@ class MotionCore:
             inp.control_interface = ControlInterface.Position
             inp.target_position = tp.tolist()
         inp.target_velocity = tv.tolist()
-        return self._advance()
+        return self._advance(self._otg, inp, self._out)
 
-    def _advance(self) -> str:
-        inp, out = self._inp, self._out
+    def stop_together(self) -> str:
+        """One tick of every joint braking to rest together (phase synchronized).
+
+        The motion keeps its direction while it slows down (ruckig's phase
+        synchronization; time synchronization where that is impossible), and the guard
+        still keeps every joint inside its position limits.
+
+        Returns:
+            "" on success, else what went wrong (the tick then braked joint by joint).
+        """
+        self._tvel[:] = 0.0
+        return self._advance(self._stop_otg, self._stop_inp, self._stop_out)
+
+    def _advance(self, otg: Ruckig, inp: InputParameter, out: OutputParameter) -> str:
         self._p0[:] = self.p
         self._v0[:] = self.v
         self._a0[:] = self.a
@@ -192,7 +213,7 @@ class MotionCore:
         inp.current_velocity = self.v.tolist()
         inp.current_acceleration = self.a.tolist()
         try:
-            result = self._otg.update(inp, out)
+            result = otg.update(inp, out)
         except RuckigError as exc:  # refused input (e.g. a state beyond the limits)
             return self._fallback(f"ruckig refused the step ({str(exc).strip()}); braking")
         if result not in (Result.Working, Result.Finished):
@@ -201,7 +222,7 @@ class MotionCore:
         self.v[:] = out.new_velocity
         self.a[:] = out.new_acceleration
         if result == Result.Finished:  # arrived within the tick: exactly, not to rounding
-            self._arrive(inp.control_interface == ControlInterface.Position)
+            self._arrive(inp is self._inp and inp.control_interface == ControlInterface.Position)
         self.last_braked = guard_position_limits(
             (self._p0, self._v0, self._a0),
             (self.p, self.v, self.a),
@@ -455,13 +476,18 @@ class JointMotionLimiter:
         return not (self._core.v.any() or self._core.a.any())
 
     def stop_positions(self) -> np.ndarray:
-        """Where each joint would come to rest if it braked now [rad or m] (size nv).
+        """Where the joints would come to rest if they braked now [rad or m] (size nv).
 
-        The end of the time-optimal braking profile under the acceleration and jerk
-        limits: where :meth:`brake` leads.
+        Where :meth:`brake` leads: every joint's time-optimal braking profile under its
+        acceleration and jerk limits, stretched to the slowest joint's duration so that
+        the motion keeps its direction (within the position limits).
         """
         core = self._core
-        return braking_stops(core.p, core.v, core.a, core.amax, core.jmax, np.empty(core.n))
+        out = np.empty(core.n)
+        braking_stops_together(
+            core.p, core.v, core.a, core.amax, core.jmax, core.lower, core.upper, out
+        )
+        return out
 
     @property
     def has_configuration(self) -> bool:
@@ -635,9 +661,15 @@ class JointMotionLimiter:
         return self._command(status, message)
 
     def brake(self) -> JointCommand:
-        """One tick of every joint's time-optimal braking to rest (then holding)."""
-        self._core.brake()
-        return self._command(SolverStatus.SUCCESS, "")
+        """One tick of braking to rest, every joint together (then holding still).
+
+        The joints slow down together (phase synchronized) so the motion keeps its
+        direction: an arm's tool goes on along its path, a foot held still stays still.
+        Within the velocity, acceleration, jerk and position limits.
+        """
+        message = self._core.stop_together()
+        status = SolverStatus.NUMERICAL_ERROR if message else SolverStatus.SUCCESS
+        return self._command(status, message)
 
     def _command(self, status: SolverStatus, message: str) -> JointCommand:
         core = self._core
