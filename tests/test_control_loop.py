@@ -214,6 +214,32 @@ def test_watchdog_stops_smoothly_holds_and_resumes():
     assert np.linalg.norm(v[-1]) > 0.1  # it was moving when the targets stopped
 
 
+def _device_run(smoothing: float) -> np.ndarray:
+    """A device sending a moving pose every 4 ms (a staircase for the IK), with a jump."""
+    loop = panda_loop(target_timeout=None, smoothing=smoothing)
+    R = np.diag([1.0, -1.0, -1.0])
+    Q = [loop.q]
+    for k in range(3000):
+        if k % 4 == 0:
+            t = k * DT
+            centre = np.array([0.45, 0.0, 0.35]) if k < 1500 else np.array([0.3, 0.3, 0.5])
+            p = centre + 0.1 * np.array([np.sin(2.1 * t), np.sin(1.3 * t), np.cos(1.7 * t)])
+            loop.set_target("tool", pin.SE3(R, p))
+        Q.append(loop.step().configuration)
+    return np.array(Q)
+
+
+def test_smoothing_stops_the_buzz_of_time_optimal_tracking():
+    """The limiter answers every small step of the IK velocity with a jerk pulse."""
+    jerk = {}
+    for smoothing in (0.0, 0.01):
+        Q = _device_run(smoothing)
+        assert_libfranka_ok(Q)
+        j = np.diff(Q, n=3, axis=0) / DT**3 / PANDA_J
+        jerk[smoothing] = float(np.sqrt(np.mean(j**2)))
+    assert jerk[0.01] < 0.5 * jerk[0.0], jerk
+
+
 def test_invalid_targets_are_refused_and_the_last_valid_one_kept():
     loop = panda_loop(collision=False)
     tool = loop.solver.get_task("tool")
@@ -386,7 +412,9 @@ def test_humanoid_on_a_floating_base_keeps_its_com_over_the_feet():
     solver.add_posture_task("posture").priority = 2
     solver.configure_com_constraint(polygon, margin=0.15)
     shrink = solver.get_constraint("com_polygon").shrink  # 0.15 of the mean radius [m]
-    limiter = stackik.JointMotionLimiter(robot, DT, max_jerk=2000.0)
+    # base 1 m/s and 2 rad/s, joints 2 rad/s; 10 rad/s^2 (the model's default); jerk
+    speeds = np.r_[[1.0] * 3, [2.0] * 3, [2.0] * (robot.nv - 6)]
+    limiter = stackik.JointMotionLimiter(robot, DT, max_velocity=speeds, max_jerk=2000.0)
     loop = stackik.ControlLoop(solver, q, limiter=limiter, target_timeout=None)
     far = robot.get_frame_pose("right_hand").translation + np.array([1.0, -0.5, -0.5])
     loop.set_target("hand", far)  # beyond reach: the CoM constraint must hold the body back

@@ -166,15 +166,18 @@ def motion_box(
     horizon: float,
     lo: np.ndarray,
     hi: np.ndarray,
+    cruise_lo: np.ndarray,
+    cruise_hi: np.ndarray,
 ) -> None:
     """Narrow the velocity box ``lo``/``hi`` (size nv) to what the motion can follow.
 
-    For joint ``j``: the velocities reachable within one step ``dt`` [s] from
+    For joint ``j``: the velocities reachable within ``horizon`` [s] from
     ``(velocity[j], acceleration[j])`` under the jerk and acceleration limits, within
-    ``+-vmax[j]``, and (finite ``lower``/``upper``) a cruise that can still brake before
-    the position limits (:func:`cruise_speed`). When the other bounds already in the box
-    leave nothing reachable, the box becomes the reachable velocity nearest to them: no
-    motion can do better within the step.
+    ``+-vmax[j]``, and (finite ``lower``/``upper``) a speed that can cruise for ``dt``
+    [s] more (a step, plus any delay of the filter) and still brake before the position
+    limits (:func:`cruise_speed`; these bounds alone also go to ``cruise_lo`` and
+    ``cruise_hi``). When the other bounds already in the box leave nothing reachable,
+    the box becomes the reachable velocity nearest to them: no motion can do better.
     """
     for j in range(lo.shape[0]):
         v = velocity[j]
@@ -185,12 +188,14 @@ def motion_box(
         r_lo = max(v - reach(-a, A, J, horizon), -vmax[j])
         if r_lo > r_hi:  # a state beyond the velocity limit: head back at once
             r_lo = r_hi = min(max(v, -vmax[j]), vmax[j])
-        b_lo = lo[j]
-        b_hi = hi[j]
+        cruise_hi[j] = math.inf
+        cruise_lo[j] = -math.inf
         if upper[j] < math.inf:
-            b_hi = min(b_hi, cruise_speed(upper[j] - position[j], A, J, dt))
+            cruise_hi[j] = cruise_speed(upper[j] - position[j], A, J, dt)
         if lower[j] > -math.inf:
-            b_lo = max(b_lo, -cruise_speed(position[j] - lower[j], A, J, dt))
+            cruise_lo[j] = -cruise_speed(position[j] - lower[j], A, J, dt)
+        b_lo = max(lo[j], cruise_lo[j])
+        b_hi = min(hi[j], cruise_hi[j])
         new_lo = max(b_lo, r_lo)
         new_hi = min(b_hi, r_hi)
         if new_lo > new_hi:

@@ -11,7 +11,7 @@ upward, and ``r(-a, h)`` downward. :class:`JointMotionConstraint` narrows the so
 joint velocity box to ``[v - r(-a, h), v + r(a, h)]`` within ``+-V``, with ``h`` its
 ``horizon``, and, for joints with position limits, to a speed from which the
 jerk-limited braking profile still stops inside them after one more step
-(``w dt + D(w) <= margin``, ``D`` the braking distance of
+(``w (dt + delay) + D(w) <= margin``, ``D`` the braking distance of
 :mod:`stackik.constraints._motion_kernel`). When the solver's other box bounds (joint
 limits, floating-base bounds) leave nothing reachable, the box becomes the reachable
 velocity nearest to them: no motion can do better.
@@ -148,9 +148,17 @@ class JointMotionConstraint(Constraint):
         upper: Position upper limits per velocity coordinate (size nv), as ``lower``.
         horizon: Time within which the setpoint must be reachable [s] (at least one step
             is used).
+        delay: Time the filter takes to react to a new setpoint [s] (e.g. a smoothing
+            stage before it): the position-limit bound lets a joint cruise that much
+            longer before it must brake.
 
     Attributes:
         horizon: As the argument.
+        delay: As the argument.
+        cruise_lower: The last step's position-limit bounds alone (size nv), the lowest
+            velocity from which each joint can still brake above its lower limit
+            [rad/s or m/s] (``-inf`` without one).
+        cruise_upper: As ``cruise_lower``, for the upper limits.
         velocity: The filter's commanded velocity (size nv) [rad/s or m/s].
         acceleration: Its commanded acceleration (size nv) [rad/s^2 or m/s^2].
 
@@ -175,6 +183,7 @@ class JointMotionConstraint(Constraint):
         lower: object | None = None,
         upper: object | None = None,
         horizon: float = 0.02,
+        delay: float = 0.0,
     ) -> None:
         super().__init__(name, kinematics)
         nv = self._robot.nv
@@ -201,6 +210,9 @@ class JointMotionConstraint(Constraint):
                 what="lower",
             )
         self.horizon = _validate.positive_float(horizon, "horizon")
+        self.delay = _validate.positive_float(delay, "delay", allow_zero=True)
+        self.cruise_lower = np.full(nv, -np.inf)
+        self.cruise_upper = np.full(nv, np.inf)
         self.velocity = np.zeros(nv)
         self.acceleration = np.zeros(nv)
         self._position = np.zeros(nv)
@@ -243,10 +255,12 @@ class JointMotionConstraint(Constraint):
             self.max_jerk,
             self.lower,
             self.upper,
-            dt,
+            dt + self.delay,
             max(self.horizon, dt),
             lower,
             upper,
+            self.cruise_lower,
+            self.cruise_upper,
         )
 
 

@@ -11,16 +11,18 @@ One tick (:meth:`ControlLoop.step`):
 
    a. the motion constraint takes the limiter's commanded state: the IK's velocity
       stays within what the limiter reaches within 20 ms;
-   b. anticipation (on with a collision constraint): ``q_stop``, where the commanded
-      state comes to rest if the joints brake together now (the limiter's braking,
-      the one the watchdog follows), and a feed-forward for every task that makes it
-      see its error at the commanded configuration ``q``, not at ``q_stop``;
-   d. ``solve_velocity(q_stop)`` (or at ``q`` without anticipation) gives the desired
-      velocity ``w`` (the position it implies is ``q + w dt``): the constraints act on
-      the configuration the robot can still stop at, so velocity dampers that assume
-      an instant stop (self-collision) brake early enough for the acceleration and
-      jerk limits;
-   e. the limiter follows ``w`` (ruckig's velocity interface) -> the command;
+   b. ``q_ahead``, where the motion is headed: the joints go on at their velocity for
+      the smoothing delay (below), then, with anticipation (on with a collision
+      constraint), brake together to rest as the limiter (and the watchdog) brakes;
+      and a feed-forward for every task that makes it see its error at the commanded
+      configuration ``q``, not at ``q_ahead``;
+   c. ``solve_velocity(q_ahead)`` gives the desired velocity ``w`` (the position it
+      implies is ``q + w dt``): the constraints act on the configuration the robot can
+      still stop at, so velocity dampers that assume an instant stop (self-collision)
+      brake early enough for the acceleration and jerk limits;
+   d. ``w`` passes two first-order smoothing stages (``smoothing`` = 10 ms each,
+      critically damped, a delay of ``2 smoothing``) and the limiter follows it
+      (ruckig's velocity interface) -> the command.
 
 4. ``on_command(command)``.
 
@@ -88,13 +90,20 @@ class ControlLoop:
             rate_hz``), so a simulator stepping faster or slower than real time sees the
             same behaviour.
         on_command: Called with each tick's :class:`JointCommand` (in the loop's thread).
-        anticipate: Solve at the stopping configuration (step 3b-d above), so that
+        anticipate: Solve at the stopping configuration (step 3b above), so that
             constraints whose damper assumes an instant stop (self-collision, relative
             pose, linear rows) brake in time for the acceleration and jerk limits.
             None (default): when the solver has an active collision constraint. Off,
-            the solve runs at the commanded configuration: better for constraints that
-            are braking-aware already (the CoM polygon's ``sqrt(2 a s)`` bound), which
-            the stop's joint-space extrapolation only blurs.
+            the solve runs where the smoothing delay alone leads: better for
+            constraints that are braking-aware already (the CoM polygon's
+            ``sqrt(2 a s)`` bound), which the stop's joint-space extrapolation (a
+            straight line in joint space, some tenths of a radian long at speed) only
+            blurs.
+        smoothing: Time constant [s] of each of the two first-order stages that smooth
+            the IK velocity before the limiter (0: none). The limiter answers every
+            change of its setpoint time-optimally, with a pulse at the jerk limit; the
+            IK velocity changes in small steps (targets arriving every few ms, rows and
+            saturations switching), which would make the arm buzz within its limits.
 
     Raises:
         InvalidInput: A period that differs from ``solver.dt`` or the limiter's ``dt``,
@@ -112,6 +121,7 @@ class ControlLoop:
         on_command: Callable[[JointCommand], Any] | None = None,
         *,
         anticipate: bool | None = None,
+        smoothing: float = 0.01,
     ) -> None:
         rate = _validate.positive_float(rate_hz, "rate_hz")
         period = 1.0 / rate
@@ -134,6 +144,8 @@ class ControlLoop:
             )
         if on_command is not None and not callable(on_command):
             raise InvalidInput("on_command must be callable", what="on_command", value=on_command)
+        self._smoothing = _validate.positive_float(smoothing, "smoothing", allow_zero=True)
+        self._alpha = period / (self._smoothing + period)
         self._solver = solver
         self._robot = robot
         self._limiter = limiter
@@ -152,6 +164,7 @@ class ControlLoop:
             limiter.max_jerk,
             limiter.lower,
             limiter.upper,
+            delay=2.0 * self._smoothing,  # the smoothing stages' delay
         )
         solver.add_constraint(self._motion, replace=True)
         self._lock = threading.Lock()
@@ -295,6 +308,7 @@ class ControlLoop:
         self._previous = self._views[0].copy()
         self._user_ff: dict[str, np.ndarray | None] = {}
         self._compensating = False
+        self._smooth = (np.zeros(nv), np.zeros(nv))
         self._command = JointCommand(self._previous.copy(), np.zeros(nv), np.zeros(nv), q.copy())
 
     def step(self) -> JointCommand:
@@ -318,8 +332,10 @@ class ControlLoop:
         tick = self._recorder.ticks
         if self._take_targets():
             self._last_target = tick
-            if self._state is not LoopState.RUNNING:
+            if self._state is not LoopState.RUNNING:  # resume from the present motion
                 self._state = LoopState.RUNNING
+                for stage in self._smooth:
+                    stage[:] = self._views[1]
         elif (
             self._state is LoopState.RUNNING
             and self._timeout_ticks is not None
@@ -340,20 +356,20 @@ class ControlLoop:
         return command
 
     def _follow(self) -> JointCommand:
-        """IK at the stopping configuration, tasks from the present; then the limiter."""
+        """IK where the motion is headed, tasks from the present; then the limiter."""
         p, v, a = self._views
         self._motion.set_state(v, a, p)
-        q_stop = self._q
-        if not self._limiter.at_rest and self._anticipating():
-            q_stop = self._stop_configuration(p)
-            self._present_errors(q_stop)
+        q_ahead = self._q
+        if not self._limiter.at_rest and (self._smoothing or self._anticipating()):
+            q_ahead = self._configuration_ahead(p, v)
+            self._present_errors(q_ahead)
         elif self._compensating:
             self._restore_feed_forward()
-        result = self._solver.solve_velocity(q_stop)
+        result = self._solver.solve_velocity(q_ahead)
         counts = self._recorder.counts
         if result.status is not SolverStatus.SUCCESS:
             counts["infeasible" if result.status is SolverStatus.INFEASIBLE else "failure"] += 1
-        command = self._limiter.step(None, result.solution)
+        command = self._limiter.step(None, self._smoothed(result.solution))
         if command.braked_joints:
             counts["guard"] += 1
         return command
@@ -363,20 +379,46 @@ class ControlLoop:
             return bool(self.anticipate)
         return any(c.active for c in self._solver.engine.constraints_of("collision"))
 
-    def _stop_configuration(self, p: np.ndarray) -> np.ndarray:
-        """The configuration where braking now would stop (size nq)."""
-        stop = self._limiter.stop_positions()
-        if self._limiter.has_configuration:
-            return self._limiter.to_configuration(stop)
+    def _smoothed(self, w: np.ndarray) -> np.ndarray:
+        """Two first-order stages of time constant ``smoothing`` (critically damped).
+
+        Kept within the motion constraint's position-limit bounds, so the smoothing
+        delay never carries a joint past the speed it may have near its limits.
+        """
+        if self._smoothing == 0.0:
+            return w
+        first, second = self._smooth
+        alpha = self._alpha
+        first += alpha * (w - first)
+        second += alpha * (first - second)
+        lo, hi = self._motion.cruise_lower, self._motion.cruise_upper
+        np.clip(first, lo, hi, out=first)
+        np.clip(second, lo, hi, out=second)
+        return second
+
+    def _configuration_ahead(self, p: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Where the motion is headed (size nq): the configuration the constraints guard.
+
+        The joints go on at their velocity for the smoothing stages' delay (``2
+        smoothing``) before a new IK velocity reaches them; with anticipation, they then
+        brake together to rest.
+        """
+        lim = self._limiter
+        stop = lim.stop_positions() if self._anticipating() else p.copy()
+        if self._smoothing:
+            stop += v * (2.0 * self._smoothing)
+            np.clip(stop, self._motion.lower, self._motion.upper, out=stop)
+        if lim.has_configuration:
+            return lim.to_configuration(stop)
         return self._robot.integrate(self._q, stop - p)
 
-    def _present_errors(self, q_stop: np.ndarray) -> None:
+    def _present_errors(self, q_ahead: np.ndarray) -> None:
         """Feed-forward that makes every task see its error at the present configuration.
 
-        The solve runs at ``q_stop`` so that the constraints guard where the robot would
-        stop; a task would then also see its error from there, and a velocity that
+        The solve runs at ``q_ahead`` so that the constraints guard where the motion is
+        headed; a task would then also see its error from there, and a velocity that
         feeds back into its own error through the braking distance makes the loop ring.
-        With ``ff = gain (e(q) - e(q_stop)) + ff_user`` the task's velocity is
+        With ``ff = gain (e(q) - e(q_ahead)) + ff_user`` the task's velocity is
         ``gain e(q) + ff_user``, as at the present configuration.
         """
         kin = self._solver.kinematics
@@ -386,7 +428,7 @@ class ControlLoop:
         for task in tasks:
             task.update()
             present.append(task.get_error().copy())
-        kin.set_unchecked(q_stop)
+        kin.set_unchecked(q_ahead)
         for task, error in zip(tasks, present, strict=True):
             task.update()
             mask = task.row_mask
