@@ -419,7 +419,9 @@ class ControlLoop:
         headed; a task would then also see its error from there, and a velocity that
         feeds back into its own error through the braking distance makes the loop ring.
         With ``ff = gain (e(q) - e(q_ahead)) + ff_user`` the task's velocity is
-        ``gain e(q) + ff_user``, as at the present configuration.
+        ``gain e(q) + ff_user``, as at the present configuration (both errors exact: a
+        first-order ``J delta`` tracks a jumping target a quarter worse, the braking
+        distance being tenths of a radian at speed).
         """
         kin = self._solver.kinematics
         tasks = [t for t in self._solver.tasks if t.active]

@@ -96,6 +96,7 @@ class LoopStats:
         deadline_misses: Ticks that ended after their deadline (their release plus one
             period; with :meth:`~stackik.control.ControlLoop.step`, their start plus one
             period), plus release times skipped after a long overrun.
+        overruns: Ticks whose compute alone took longer than the period.
         compute_median_us: Median compute time of a tick [µs].
         compute_p99_us: 99th percentile [µs].
         compute_max_us: Largest [µs].
@@ -118,6 +119,7 @@ class LoopStats:
 
     ticks: int
     deadline_misses: int
+    overruns: int
     compute_median_us: float
     compute_p99_us: float
     compute_max_us: float
@@ -137,7 +139,8 @@ class LoopStats:
         return "\n".join(
             [
                 f"ticks {self.ticks} at {1e6 / self.period_us:.0f} Hz "
-                f"(period {self.period_us:.0f} us), deadline misses {self.deadline_misses}",
+                f"(period {self.period_us:.0f} us), deadline misses {self.deadline_misses}, "
+                f"ticks computing longer than the period {self.overruns}",
                 f"compute per tick: median {self.compute_median_us:.1f} us, "
                 f"p99 {self.compute_p99_us:.1f} us, max {self.compute_max_us:.1f} us",
                 f"period jitter p99 {self.jitter_p99_us:.1f} us, "
@@ -167,6 +170,7 @@ class Recorder:
         self.ticks = 0
         self.timed = 0  # ticks with a start time from the loop's own thread
         self.misses = 0
+        self.overruns = 0
         self.compute_max = 0.0
         self.last_start = -1
         self.counts = {"watchdog": 0, "infeasible": 0, "failure": 0, "guard": 0, "rejected": 0}
@@ -180,6 +184,8 @@ class Recorder:
         self.compute_max = max(self.compute_max, us)
         if end_ns > deadline_ns:
             self.misses += 1
+        if end_ns - start_ns > self.period_ns:
+            self.overruns += 1
         self.ticks += 1
 
     def release(self, start_ns: int, release_ns: int) -> None:
@@ -200,6 +206,7 @@ class Recorder:
         return LoopStats(
             ticks=self.ticks,
             deadline_misses=self.misses,
+            overruns=self.overruns,
             compute_median_us=float(np.median(comp)) if n else 0.0,
             compute_p99_us=float(np.percentile(comp, 99)) if n else 0.0,
             compute_max_us=self.compute_max,
