@@ -436,3 +436,28 @@ def test_humanoid_on_a_floating_base_keeps_its_com_over_the_feet():
     assert np.all(np.abs(j) <= J * (1 + 1e-7))
     assert command.configuration.shape == (robot.nq,)
     assert np.linalg.norm(command.configuration[3:7]) == pytest.approx(1.0)
+
+
+def test_a_continuous_joint_turns_the_short_way_in_the_loop():
+    urdf = """<robot name="spin"><link name="base"/><link name="l1"/><link name="l2"/>
+      <joint name="wheel" type="continuous"><parent link="base"/><child link="l1"/>
+        <axis xyz="0 0 1"/><limit effort="1" velocity="3"/></joint>
+      <joint name="slide" type="prismatic"><parent link="l1"/><child link="l2"/>
+        <axis xyz="1 0 0"/><limit lower="-0.2" upper="0.3" effort="1" velocity="0.5"/></joint>
+    </robot>"""
+    robot = stackik.RobotModel.from_urdf_string(urdf)
+    solver = stackik.KinematicsSolver(robot, dt=DT)
+    wheel = solver.add_joint_task("wheel", "wheel", 0.0)
+    wheel.gain = 10.0
+    limiter = stackik.JointMotionLimiter(robot, DT, max_acceleration=5.0, max_jerk=500.0)
+    q0 = np.array([np.cos(-3.0), np.sin(-3.0), 0.0])
+    loop = stackik.ControlLoop(solver, q0, limiter=limiter, target_timeout=None)
+    loop.set_target("wheel", 3.0)  # 0.28 rad away through -pi, 6 rad the long way
+    angles = [loop.command.position[0]]
+    for _ in range(3000):
+        angles.append(loop.step().position[0])
+    # down through -pi (0.28 rad), never up through 0 (6 rad); a P task overshoots a little
+    assert max(angles) <= -3.0 + 1e-12 and min(angles) > -3.0 - 0.28 - 0.1
+    q = loop.q
+    assert np.arctan2(q[1], q[0]) == pytest.approx(3.0, abs=1e-4)
+    assert angles[-1] == pytest.approx(3.0 - 2 * np.pi, abs=1e-4)

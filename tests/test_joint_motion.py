@@ -179,6 +179,44 @@ def test_motion_box_near_a_limit_lets_the_joint_brake_in_time(panda, limits):
     )
 
 
+def test_a_filter_delay_makes_the_limit_bound_earlier(panda, limits):
+    solver = stackik.KinematicsSolver(panda, dt=DT)
+    upper = panda.get_joint_limits()[1]
+    q = np.array([0.0, upper[1] - 0.05, 0.0, -2.2, 0.0, 2.0, 0.8])
+    motion = JointMotionConstraint(
+        "joint_motion", solver.kinematics, limits.velocity, limits.acceleration, limits.jerk,
+        delay=0.02,
+    )  # fmt: skip
+    solver.add_constraint(motion)
+    solver.build_problem(q)
+    A, J = limits.acceleration[1], limits.jerk[1]
+    assert motion.cruise_upper[1] == pytest.approx(braking_speed(0.05, A, J, DT + 0.02))
+    assert motion.cruise_upper[1] < braking_speed(0.05, A, J, DT)
+    assert motion.cruise_lower[1] < 0 < motion.cruise_upper[1]
+
+
+def test_the_brake_stops_where_stop_positions_said_keeping_its_direction(panda, limits):
+    """brake() is ruckig's phase-synchronized stop; stop_positions() predicts its end."""
+    rng = np.random.default_rng(5)
+    limiter = stackik.JointMotionLimiter.from_limits(panda, DT, limits)
+    q0 = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8])
+    for _ in range(20):
+        v = rng.uniform(-0.6, 0.6, 7) * limits.velocity
+        limiter.reset(q0, v)
+        predicted = limiter.stop_positions()
+        P = [limiter.position]
+        while not limiter.at_rest:
+            P.append(limiter.brake().position)
+        P = np.array(P)
+        assert_within(P, limits.velocity, limits.acceleration, limits.jerk)
+        travel = P[-1] - P[0]
+        np.testing.assert_allclose(predicted, P[-1], atol=1e-3 * np.abs(travel).max() + 1e-9)
+        # the path stays on the line of the initial velocity (phase synchronization)
+        direction = v / np.linalg.norm(v)
+        off_line = (P - P[0]) - np.outer((P - P[0]) @ direction, direction)
+        assert np.abs(off_line).max() < 1e-3 * np.linalg.norm(travel)
+
+
 def test_motion_box_is_never_empty(panda, limits):
     """Moving fast toward a limit already too close: the box is the hardest braking."""
     solver = stackik.KinematicsSolver(panda, dt=DT)
