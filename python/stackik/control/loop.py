@@ -359,13 +359,13 @@ class ControlLoop:
         """IK where the motion is headed, tasks from the present; then the limiter."""
         p, v, a = self._views
         self._motion.set_state(v, a, p)
-        q_ahead = self._q
+        q_solve: np.ndarray | None = self._q
         if not self._limiter.at_rest and (self._smoothing or self._anticipating()):
-            q_ahead = self._configuration_ahead(p, v)
-            self._present_errors(q_ahead)
+            self._present_errors(self._configuration_ahead(p, v))
+            q_solve = None  # the solver's kinematics are at q_ahead already
         elif self._compensating:
             self._restore_feed_forward()
-        result = self._solver.solve_velocity(q_ahead)
+        result = self._solver.solve_velocity(q_solve)
         counts = self._recorder.counts
         if result.status is not SolverStatus.SUCCESS:
             counts["infeasible" if result.status is SolverStatus.INFEASIBLE else "failure"] += 1
