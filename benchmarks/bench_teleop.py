@@ -156,8 +156,14 @@ def bench_humanoid(ticks: int, cpu: int | None, prio: int | None) -> None:
     print_stats("H: humanoid, CoM polygon, ControlLoop in its thread", stats)
 
 
-def bench_naive(ticks: int) -> None:
-    """What a user writes today: solve, integrate, sleep(dt); no limiter, no watchdog."""
+def bench_naive(ticks: int, cpu: int | None, prio: int | None) -> None:
+    """What a user writes today: solve, integrate, sleep(dt); no limiter, no watchdog.
+
+    Given the same CPU and priority as the loop's thread, for a fair comparison.
+    """
+    from stackik.control.timing import set_realtime
+
+    scheduling = set_realtime(cpu, prio) if (cpu is not None or prio is not None) else ""
     solver, _ = panda_solver()
     robot = solver.robot
     tool = solver.get_task("tool")
@@ -197,6 +203,8 @@ def bench_naive(ticks: int) -> None:
         f"{np.percentile(np.abs(periods - 1e3), 99):.1f} us; {ticks} ticks took "
         f"{(starts[-1] - starts[0]) * 1e-9:.2f} s instead of {(ticks - 1) * DT:.2f} s"
     )
+    if scheduling:
+        print(f"  scheduling: {scheduling}")
 
 
 def main() -> None:
@@ -215,7 +223,7 @@ def main() -> None:
     if "H" in args.only:
         bench_humanoid(args.ticks, args.cpu, args.priority)
     if "N" in args.only:
-        bench_naive(args.ticks)
+        bench_naive(args.ticks, args.cpu, args.priority)
 
 
 if __name__ == "__main__":
