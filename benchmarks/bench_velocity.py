@@ -3,22 +3,36 @@
 Problems, all on robots shipped in ``robots/`` and run in this one process:
 
 (A) Panda: frame task on ``panda_hand_tcp`` following a moving target (priority 0),
-    posture task below it (priority 1), joint position and velocity limits;
-    ``q += dq * dt`` for 2000 steps.
+    posture task below it (priority 1), joint position and velocity limits.
 (B) The same with self-collision avoidance on every pair the SRDF leaves active; the
     target passes close to the robot's base, so collision rows are active for part of
     the run.
 (C) Humanoid on a floating base (37 DoF): both sole frames held (priority 0), the right
     hand reaching forward and sideways (priority 1), the CoM kept over the support
     polygon of the two feet, posture (priority 2).
+(D) (C) with self-collision avoidance on every pair the humanoid's SRDF leaves active.
+(E) Dual arm (14 DoF + torso): both hands following moving targets (priority 0), a
+    relative-pose constraint that keeps the hands' relative pose within +-2 cm / +-0.1
+    rad of the start (a held object), self-collision avoidance, posture (priority 1).
+
+Fair pairs: every library checks the same collision pairs. The SRDFs name links;
+EmbodiK's ``apply_collision_exclusions`` matches geometry names, so the link pairs are
+expanded to geometry names for it (given link names it would silently disable
+nothing). Each library's active pair count, the steps with collision rows active
+(stackik), the final task error and the smallest pair distance over the run (coal,
+the same pair set for every library) are printed so the runs can be compared.
 
 Printed per library: median / p99 / max microseconds per solve call (the library's
-kinematics update included; target setting and integration outside), and the ratio of each
-peer's median and p99 to stackik's. pink is a weighted QP (no strict priorities) and
-has no CoM-polygon constraint; EmbodiK and pink are skipped when not installed
+kinematics update included; target setting and integration outside), the ratio of each
+peer's median and p99 to stackik's; for stackik the per-phase medians (kinematics,
+collision rows, other assembly, SNS solve) and how many steps needed the exact QP
+fallback. ``--paced`` also runs stackik's problems in a loop paced at 1 kHz (sleep
+until the next deadline, then solve; and the same with a spin-wait), the way a control
+loop sees them. pink is a weighted QP (no strict priorities) and has no CoM-polygon or
+relative-pose constraint; EmbodiK and pink are skipped when not installed
 (``pip install -e ".[bench]"``).
 
-Run: ``python benchmarks/bench_velocity.py [--steps N]``.
+Run: ``python benchmarks/bench_velocity.py [--steps N] [--problems A B ...] [--paced]``.
 """
 
 from __future__ import annotations
@@ -26,7 +40,9 @@ from __future__ import annotations
 import argparse
 import platform
 import time
+import warnings
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -40,9 +56,25 @@ PANDA = ROBOTS / "panda" / "panda.urdf"
 PANDA_SRDF = ROBOTS / "panda" / "panda.srdf"
 HUMANOID = ROBOTS / "humanoid" / "humanoid.urdf"
 HUMANOID_SRDF = ROBOTS / "humanoid" / "humanoid.srdf"
+DUAL = ROBOTS / "dual_arm" / "dual_arm.urdf"
+DUAL_SRDF = ROBOTS / "dual_arm" / "dual_arm.srdf"
 TOOL = "panda_hand_tcp"
 DT = 0.01
 Q_PANDA = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8])
+MIN_DISTANCE = 0.02  # the collision margin of (B), (D), (E) [m]
+
+
+@dataclass
+class Case:
+    """One library on one problem: a timed step and what to report after the run."""
+
+    step: Callable[[int], float]
+    q: Callable[[], np.ndarray] = lambda: np.zeros(0)
+    error: Callable[[], float] = lambda: float("nan")
+    pairs: int = 0
+    phases: list[dict[str, float]] = field(default_factory=list)
+    fallbacks: int = 0
+    active_steps: int = 0
 
 
 def stats(samples: list[float]) -> tuple[float, float, float]:
@@ -51,17 +83,7 @@ def stats(samples: list[float]) -> tuple[float, float, float]:
     return float(np.median(a)), float(np.percentile(a, 99)), float(a.max())
 
 
-def run(step: Callable[[int], float], steps: int, warmup: int = 50) -> tuple[float, float, float]:
-    """Run ``steps`` steps; each returns the seconds its solve call took (kinematics included).
-
-    Setting targets and integrating ``q`` happen outside the timed call, alike for every
-    library.
-    """
-    for i in range(warmup):
-        step(i)
-    return stats([step(i) for i in range(steps)])
-
-
+# -- targets ---------------------------------------------------------------------------
 def panda_target(i: int, collide: bool) -> tuple[np.ndarray, np.ndarray]:
     """Moving tool target (position [m], rotation) at step ``i``."""
     R = np.diag([1.0, -1.0, -1.0])  # tool pointing down
@@ -73,31 +95,19 @@ def panda_target(i: int, collide: bool) -> tuple[np.ndarray, np.ndarray]:
     return p, R
 
 
-# -- stackik ---------------------------------------------------------------------------
-def stackik_panda(collide: bool) -> Callable[[int], float]:
-    robot = stackik.RobotModel(PANDA, srdf_path=PANDA_SRDF)
-    solver = KinematicsSolver(robot, dt=DT)
-    robot.update_kinematics(Q_PANDA)
-    ee = solver.add_frame_task("ee", TOOL)
-    ee.gain = 10.0
-    post = solver.add_posture_task("posture")
-    post.priority = 1
-    if collide:
-        solver.configure_collision_constraint(0.02)
-    state = {"q": Q_PANDA.copy()}
-
-    def step(i: int) -> np.ndarray:
-        p, R = panda_target(i, collide)
-        ee.set_target_pose(p, R)
-        t = time.perf_counter()
-        res = solver.solve_velocity(state["q"])
-        elapsed = time.perf_counter() - t
-        state["q"] = robot.integrate(state["q"], res.solution, DT)
-        return elapsed
-
-    return step
+def hand_target(i: int, start: np.ndarray) -> np.ndarray:
+    a = 2 * np.pi * i / 500
+    return start + np.array([0.25 + 0.1 * np.sin(a), -0.2, 0.1 * np.cos(a)])
 
 
+def dual_targets(i: int, start: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Both hands carry a virtual object along a circle (relative pose kept) [m]."""
+    a = 2 * np.pi * i / 500
+    shift = np.array([0.1 * np.sin(a), 0.1 * np.cos(a) - 0.1, 0.05 * np.sin(2 * a)])
+    return start[0] + shift, start[1] + shift
+
+
+# -- robots ----------------------------------------------------------------------------
 def humanoid_setup() -> tuple[np.ndarray, np.ndarray]:
     """Initial configuration (knees bent) and the support polygon corners [m]."""
     robot = stackik.RobotModel(HUMANOID, floating_base=True)
@@ -134,12 +144,82 @@ def convex_hull(points: np.ndarray) -> np.ndarray:
     return np.array(lower[:-1] + upper[:-1])
 
 
-def hand_target(i: int, start: np.ndarray) -> np.ndarray:
-    a = 2 * np.pi * i / 500
-    return start + np.array([0.25 + 0.1 * np.sin(a), -0.2, 0.1 * np.cos(a)])
+def dual_ready(robot: stackik.RobotModel) -> np.ndarray:
+    """Both arms in the Panda 'ready' pose, hands in front of the torso."""
+    q = robot.neutral_configuration()
+    for side in ("left", "right"):
+        for j, v in ((2, -0.5), (4, -2.0), (6, 1.6), (7, 0.8)):
+            q[robot.get_joint_config_index(f"{side}_panda_joint{j}")] = v
+    return q
 
 
-def stackik_humanoid() -> Callable[[int], float]:
+def geometry_pairs(robot: stackik.RobotModel, srdf: Path) -> list[tuple[str, str]]:
+    """The SRDF's disabled link pairs expanded to every pair of their geometries."""
+    by_link: dict[str, list[str]] = {}
+    for g in robot.get_collision_geometries():
+        by_link.setdefault(str(g["parent_frame"]), []).append(str(g["name"]))
+    out = []
+    for a, b in parse_srdf_disabled_pairs(srdf.read_text(), "srdf"):
+        out += [(ga, gb) for ga in by_link.get(a, []) for gb in by_link.get(b, [])]
+    return out
+
+
+# -- stackik ---------------------------------------------------------------------------
+def _stackik_case(
+    robot: stackik.RobotModel,
+    solver: KinematicsSolver,
+    q0: np.ndarray,
+    set_targets: Callable[[int], None],
+    tasks: list,
+) -> Case:
+    solver.enable_timing_breakdown(True)
+    stackik.warmup(solver)
+    state = {"q": q0.copy()}
+    case = Case(step=lambda i: 0.0)
+    col = solver.get_constraint("collision")
+    case.pairs = len(col.pair_names()) if col is not None else 0  # type: ignore[attr-defined]
+
+    def step(i: int) -> float:
+        set_targets(i)
+        t = time.perf_counter()
+        res = solver.solve_velocity(state["q"])
+        elapsed = time.perf_counter() - t
+        state["q"] = robot.integrate(state["q"], res.solution, solver.dt)
+        case.phases.append(res.timings)
+        case.fallbacks += bool(res.fallback_levels)
+        case.active_steps += col is not None and len(col.last_pairs) > 0  # type: ignore[attr-defined]
+        return elapsed
+
+    case.step = step
+    case.q = lambda: state["q"]
+    case.error = lambda: float(sum(np.linalg.norm(t.get_error()) for t in tasks))
+    return case
+
+
+def stackik_panda(collide: bool) -> Case:
+    robot = stackik.RobotModel(PANDA, srdf_path=PANDA_SRDF)
+    robot.update_kinematics(Q_PANDA)
+    solver = KinematicsSolver(robot, dt=DT)
+    ee = solver.add_frame_task("ee", TOOL)
+    ee.gain = 10.0
+    solver.add_posture_task("posture").priority = 1
+    if collide:
+        solver.configure_collision_constraint(MIN_DISTANCE)
+
+    def targets(i: int) -> None:
+        p, R = panda_target(i, collide)
+        ee.set_target_pose(p, R)
+
+    return _stackik_case(robot, solver, Q_PANDA, targets, [ee])
+
+
+def humanoid_solver(
+    pairs: list[tuple[str, str]] | None = None,
+) -> tuple[KinematicsSolver, np.ndarray, Callable[[int], None], list]:
+    """Problem (C)'s solver, with self-collision on ``pairs`` (None: off; empty: all).
+
+    Returns the solver, its start configuration, the target mover and the hand task.
+    """
     robot = stackik.RobotModel(HUMANOID, floating_base=True, srdf_path=HUMANOID_SRDF)
     q0, polygon = humanoid_setup()
     robot.update_kinematics(q0)
@@ -148,52 +228,101 @@ def stackik_humanoid() -> Callable[[int], float]:
         solver.add_frame_task(sole, sole).gain = 10.0
     hand = solver.add_frame_task("hand", "right_hand", stackik.tasks.TaskType.FRAME_POSITION)
     hand.priority, hand.gain = 1, 5.0
-    post = solver.add_posture_task("posture")
-    post.priority = 2
+    solver.add_posture_task("posture").priority = 2
     solver.configure_com_constraint(polygon, margin=0.1)
+    if pairs is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", stackik.CollisionMarginWarning)
+            solver.configure_collision_constraint(MIN_DISTANCE, include_pairs=pairs)
     start = robot.get_frame_pose("right_hand").translation.copy()
-    state = {"q": q0.copy()}
+    return solver, q0, lambda i: hand.set_target_position(hand_target(i, start)), [hand]
 
-    def step(i: int) -> np.ndarray:
-        hand.set_target_position(hand_target(i, start))
-        t = time.perf_counter()
-        res = solver.solve_velocity(state["q"])
-        elapsed = time.perf_counter() - t
-        state["q"] = robot.integrate(state["q"], res.solution, DT)
-        return elapsed
 
-    return step
+def stackik_humanoid(collide: bool = False) -> Case:
+    solver, q0, move, tasks = humanoid_solver([] if collide else None)
+    return _stackik_case(solver.robot, solver, q0, move, tasks)
+
+
+def stackik_dual() -> Case:
+    robot = stackik.RobotModel(DUAL, srdf_path=DUAL_SRDF)
+    q0 = dual_ready(robot)
+    robot.update_kinematics(q0)
+    solver = KinematicsSolver(robot, dt=DT)
+    hands = []
+    for side in ("left", "right"):
+        t = solver.add_frame_task(side, f"{side}_tcp", stackik.tasks.TaskType.FRAME_POSITION)
+        t.gain = 5.0
+        hands.append(t)
+    solver.add_posture_task("posture").priority = 1
+    rel = robot.get_frame_pose("left_tcp").actInv(robot.get_frame_pose("right_tcp"))
+    lo = np.concatenate([rel.translation - 0.02, [-0.1, -0.1, -0.1]])
+    hi = np.concatenate([rel.translation + 0.02, [0.1, 0.1, 0.1]])
+    solver.configure_relative_pose_constraint(
+        "left_tcp", "right_tcp", lo, hi, reference_rotation=rel.rotation
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stackik.CollisionMarginWarning)
+        solver.configure_collision_constraint(MIN_DISTANCE)
+    start = tuple(robot.get_frame_pose(f"{s}_tcp").translation.copy() for s in ("left", "right"))
+
+    def targets(i: int) -> None:
+        for t, p in zip(hands, dual_targets(i, start), strict=True):  # type: ignore[arg-type]
+            t.set_target_position(p)
+
+    return _stackik_case(robot, solver, q0, targets, hands)
 
 
 # -- EmbodiK ---------------------------------------------------------------------------
-def embodik_panda(collide: bool) -> Callable[[int], float]:
+def _embodik_case(robot, solver, q0, set_targets, tasks, pairs: int) -> Case:
+    state = {"q": q0.copy()}
+
+    def step(i: int) -> float:
+        set_targets(i)
+        t = time.perf_counter()
+        res = solver.solve_velocity(state["q"], True)
+        elapsed = time.perf_counter() - t
+        state["q"] = np.asarray(robot.integrate(state["q"], np.asarray(res.solution), DT))
+        return elapsed
+
+    return Case(
+        step=step,
+        q=lambda: state["q"],
+        error=lambda: float(sum(np.linalg.norm(t.get_error()) for t in tasks)),
+        pairs=pairs,
+    )
+
+
+def _embodik_collision(robot, solver, srdf: Path, ours: stackik.RobotModel) -> int:
+    """EmbodiK self-collision on the same pairs as stackik; returns its active pair count."""
+    robot.apply_collision_exclusions(geometry_pairs(ours, srdf))
+    solver.configure_collision_constraint(MIN_DISTANCE, max_constraints=8)
+    return len(robot.get_collision_pair_names())
+
+
+def embodik_panda(collide: bool) -> Case:
     import embodik
 
     robot = embodik.RobotModel(str(PANDA), False)
     solver = embodik.KinematicsSolver(robot)
     solver.dt = DT
     ee = solver.add_frame_task("ee", TOOL)
+    ee.weight = 1.0
     post = solver.add_posture_task("posture")
     post.priority = 1
     post.set_target_configuration(Q_PANDA)
+    pairs = 0
     if collide:
-        robot.apply_collision_exclusions(parse_srdf_disabled_pairs(PANDA_SRDF.read_text(), "srdf"))
-        solver.configure_collision_constraint(0.02, max_constraints=8)
-    state = {"q": Q_PANDA.copy()}
+        ours = stackik.RobotModel(PANDA, srdf_path=PANDA_SRDF)
+        pairs = _embodik_collision(robot, solver, PANDA_SRDF, ours)
 
-    def step(i: int) -> np.ndarray:
+    def targets(i: int) -> None:
         p, R = panda_target(i, collide)
         ee.set_target_pose(p, R)
-        t = time.perf_counter()
-        res = solver.solve_velocity(state["q"], True)
-        elapsed = time.perf_counter() - t
-        state["q"] = state["q"] + np.asarray(res.solution) * DT
-        return elapsed
 
-    return step
+    return _embodik_case(robot, solver, Q_PANDA, targets, [ee], pairs)
 
 
-def embodik_humanoid() -> Callable[[int], float]:
+def embodik_humanoid(collide: bool = False) -> Case:
     import embodik
 
     robot = embodik.RobotModel(str(HUMANOID), True)
@@ -211,22 +340,53 @@ def embodik_humanoid() -> Callable[[int], float]:
     post.priority = 2
     post.set_target_configuration(q0)
     solver.configure_com_constraint(polygon, margin=0.1)
+    pairs = 0
+    if collide:
+        ours = stackik.RobotModel(HUMANOID, floating_base=True, srdf_path=HUMANOID_SRDF)
+        pairs = _embodik_collision(robot, solver, HUMANOID_SRDF, ours)
     start = np.asarray(robot.get_frame_pose("right_hand").translation).copy()
-    state = {"q": q0.copy()}
+    return _embodik_case(
+        robot, solver, q0, lambda i: hand.set_target_position(hand_target(i, start)), [hand], pairs
+    )
 
-    def step(i: int) -> np.ndarray:
-        hand.set_target_position(hand_target(i, start))
-        t = time.perf_counter()
-        res = solver.solve_velocity(state["q"], True)
-        elapsed = time.perf_counter() - t
-        state["q"] = np.asarray(robot.integrate(state["q"], np.asarray(res.solution), DT))
-        return elapsed
 
-    return step
+def embodik_dual() -> Case:
+    import embodik
+
+    ours = stackik.RobotModel(DUAL, srdf_path=DUAL_SRDF)
+    q0 = dual_ready(ours)
+    ours.update_kinematics(q0)
+    robot = embodik.RobotModel(str(DUAL), False)
+    robot.update_configuration(q0)
+    solver = embodik.KinematicsSolver(robot)
+    solver.dt = DT
+    hands = []
+    for side in ("left", "right"):
+        t = solver.add_frame_task(side, f"{side}_tcp", embodik.TaskType.FRAME_POSITION)
+        hands.append(t)
+    post = solver.add_posture_task("posture")
+    post.priority = 1
+    post.set_target_configuration(q0)
+    rel = ours.get_frame_pose("left_tcp").actInv(ours.get_frame_pose("right_tcp"))
+    # EmbodiK measures rotation bounds from the identity: the start rotation's vector.
+    import pinocchio as pin
+
+    w = pin.log3(rel.rotation)
+    lo = np.concatenate([rel.translation - 0.02, w - 0.1])
+    hi = np.concatenate([rel.translation + 0.02, w + 0.1])
+    solver.configure_relative_pose_constraint("left_tcp", "right_tcp", lo, hi)
+    pairs = _embodik_collision(robot, solver, DUAL_SRDF, ours)
+    start = tuple(ours.get_frame_pose(f"{s}_tcp").translation.copy() for s in ("left", "right"))
+
+    def targets(i: int) -> None:
+        for t, p in zip(hands, dual_targets(i, start), strict=True):  # type: ignore[arg-type]
+            t.set_target_position(p)
+
+    return _embodik_case(robot, solver, q0, targets, hands, pairs)
 
 
 # -- pink ------------------------------------------------------------------------------
-def pink_panda(collide: bool) -> Callable[[int], float]:
+def pink_panda(collide: bool) -> Case:
     import pink
     import pinocchio as pin
 
@@ -237,14 +397,14 @@ def pink_panda(collide: bool) -> Callable[[int], float]:
     if collide:
         gm = robot.collision_model
         kwargs = {"collision_model": gm, "collision_data": pin.GeometryData(gm)}
-        barriers = [pink.barriers.SelfCollisionBarrier(len(gm.collisionPairs), d_min=0.02)]
+        barriers = [pink.barriers.SelfCollisionBarrier(len(gm.collisionPairs), d_min=MIN_DISTANCE)]
     config = pink.Configuration(model, model.createData(), Q_PANDA.copy(), **kwargs)
     ee = pink.tasks.FrameTask(TOOL, position_cost=1.0, orientation_cost=1.0, gain=1.0)
     post = pink.tasks.PostureTask(cost=1e-3)
     post.set_target(Q_PANDA)
     state = {"q": Q_PANDA.copy()}
 
-    def step(i: int) -> np.ndarray:
+    def step(i: int) -> float:
         p, R = panda_target(i, collide)
         ee.set_target(pin.SE3(R, p))
         t = time.perf_counter()
@@ -256,45 +416,141 @@ def pink_panda(collide: bool) -> Callable[[int], float]:
         state["q"] = pin.integrate(model, state["q"], v * DT)
         return elapsed
 
-    return step
+    def error() -> float:
+        return float(np.linalg.norm(ee.compute_error(config)))
+
+    return Case(
+        step=step,
+        q=lambda: state["q"],
+        error=error,
+        pairs=len(robot.collision_model.collisionPairs) if collide else 0,
+    )
+
+
+PROBLEMS: dict[str, dict[str, Callable[[], Case]]] = {
+    "A": {
+        "stackik": lambda: stackik_panda(False),
+        "embodik": lambda: embodik_panda(False),
+        "pink": lambda: pink_panda(False),
+    },
+    "B": {
+        "stackik": lambda: stackik_panda(True),
+        "embodik": lambda: embodik_panda(True),
+        "pink": lambda: pink_panda(True),
+    },
+    "C": {"stackik": stackik_humanoid, "embodik": embodik_humanoid},
+    "D": {"stackik": lambda: stackik_humanoid(True), "embodik": lambda: embodik_humanoid(True)},
+    "E": {"stackik": stackik_dual, "embodik": embodik_dual},
+}
+
+#: Robot (with the problem's SRDF) whose pair set measures every library's margin.
+REFEREE = {"B": (PANDA, PANDA_SRDF, False), "D": (HUMANOID, HUMANOID_SRDF, True)}
+REFEREE["E"] = (DUAL, DUAL_SRDF, False)
+
+
+# -- running ---------------------------------------------------------------------------
+def run(problem: str, case: Case, steps: int, warm: int = 50) -> tuple[list[float], float]:
+    """Run ``steps`` timed steps after ``warm`` untimed ones.
+
+    Returns the step times and, where the problem has a referee, the smallest pair
+    distance over its pairs (coal, computed outside the timed call).
+    """
+    referee = None
+    if problem in REFEREE:
+        urdf, srdf, floating = REFEREE[problem]
+        referee = stackik.RobotModel(urdf, floating_base=floating, srdf_path=srdf)
+    for i in range(warm):
+        case.step(i)
+    case.phases.clear()
+    case.fallbacks = case.active_steps = 0
+    times, smallest = [], np.inf
+    for i in range(warm, warm + steps):
+        times.append(case.step(i))
+        if referee is not None:
+            referee.update_kinematics(case.q())
+            smallest = min(smallest, referee.compute_min_collision_distance())
+    return times, smallest
+
+
+def phase_line(case: Case) -> str:
+    """Median per-phase times [us] of a stackik run."""
+    if not case.phases:
+        return ""
+    keys = {k for p in case.phases for k in p}
+
+    def med(key: str) -> float:
+        return 1e3 * float(np.median([p.get(key, 0.0) for p in case.phases]))
+
+    col = med("collision_ms") if "collision_ms" in keys else 0.0
+    return (
+        f"           phases (median us): kinematics {med('kinematics_ms'):.1f}, collision "
+        f"{col:.1f}, other assembly {med('problem_ms') - col:.1f}, solve {med('solve_ms'):.1f}; "
+        f"QP fallback in {case.fallbacks} of {len(case.phases)} steps"
+    )
+
+
+def paced(case: Case, steps: int, spin: bool, rate_hz: float = 1000.0) -> tuple[float, float]:
+    """Median / p99 [us] of the solve in a loop paced at ``rate_hz`` (sleep or spin)."""
+    period = 1.0 / rate_hz
+    times = []
+    deadline = time.perf_counter()
+    for i in range(steps):
+        deadline += period
+        times.append(case.step(i))
+        if spin:
+            while time.perf_counter() < deadline:
+                pass
+        else:
+            wait = deadline - time.perf_counter()
+            if wait > 0:
+                time.sleep(wait)
+    med, p99, _ = stats(times)
+    return med, p99
+
+
+def report(problem: str, lib: str, case: Case, steps: int, base: list) -> None:
+    times, smallest = run(problem, case, steps)
+    med, p99, mx = stats(times)
+    ratio = ""
+    if not base:
+        base.extend([med, p99])
+    else:
+        ratio = f"  ({med / base[0]:.2f}x / {p99 / base[1]:.2f}x stackik)"
+    print(f"  {lib:8s} median {med:8.1f}  p99 {p99:8.1f}  max {mx:9.1f}{ratio}")
+    extra = f"           final task error {case.error():.4f}"
+    if problem in REFEREE:
+        extra += f", pairs {case.pairs}, smallest distance {1e3 * smallest:.2f} mm"
+        if case.phases:
+            extra += f", collision rows active in {case.active_steps} steps"
+    print(extra)
+    if case.phases:
+        print(phase_line(case))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--problems", nargs="+", default=list(PROBLEMS), choices=list(PROBLEMS))
+    parser.add_argument("--paced", action="store_true", help="also run paced at 1 kHz")
     args = parser.parse_args()
     print(
         f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}"
     )
-    problems = {
-        "A": {
-            "stackik": lambda: stackik_panda(False),
-            "embodik": lambda: embodik_panda(False),
-            "pink": lambda: pink_panda(False),
-        },
-        "B": {
-            "stackik": lambda: stackik_panda(True),
-            "embodik": lambda: embodik_panda(True),
-            "pink": lambda: pink_panda(True),
-        },
-        "C": {"stackik": stackik_humanoid, "embodik": embodik_humanoid},
-    }
-    for name, libs in problems.items():
+    for name in args.problems:
         print(f"\nproblem ({name}): {args.steps} steps, microseconds per step")
-        base = None
-        for lib, make in libs.items():
+        base: list[float] = []
+        for lib, make in PROBLEMS[name].items():
             try:
-                step = make()
+                case = make()
             except ImportError as exc:
                 print(f"  {lib:8s} skipped ({exc})")
                 continue
-            med, p99, mx = run(step, args.steps)
-            ratio = ""
-            if base is None:
-                base = (med, p99)
-            else:
-                ratio = f"  ({med / base[0]:.2f}x / {p99 / base[1]:.2f}x stackik)"
-            print(f"  {lib:8s} median {med:8.1f}  p99 {p99:8.1f}  max {mx:9.1f}{ratio}")
+            report(name, lib, case, args.steps, base)
+        if args.paced:
+            for spin in (False, True):
+                med, p99 = paced(PROBLEMS[name]["stackik"](), args.steps, spin)
+                how = "spin" if spin else "sleep"
+                print(f"  paced 1 kHz ({how:5s}) stackik median {med:8.1f}  p99 {p99:8.1f}")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@ task that keeps the arm near a comfortable configuration is priority 1 and may o
 what the first leaves free. Joint position and velocity limits and self-collision
 avoidance are hard constraints at every step. Prints what it did.
 
-Run: ``python examples/demo.py [--steps N]``.
+Run: ``python examples/demo.py [--steps N]``. It never opens a window (``--headless`` is
+accepted, like every example's); ``python examples/viewer.py`` shows the same robot live
+in the browser.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ TOOL = "panda_hand_tcp"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=600, help="maximum solver steps")
+    parser.add_argument("--headless", action="store_true", help="accepted; the demo only prints")
     args = parser.parse_args()
 
     robot = stackik.RobotModel(

@@ -11,8 +11,10 @@ import pytest
 pytest.importorskip("typer")
 from typer.testing import CliRunner
 
+import stackik
 from stackik import RobotModel
 from stackik.cli.app import app
+from stackik.cli.checks import check_description
 
 ROBOTS = Path(__file__).resolve().parents[1] / "robots"
 UR5 = ROBOTS / "ur5" / "ur5.urdf"
@@ -66,3 +68,147 @@ def test_console_script_without_typer_says_which_extra_to_install():
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert res.returncode == 2
     assert "pip install 'stackik[cli]'" in res.stderr
+
+
+# -- info, check, view, bench ---------------------------------------------------------------
+PANDA = ROBOTS / "panda" / "panda.urdf"
+PANDA_SRDF = ROBOTS / "panda" / "panda.srdf"
+HUMANOID = ROBOTS / "humanoid" / "humanoid.urdf"
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.mark.parametrize("command", ["info", "check", "exclusions", "view", "bench"])
+def test_every_command_has_help(command):
+    res = run(command, "--help")
+    assert res.exit_code == 0 and "Usage" in res.output
+    assert command in run("--help").output
+
+
+def test_info_shows_what_the_library_reports():
+    res = run("info", PANDA, "--srdf", PANDA_SRDF, "--pairs")
+    assert res.exit_code == 0, res.output
+    robot = RobotModel(PANDA, srdf_path=PANDA_SRDF, load_visuals=False)
+    out = res.output
+    assert f"mass {robot.get_total_mass():.3f} kg" in out
+    lower, upper = robot.get_joint_limits()
+    for name in robot.controlled_joint_names:
+        i = robot.get_joint_config_index(name)
+        row = next(line for line in out.splitlines() if f" {name} " in line)
+        assert "revolute" in row and f"{lower[i]:.4g}" in row and f"{upper[i]:.4g}" in row
+    assert f"active collision pairs: {len(robot.get_collision_pair_links())}" in out
+    for a, b in robot.get_collision_pair_links()[:5]:
+        assert f"{a} / {b}" in out
+    assert "panda_hand_tcp" in out and "panda_link0_0" in out
+
+
+def test_info_shows_mimic_joints():
+    res = run("info", DATA / "mimic.urdf")
+    assert res.exit_code == 0, res.output
+    assert "mimic (-2 x leader + 0.3)" in res.output
+
+
+def test_check_passes_a_shipped_robot_with_its_srdf():
+    res = run("check", PANDA, "--srdf", PANDA_SRDF, "--samples", "200")
+    assert res.exit_code == 0, res.output
+    assert "no problem found" in res.output and "200 sampled" in res.output
+
+
+def test_check_reports_pairs_in_contact_with_the_srdf_lines():
+    res = run("check", HUMANOID, "--floating-base", "--samples", "200")
+    assert res.exit_code == 1, res.output
+    robot = RobotModel(HUMANOID, floating_base=True, load_visuals=False)
+    report = robot.compute_collision_exclusions(samples=200)
+    defaults = report.of("default")
+    assert defaults  # the humanoid's zero-length joint chains overlap by design
+    text = " ".join(res.output.split())
+    for p in defaults:
+        assert f'link1="{p.link_a}" link2="{p.link_b}" reason="Default"' in text
+    # With the shipped SRDF the same pairs are disabled: no error left.
+    srdf = ROBOTS / "humanoid" / "humanoid.srdf"
+    res = run("check", HUMANOID, "--floating-base", "--srdf", srdf, "--samples", "200")
+    assert res.exit_code == 0, res.output
+
+
+def test_check_warnings_fail_only_when_strict():
+    # Without its SRDF, the Panda has pairs that are always close (warnings), no error.
+    res = run("check", PANDA, "--samples", "200")
+    assert res.exit_code == 0, res.output
+    assert "warning" in res.output and 'reason="Close"' in " ".join(res.output.split())
+    assert run("check", PANDA, "--samples", "200", "--strict").exit_code == 1
+
+
+def test_check_reports_malformed_elements():
+    res = run("check", DATA / "malformed" / "box_two_sizes.urdf")
+    assert res.exit_code == 1
+    line = next(ln for ln in res.output.splitlines() if ln.startswith("error [load]"))
+    assert "<box> size: '0.1 0.1' has 2 number(s), expected 3" in line
+
+
+def test_check_lists_every_missing_mesh(tmp_path):
+    urdf = (DATA / "mypkg" / "urdf" / "mesh_robot.urdf").read_text()
+    urdf = urdf.replace("package://mypkg/meshes/cube.obj", "package://nowhere/a.obj", 1)
+    urdf = urdf.replace("package://mypkg/meshes/cube.obj", "missing/b.stl", 1)
+    path = tmp_path / "robot.urdf"
+    path.write_text(urdf)
+    res = run("check", path)
+    assert res.exit_code == 1
+    text = " ".join(res.output.split())
+    assert "package://nowhere/a.obj" in text and "missing/b.stl" in text
+    report = check_description(path)
+    assert [(f.level, f.check) for f in report.findings] == [("error", "mesh")] * 2
+    # The library itself stops at the first one.
+    with pytest.raises(stackik.MeshNotFound):
+        RobotModel(path)
+
+
+def test_check_reports_a_bad_srdf(tmp_path):
+    srdf = tmp_path / "bad.srdf"
+    srdf.write_text(
+        '<robot name="x"><disable_collisions link1="nope" link2="panda_link1"/></robot>'
+    )
+    res = run("check", PANDA, "--srdf", srdf, "--samples", "0")
+    assert res.exit_code == 1
+    assert "srdf" in res.output and "nope" in res.output
+
+
+def test_bench_prints_median_and_p99():
+    res = run("bench", "--steps", "60")
+    assert res.exit_code == 0, res.output
+    rows = [line for line in res.output.splitlines() if "(A)" in line or "(B)" in line]
+    assert len(rows) == 2
+    for row in rows:
+        cells = [c.strip() for c in row.replace("┃", "│").split("│") if c.strip()]
+        steps, median, p99 = int(cells[1]), float(cells[2]), float(cells[3])
+        assert steps == 60 and 0 < median <= p99
+
+
+def test_bench_errors_are_one_line(tmp_path):
+    res = run("bench", "--urdf", tmp_path / "none.urdf")
+    assert res.exit_code == 1 and res.output.startswith("error: RobotFileNotFound")
+    res = run("bench", "--urdf", ROBOTS / "ur5" / "ur5.urdf")
+    assert res.exit_code == 1 and "FrameNotFound" in res.output
+
+
+def test_view_serves_for_a_while():
+    pytest.importorskip("viser")
+    res = run(
+        "view",
+        PANDA,
+        "--srdf",
+        PANDA_SRDF,
+        "--frame",
+        "panda_hand_tcp",
+        "--port",
+        "0",
+        "--duration",
+        "0.5",
+    )
+    assert res.exit_code == 0, res.output
+    assert "stackik viewer: http://127.0.0.1:" in res.output
+
+
+def test_view_names_an_unknown_frame():
+    res = run("view", PANDA, "--frame", "panda_hand_tpc", "--port", "0", "--duration", "0")
+    assert res.exit_code == 1
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "FrameNotFound" in lines[0] and "panda_hand_tcp" in lines[0]

@@ -486,3 +486,28 @@ def test_a_new_constraint_family_needs_no_engine_edit(panda):
     assert [c.family for c in solver.constraints] == ["joint_limits", "elbow_speed_test"]
     with pytest.raises(InvalidInput):  # built on another cache: refused
         solver.add_constraint(ElbowSpeed("other", panda, 0.1))
+
+
+def test_warmup_runs_a_copy_and_leaves_the_solver_untouched():
+    import stackik
+
+    robot = RobotModel(ROBOTS / "panda" / "panda.urdf", srdf_path=ROBOTS / "panda" / "panda.srdf")
+    q0 = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])
+
+    def make() -> KinematicsSolver:
+        s = KinematicsSolver(robot, dt=0.01)
+        s.add_frame_task("ee", "panda_hand_tcp").set_target_position([0.3, 0.2, 0.4])
+        s.add_posture_task("posture").priority = 1
+        s.configure_collision_constraint(0.02)
+        return s
+
+    warmed, plain = make(), make()
+    assert stackik.warmup(warmed, robot) >= 2
+    assert stackik.warmup_in_background(warmed).join(timeout=300) is None
+    q_a, q_b = q0.copy(), q0.copy()
+    for _ in range(50):  # same results: the warm-up ran on copies
+        q_a = robot.integrate(q_a, warmed.solve_velocity(q_a).solution, 0.01)
+        q_b = robot.integrate(q_b, plain.solve_velocity(q_b).solution, 0.01)
+    np.testing.assert_array_equal(q_a, q_b)
+    with pytest.raises(InvalidInput, match="warmup takes solvers or robots"):
+        stackik.warmup("panda")

@@ -3,8 +3,8 @@
 The public API is re-exported here; see the README and ``docs/`` for a tour.
 """
 
-from ._jit import warmup
 from ._version import __version__
+from .constraints.collision import CollisionTuningMode
 from .control import (
     ControlLoop,
     JointCommand,
@@ -41,6 +41,7 @@ from .ik.position import PositionIKOptions, PositionStepOptions, ResolutionMetho
 from .model import JointKind, Kinematics, ReferenceFrame, RobotModel
 from .results import (
     BatchIKResult,
+    CollisionDebugInfo,
     FindConfigsResult,
     PathResult,
     PositionIKResult,
@@ -48,7 +49,7 @@ from .results import (
     VelocitySolverResult,
 )
 from .sns import TaskSolveMode
-from .solver import KinematicsSolver
+from .solver import KinematicsSolver, warmup, warmup_in_background
 from .spatial import (
     Rt,
     as_se3,
@@ -70,15 +71,20 @@ from .tasks import (
     Task,
     TaskType,
 )
+from .utils import SE3, SO3, PoseData
 
 __all__ = [
+    "SE3",
+    "SO3",
     "AbsoluteFrameTask",
     "BatchIKOptions",
     "BatchIKResult",
     "BranchFlags",
     "COMTask",
+    "CollisionDebugInfo",
     "CollisionGeometryNotFound",
     "CollisionMarginWarning",
+    "CollisionTuningMode",
     "ControlLoop",
     "FindConfigsResult",
     "FrameNotFound",
@@ -103,6 +109,7 @@ __all__ = [
     "NonFiniteInput",
     "NotWithinLimits",
     "PathResult",
+    "PoseData",
     "PositionIKOptions",
     "PositionIKResult",
     "PositionStepOptions",
@@ -136,4 +143,5 @@ __all__ = [
     "q2r",
     "r2q",
     "warmup",
+    "warmup_in_background",
 ]

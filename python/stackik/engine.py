@@ -37,6 +37,7 @@ import numpy as np
 from . import _pickling, _validate
 from .constraints.base import Constraint
 from .constraints.limits import JointLimitsConstraint
+from .constraints.mimic import MimicConstraint
 from .errors import InvalidInput, StackIKError, TaskNotFound
 from .model import Kinematics, RobotModel
 from .results import SolverStatus, VelocitySolverResult
@@ -47,6 +48,8 @@ __all__ = ["Problem", "VelocityEngine"]
 
 #: Name of the joint-limit constraint every engine has.
 JOINT_LIMITS = "joint_limits"
+#: Name of the coupling constraint of an engine on a robot with kept mimic joints.
+MIMIC = "mimic"
 
 
 @dataclass
@@ -181,8 +184,12 @@ class VelocityEngine:
         self._box_lower = np.empty(robot.nv)
         self._box_upper = np.empty(robot.nv)
         self._slices: dict[str, slice] = {}
+        self._phase: dict[str, float] = {}  # per-constraint row times of the last step [ms]
+        self._row_deadband = 0.0
         self.lock = threading.RLock()
         self.add_constraint(JointLimitsConstraint(JOINT_LIMITS, self.kinematics))
+        if robot.kept_mimic_joints:  # mimic="keep": followers are coupled to their leaders
+            self.add_constraint(MimicConstraint(MIMIC, self.kinematics))
 
     # -- pickling: the lock and the SNS solver's buffers are rebuilt ------------------------
     def __getstate__(self) -> dict[str, Any]:
@@ -223,6 +230,15 @@ class VelocityEngine:
     def tolerance(self, value: float) -> None:
         self._tolerance = _validate.positive_float(value, "tolerance", allow_zero=True)
         self._sns = None
+
+    @property
+    def constraint_deadband(self) -> float:
+        """Slack [m/s, rad/s or the row's unit] added to both bounds of every constraint row."""
+        return self._row_deadband
+
+    @constraint_deadband.setter
+    def constraint_deadband(self, value: float) -> None:
+        self._row_deadband = _validate.positive_float(value, "constraint_deadband", True)
 
     @property
     def max_iterations(self) -> int | None:
@@ -414,19 +430,26 @@ class VelocityEngine:
         self._row_capacity(active)
         start = 0
         self._slices = {}
+        clock = time.perf_counter
         for c in active:
             cap = c.max_rows()
             if cap == 0:
                 continue
             end = start + cap
+            t0 = clock() if self._timing else 0.0
             n = c.write(
                 dt,
                 self._rows_C[start:end],
                 self._rows_lower[start:end],
                 self._rows_upper[start:end],
             )
+            if self._timing:
+                self._phase[f"{c.name}_ms"] = (clock() - t0) * 1e3
             self._slices[c.name] = slice(start, start + n)
             start += n
+        if self._row_deadband > 0.0 and start:
+            self._rows_lower[:start] -= self._row_deadband
+            self._rows_upper[:start] += self._row_deadband
         return layout, start
 
     def build_problem(self, q: object | None = None, apply_limits: bool = True) -> Problem:
@@ -505,6 +528,7 @@ class VelocityEngine:
                     "kinematics_ms": (t1 - t0) * 1e3,
                     "problem_ms": (t2 - t1) * 1e3,
                     "solve_ms": (t3 - t2) * 1e3,
+                    **self._phase,
                 }
             return result
 

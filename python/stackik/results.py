@@ -65,6 +65,7 @@ class VelocitySolverResult:
         iterations: Number of saturation/active-set iterations performed.
         computation_time_ms: Wall-clock time of the solve [ms].
         timings: Optional breakdown of ``computation_time_ms`` by phase [ms].
+        fallback_levels: Priority levels the greedy saturation handed to the exact QP.
     """
 
     solution: np.ndarray
@@ -77,11 +78,45 @@ class VelocitySolverResult:
     iterations: int = 0
     computation_time_ms: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
+    fallback_levels: list[int] = field(default_factory=list)
 
     @property
     def success(self) -> bool:
         """Whether ``status`` is :attr:`SolverStatus.SUCCESS`."""
         return self.status == SolverStatus.SUCCESS
+
+
+@dataclass
+class CollisionDebugInfo:
+    """One collision pair as the collision constraint saw it (EmbodiK's debug record).
+
+    Attributes:
+        geometry_a: First geometry.
+        geometry_b: Second geometry.
+        link_a: Link of the first geometry.
+        link_b: Link of the second geometry.
+        distance: Signed distance [m] (negative: penetration depth).
+        min_distance: The pair's minimum distance [m].
+        point_a: Witness point on geometry a, world frame [m].
+        point_b: Witness point on geometry b, world frame [m].
+        normal: Unit normal from a to b (world).
+        jacobian: The pair's distance-rate row ``d_dot = jacobian . dq`` (size nv).
+        lower_bound: The row's lower bound on ``d_dot`` [m/s].
+        active: Whether the pair was within its activation distance.
+    """
+
+    geometry_a: str
+    geometry_b: str
+    link_a: str
+    link_b: str
+    distance: float
+    min_distance: float
+    point_a: np.ndarray
+    point_b: np.ndarray
+    normal: np.ndarray
+    jacobian: np.ndarray
+    lower_bound: float
+    active: bool
 
 
 @dataclass
@@ -197,7 +232,11 @@ class FindConfigsResult(Sequence[np.ndarray]):
         attempts: Search starts made.
         iterations: Levenberg-Marquardt iterations over all attempts.
         elapsed_ms: Wall-clock time of the call [ms].
-        stopped_by: ``"max_solutions"``, ``"time_budget"`` or ``"max_attempts"``.
+        stopped_by: ``"max_solutions"``, ``"time_budget"``, ``"max_attempts"`` or
+            ``"max_iterations"``.
+        deadline: ``time.perf_counter()`` value at which the search's budget ended [s]
+            (inf without a time budget); the budget starts after the target checks and
+            the chain preparation.
     """
 
     def __init__(
@@ -208,7 +247,9 @@ class FindConfigsResult(Sequence[np.ndarray]):
         iterations: int = 0,
         elapsed_ms: float = 0.0,
         stopped_by: str = "max_solutions",
+        deadline: float = float("inf"),
     ) -> None:
+        self.deadline = float(deadline)
         self.configurations = list(configurations)
         self.rejected = {r: 0 for r in REJECTION_REASONS}
         self.rejected.update(rejected or {})

@@ -15,11 +15,15 @@ calls.
 
 from __future__ import annotations
 
+import pickle
+import threading
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from . import _jit, _validate
 from .constraints import (
     CollisionConstraint,
     ComPolygonConstraint,
@@ -31,17 +35,20 @@ from .constraints import (
     TightPointConstraint,
     calculate_velocity_box_constraint,
 )
+from .constraints.collision import CollisionTuningMode
 from .engine import Problem, VelocityEngine
-from .errors import InvalidInput
+from .errors import CollisionMarginWarning, InvalidInput
 from .ik.batch import BatchIKOptions, solve_position_batch
 from .ik.branches import BranchFlags
 from .ik.checks import Validator
 from .ik.global_ import GlobalIK
 from .ik.paths import generate_path
 from .ik.position import PositionIK, PositionIKOptions, PositionStepOptions
+from .ik.recovery import ElasticBand, StallHandler
 from .model import Kinematics, RobotModel
 from .results import (
     BatchIKResult,
+    CollisionDebugInfo,
     FindConfigsResult,
     PathResult,
     PositionIKResult,
@@ -70,6 +77,11 @@ _COLLISION, _COM, _RELATIVE, _LINEAR, _BASE = (
 )
 
 
+#: Distance over which the saturation-exit behaviour ramps the approach speed to a limit
+#: down to zero [rad or m].
+SATURATION_SOFT_ZONE = 0.1
+
+
 class KinematicsSolver:
     """Prioritized velocity IK on a :class:`RobotModel`, with position and global IK.
 
@@ -83,6 +95,8 @@ class KinematicsSolver:
         self._engine = VelocityEngine(robot, dt)
         self._position = PositionIK(self._engine)
         self._global = GlobalIK(self._engine)
+        self._stall = StallHandler()
+        self._band = ElasticBand(robot.nv)
 
     # -- composition -------------------------------------------------------------------
     @property
@@ -159,7 +173,12 @@ class KinematicsSolver:
         return self._engine.joint_limits.margin
 
     def enable_timing_breakdown(self, enable: bool) -> None:
-        """Fill ``VelocitySolverResult.timings`` with per-phase times [ms]."""
+        """Fill ``VelocitySolverResult.timings`` with per-phase times [ms].
+
+        Keys: ``kinematics_ms`` (the Pinocchio pass), ``problem_ms`` (task rows, joint
+        box and constraint rows), ``solve_ms`` (SNS), and ``<constraint name>_ms`` for
+        each constraint's rows (part of ``problem_ms``; e.g. ``collision_ms``).
+        """
         self._engine.timing = bool(enable)
 
     @staticmethod
@@ -534,7 +553,10 @@ class KinematicsSolver:
         return self._engine.build_problem(current_q, apply_limits)
 
     def solve_velocity(
-        self, current_q: object | None = None, apply_limits: bool = True
+        self,
+        current_q: object | None = None,
+        apply_limits: bool = True,
+        stall_recovery: bool = False,
     ) -> VelocitySolverResult:
         """Solve one step for the joint velocity ``dq``.
 
@@ -542,18 +564,32 @@ class KinematicsSolver:
             current_q: Configuration (size nq); the solver's current one when omitted or
                 empty.
             apply_limits: Include joint position/velocity limit bounds.
+            stall_recovery: Enable the stall handler (with the collision constraint's
+                current ``min_distance`` as nominal) if it is not enabled yet; it then
+                stays enabled across calls (see :meth:`enable_stall_handler`).
 
         Returns:
             The :class:`VelocitySolverResult`; ``solution`` is ``dq`` (size nv)
             [rad/s or m/s]. Bad input gives status INVALID_INPUT (never an exception).
         """
-        return self._engine.solve(current_q, apply_limits)
+        if stall_recovery and not self._stall.enabled:
+            col = self._collision_constraint()
+            if col is not None:
+                self._stall.enable(col.min_distance)
+        result = self._engine.solve(current_q, apply_limits)
+        if self._stall.enabled or self._band.enabled:
+            self._stall.after(result, self._collision_constraint())
+            self._band.after(result, self._engine.joint_limits)
+        return result
 
     def solve_velocity_dq(
-        self, current_q: object | None = None, apply_limits: bool = True
+        self,
+        current_q: object | None = None,
+        apply_limits: bool = True,
+        stall_recovery: bool = False,
     ) -> np.ndarray:
         """Like :meth:`solve_velocity` but return only ``dq`` (zeros on failure) [rad/s or m/s]."""
-        return self._engine.solve(current_q, apply_limits).solution
+        return self.solve_velocity(current_q, apply_limits, stall_recovery).solution
 
     # -- position IK ---------------------------------------------------------------------------
     def solve_position(
@@ -896,8 +932,323 @@ class KinematicsSolver:
                 self._global, target_poses, frame_name, seeds, options, validate
             )
 
+    # -- collision tuning (EmbodiK names; see CollisionConstraint) ---------------------------
+    def set_collision_min_distance(self, min_distance: float) -> bool:
+        """Change ``min_distance`` [m] without rebuilding the pairs; False without a constraint."""
+        col = self._collision_constraint()
+        if col is None:
+            return False
+        col.set_min_distance(min_distance)
+        if self._stall.enabled:
+            self._stall.enable(col.min_distance)
+        return True
+
+    def set_collision_constraint_activation_multiplier(self, multiplier: float) -> None:
+        """Activation margin = ``multiplier * min_distance`` (``<= 0``: the configured margin)."""
+        self._need_collision().set_activation_multiplier(multiplier)
+
+    def get_collision_constraint_activation_multiplier(self) -> float:
+        """The activation multiplier (0: the configured activation margin applies)."""
+        return self._need_collision().activation_multiplier
+
+    def get_collision_constraint_activation_margin(self) -> float:
+        """The effective activation margin [m]."""
+        return self._need_collision().activation
+
+    def set_proximity_gated_collision_activation_enabled(self, enabled: bool) -> None:
+        """Use (True) or ignore (False) the activation multiplier, keeping its value."""
+        self._need_collision().proximity_gating = bool(enabled)
+
+    def get_proximity_gated_collision_activation_enabled(self) -> bool:
+        """Whether the activation multiplier is used."""
+        return self._need_collision().proximity_gating
+
+    def set_collision_max_separation_speed_nonpenetrating(self, mps: float) -> None:
+        """Cap [m/s] of the separation a pair inside its minimum (not touching) asks for."""
+        self._need_collision().set_max_separation_speed(mps)
+
+    def get_collision_max_separation_speed_nonpenetrating(self) -> float:
+        """The separation-speed cap [m/s] (inf: none)."""
+        return self._need_collision().max_separation_speed
+
+    def set_collision_recovery_scale(self, scale: float) -> None:
+        """Fraction in (0, 1] of the recovery speed applied inside ``min_distance``."""
+        self._need_collision().set_recovery_scale(scale)
+
+    def get_collision_recovery_scale(self) -> float:
+        """The recovery scale."""
+        return self._need_collision().recovery_scale
+
+    def set_collision_refinement_time_budget_us(self, budget_us: int) -> None:
+        """Budget [us] of exact distance queries per step (``<= 0``: none)."""
+        self._need_collision().set_refinement_budget_us(budget_us)
+
+    def get_collision_refinement_time_budget_us(self) -> int:
+        """The exact-query budget [us] (0: none)."""
+        return self._need_collision().refinement_budget_us
+
+    def set_collision_repulsion_deadband(self, metres: float) -> None:
+        """Width [m] of the band above ``min_distance`` where a pair is held, not pushed."""
+        col = self._need_collision()
+        col.recovery_deadband = _validate.positive_float(metres, "metres", allow_zero=True)
+
+    def get_collision_repulsion_deadband(self) -> float:
+        """The repulsion deadband [m]."""
+        return self._need_collision().recovery_deadband
+
+    def set_collision_tuning_mode(self, mode: CollisionTuningMode | str) -> None:
+        """Apply a :class:`~stackik.constraints.collision.CollisionTuningMode` preset."""
+        self._need_collision().set_tuning_mode(mode)
+
+    def get_collision_tuning_mode(self) -> CollisionTuningMode:
+        """The last preset applied (``PRECISE`` by default)."""
+        return self._need_collision().tuning_mode
+
+    def enable_collision_pair_cache(
+        self,
+        enable: bool,
+        full_refresh_interval: int = 20,
+        candidate_distance_margin: float = 0.03,
+        max_cached_candidates: int = 128,
+    ) -> None:
+        """Candidate pair caching between periodic full scans (conservative: see the docs)."""
+        self._need_collision().enable_pair_cache(
+            enable, full_refresh_interval, candidate_distance_margin, max_cached_candidates
+        )
+
+    def enable_sphere_broadphase(self, enable: bool) -> None:
+        """Skip exact queries of pairs whose bounding spheres are far apart (default on)."""
+        self._need_collision().sphere_broadphase = bool(enable)
+
+    def sphere_broadphase_enabled(self) -> bool:
+        """Whether the bounding-sphere test runs before exact queries."""
+        col = self._collision_constraint()
+        return col.sphere_broadphase if col is not None else False
+
+    # -- collision evaluation and debug ----------------------------------------------------------
+    def _checked_q(self, current_q: object | None) -> np.ndarray:
+        if current_q is None or _validate.is_empty(current_q):
+            return self.kinematics.q.copy()
+        return self.robot.check_configuration(current_q, "current_q")
+
+    def evaluate_min_collision_distance(self, current_q: object | None = None) -> float | None:
+        """Smallest distance [m] over the watched pairs at ``current_q`` (no side effects).
+
+        None without a collision constraint; the solver's configuration when omitted.
+        """
+        col = self._collision_constraint()
+        if col is None:
+            return None
+        d = col.distances_at(self._checked_q(current_q))
+        return float(d.min()) if d.size else float("inf")
+
+    def evaluate_post_step_collision_distance(self, current_q: object) -> float | None:
+        """The distance checked after a step [m]: exact, over the watched pairs at ``current_q``."""
+        return self.evaluate_min_collision_distance(current_q)
+
+    def evaluate_collision_debug(
+        self, current_q: object | None = None
+    ) -> CollisionDebugInfo | None:
+        """The nearest watched pair at ``current_q`` with its row (no side effects), or None."""
+        col = self._collision_constraint()
+        if col is None:
+            return None
+        infos = col.debug_at(self._checked_q(current_q), self.dt)
+        return infos[0] if infos else None
+
+    def get_last_collision_debug(self) -> CollisionDebugInfo | None:
+        """The nearest pair with rows in the last step, or None."""
+        infos = self.get_last_collision_debug_list()
+        return min(infos, key=lambda info: info.distance) if infos else None
+
+    def get_last_collision_debug_list(self) -> list[CollisionDebugInfo]:
+        """Every pair with rows in the last step (empty without a constraint or a step)."""
+        col = self._collision_constraint()
+        return col.debug_info() if col is not None else []
+
+    # -- joint-limit recovery and solver knobs ---------------------------------------------------
+    def set_limit_recovery_gain(self, gain: float) -> None:
+        """Fraction in (0, 1] of a limit violation recovered per step."""
+        self._engine.joint_limits.recovery_gain = gain
+
+    def set_limit_recovery_hysteresis(self, enter_epsilon: float, exit_epsilon: float) -> None:
+        """Start a limit recovery past ``enter_epsilon``, end it ``exit_epsilon`` in [rad]."""
+        self._engine.joint_limits.set_recovery_hysteresis(enter_epsilon, exit_epsilon)
+
+    def set_limit_exit_release_margin(self, margin: float) -> None:
+        """Limit violations up to ``margin`` [rad or m] are held, not pushed back."""
+        self._engine.joint_limits.release_margin = margin
+
+    def enable_saturation_exit_behavior(self, enable: bool) -> None:
+        """Soften the velocity box near limits: approach speed ramps down over 0.1 rad (or m)."""
+        self._engine.joint_limits.soft_zone = SATURATION_SOFT_ZONE if enable else 0.0
+
+    def saturation_exit_behavior_enabled(self) -> bool:
+        """Whether the velocity box is softened near limits."""
+        return self._engine.joint_limits.soft_zone > 0.0
+
+    def set_constraint_tolerance(self, epsilon: float) -> None:
+        """Pseudo-inverse threshold (as :meth:`set_tolerance`) and constraint-row deadband."""
+        self.set_tolerance(epsilon)
+        self._engine.constraint_deadband = epsilon
+
+    def set_regularization_epsilon(self, epsilon: float) -> None:
+        """Alias of :meth:`set_tolerance`."""
+        self.set_tolerance(epsilon)
+
+    def set_solver_recovery_enabled(self, enable: bool) -> None:
+        """Deprecated no-op (EmbodiK removed its recovery state machine); warns."""
+        warnings.warn(
+            "set_solver_recovery_enabled is a deprecated no-op (as in EmbodiK); use the "
+            "stall handler or the elastic band",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
+    def solver_recovery_enabled(self) -> bool:
+        """Deprecated: always False."""
+        return False
+
+    def enable_position_ik_debug(self, enable: bool) -> None:
+        """Log every position-IK iteration at DEBUG level on the ``stackik.position_ik`` logger."""
+        self._position.debug = bool(enable)
+
+    # -- stall handler and elastic band (see stackik.ik.recovery) ---------------------------------
+    def configure_stall_handler(
+        self, stall_threshold: int = 5, restore_rate: float = 0.005, floor_fraction: float = 0.3
+    ) -> None:
+        """Stalled steps before relaxing, restore speed [m/step], floor (fraction of nominal)."""
+        self._stall.configure(stall_threshold, restore_rate, floor_fraction)
+
+    def enable_stall_handler(self, nominal_min_distance: float) -> None:
+        """Relax the collision margin after consecutive stalled steps, restore it afterwards."""
+        self._stall.enable(nominal_min_distance)
+
+    def disable_stall_handler(self) -> None:
+        """Stop the stall handler and restore the nominal margin."""
+        self._stall.disable(self._collision_constraint())
+
+    def stall_handler_enabled(self) -> bool:
+        """Whether the stall handler runs."""
+        return self._stall.enabled
+
+    def stall_handler_is_relaxed(self) -> bool:
+        """Whether the collision margin is currently relaxed."""
+        return self._stall.relaxed
+
+    def stall_handler_consecutive_stall_steps(self) -> int:
+        """Consecutive stalled steps so far."""
+        return self._stall.consecutive_stalls
+
+    def stall_handler_current_min_distance(self) -> float:
+        """The effective collision ``min_distance`` [m] (the nominal one when not relaxed)."""
+        col = self._collision_constraint()
+        if self._stall.enabled:
+            return self._stall.current
+        return col.min_distance if col is not None else -1.0
+
+    def configure_elastic_band(
+        self,
+        delta_max: float = 0.05,
+        expand_rate: float = 0.01,
+        decay_rate: float = 0.2,
+        stall_threshold: int = 3,
+        expand_only_saturated: bool = True,
+    ) -> None:
+        """Elastic band tuning: largest relief [rad or m], growth and decay per step."""
+        self._band.configure(
+            delta_max, expand_rate, decay_rate, stall_threshold, expand_only_saturated
+        )
+
+    def enable_elastic_band(self, delta_max: float = 0.05) -> None:
+        """Lend limit margin back to saturated joints during limit-dominated stalls."""
+        self._band.enable(delta_max)
+
+    def disable_elastic_band(self) -> None:
+        """Stop the elastic band and take every relief back."""
+        self._band.disable(self._engine.joint_limits)
+
+    def elastic_band_enabled(self) -> bool:
+        """Whether the elastic band runs."""
+        return self._band.enabled
+
+    def elastic_band_is_expanded(self) -> bool:
+        """Whether any joint has relief."""
+        return bool(self._band.deltas.any())
+
+    def elastic_band_deltas(self) -> np.ndarray:
+        """Per-joint relief [rad or m] (size nv; a copy)."""
+        return self._band.deltas.copy()
+
+    def elastic_band_max_delta(self) -> float:
+        """The largest relief currently lent [rad or m]."""
+        return float(self._band.deltas.max(initial=0.0))
+
     def __repr__(self) -> str:
         return (
             f"KinematicsSolver(robot={self.robot!r}, tasks={[t.name for t in self.tasks]}, "
             f"constraints={[c.name for c in self.constraints]}, dt={self.dt})"
         )
+
+
+def _representative_solver(robot: RobotModel) -> KinematicsSolver:
+    """A solver using the families most users configure on ``robot`` (for warm-up)."""
+    solver = KinematicsSolver(robot, dt=1e-3)
+    model = robot.model
+    tip = model.frames[model.nframes - 1].name
+    solver.add_frame_task("__warmup_frame__", tip)
+    solver.add_posture_task("__warmup_posture__").priority = 1
+    if robot.collision is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CollisionMarginWarning)
+            solver.configure_collision_constraint(0.0)
+    return solver
+
+
+def warmup(*targets: KinematicsSolver | RobotModel) -> int:
+    """Compile (or load from the cache) every kernel now, off the control loop.
+
+    Loads every registered kernel and runs the registered warm-ups; then, for each
+    target, runs one complete step of a *copy* of it (a solver: exactly its tasks and
+    constraints; a robot: a frame task, a posture task and, with collision geometry, a
+    collision constraint), so the first real step of the loop finds every kernel
+    specialisation ready. The targets themselves are not changed.
+
+    Args:
+        *targets: Solvers or robots whose steps should be ready.
+
+    Returns:
+        The number of warm-up runs.
+    """
+    runs = _jit.warmup()
+    for target in targets:
+        if isinstance(target, KinematicsSolver):
+            solver = pickle.loads(pickle.dumps(target))
+        elif isinstance(target, RobotModel):
+            solver = _representative_solver(target)
+        else:
+            raise InvalidInput(
+                f"warmup takes solvers or robots, got {type(target).__name__}",
+                what="targets",
+            )
+        solver.solve_velocity(solver.kinematics.q.copy())
+        runs += 1
+    return runs
+
+
+def warmup_in_background(*targets: KinematicsSolver | RobotModel) -> threading.Thread:
+    """Run :func:`warmup` in a daemon thread (e.g. at import time of an application).
+
+    With an empty kernel cache the compilation takes seconds; started early, it runs
+    while the application sets up. A kernel called before it is ready waits for it, so
+    join the thread (or call :func:`warmup`) before the first control tick.
+
+    Returns:
+        The started thread.
+    """
+    copies = [
+        pickle.loads(pickle.dumps(t)) if isinstance(t, KinematicsSolver) else t for t in targets
+    ]
+    thread = threading.Thread(target=warmup, args=tuple(copies), name="stackik-warmup", daemon=True)
+    thread.start()
+    return thread

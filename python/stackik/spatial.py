@@ -1,7 +1,12 @@
 """SE(3) / SO(3) helpers over Pinocchio's own types.
 
 Poses are :class:`pinocchio.SE3` objects (``.translation``, ``.rotation``,
-``.homogeneous``).
+``.homogeneous``). Every pose-taking function also accepts a 4x4 homogeneous matrix and
+the types registered with :func:`register_pose_type` (:class:`stackik.utils.SE3` and
+:class:`stackik.utils.PoseData` register themselves); every rotation-taking one accepts
+a 3x3 matrix and the types registered with :func:`register_rotation_type`
+(:class:`stackik.utils.SO3`). The registry keeps this module below ``stackik.utils``
+(no import cycle) and keeps the 4x4 and :class:`pinocchio.SE3` fast paths as they were.
 
 Quaternion orders (see ``docs/conventions.md``): these helpers follow seed 004
 (EmbodiK, spatialmath): **scalar first** ``[w, x, y, z]`` by default (``order="sxyz"``
@@ -14,6 +19,8 @@ is right.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -31,6 +38,33 @@ MAX_TRANSLATION = 1e6
 _SCALAR_FIRST = ("sxyz", "wxyz")
 _SCALAR_LAST = ("xyzs", "xyzw")
 
+#: Exact type -> converter to :class:`pinocchio.SE3` (checked afterwards like any pose).
+_POSE_TYPES: dict[type, Callable[[Any], pin.SE3]] = {}
+#: Exact type -> converter to a 3x3 array (checked afterwards like any rotation).
+_ROTATION_TYPES: dict[type, Callable[[Any], object]] = {}
+
+
+def register_pose_type(cls: type, to_se3: Callable[[Any], pin.SE3]) -> None:
+    """Accept instances of ``cls`` wherever a pose is taken (:func:`as_se3`).
+
+    Args:
+        cls: The pose type (exact type; subclasses register on their own).
+        to_se3: Its conversion to :class:`pinocchio.SE3`; the result is checked like
+            any pose, so the converter need not validate.
+    """
+    _POSE_TYPES[cls] = to_se3
+
+
+def register_rotation_type(cls: type, to_matrix: Callable[[Any], object]) -> None:
+    """Accept instances of ``cls`` wherever a rotation is taken (:func:`check_rotation`).
+
+    Args:
+        cls: The rotation type (exact type).
+        to_matrix: Its conversion to a 3x3 array; the result is checked like any
+            rotation.
+    """
+    _ROTATION_TYPES[cls] = to_matrix
+
 
 def _check_order(order: str) -> bool:
     """Return True for scalar-first orders; raise for unknown ones."""
@@ -44,16 +78,34 @@ def _check_order(order: str) -> bool:
 def check_rotation(R: object, what: str = "rotation") -> np.ndarray:
     """Return ``R`` as a 3x3 rotation matrix, checking orthonormality and handedness.
 
+    ``R`` is a 3x3 array or a registered rotation type (:class:`stackik.utils.SO3`).
+
     Raises:
         ShapeError: Not 3x3.
         NonFiniteInput: NaN or inf entries.
         InvalidTransform: Not orthonormal or ``det R != 1`` (within
             :data:`ROTATION_TOLERANCE`).
     """
+    if type(R) is not np.ndarray:
+        convert = _ROTATION_TYPES.get(type(R))
+        if convert is not None:
+            R = convert(R)
     R = _validate.matrix(R, (3, 3), what)
-    # Scalar arithmetic: at 3x3 it is several times cheaper than NumPy calls, and target
-    # poses are set every control tick.
     (a, b, c), (d, e, f), (g, h, i) = R.tolist()
+    err, det = _rotation_defect(a, b, c, d, e, f, g, h, i)
+    if err > ROTATION_TOLERANCE or abs(det - 1.0) > ROTATION_TOLERANCE:
+        raise InvalidTransform(f"{what} is not a rotation matrix (|R^T R - I| = {err:.3g})")
+    return R
+
+
+def _rotation_defect(
+    a: float, b: float, c: float, d: float, e: float, f: float, g: float, h: float, i: float
+) -> tuple[float, float]:
+    """``(max |R^T R - I|, det R)`` of the 3x3 matrix with rows ``abc``, ``def``, ``ghi``.
+
+    Scalar arithmetic: at 3x3 it is several times cheaper than NumPy calls, and target
+    poses are set every control tick.
+    """
     err = max(
         abs(a * a + d * d + g * g - 1.0),
         abs(b * b + e * e + h * h - 1.0),
@@ -62,10 +114,7 @@ def check_rotation(R: object, what: str = "rotation") -> np.ndarray:
         abs(a * c + d * f + g * i),
         abs(b * c + e * f + h * i),
     )
-    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
-    if err > ROTATION_TOLERANCE or abs(det - 1.0) > ROTATION_TOLERANCE:
-        raise InvalidTransform(f"{what} is not a rotation matrix (|R^T R - I| = {err:.3g})")
-    return R
+    return err, a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
 
 
 def check_translation(t: object, what: str = "translation") -> np.ndarray:
@@ -92,15 +141,7 @@ def _is_valid_homogeneous(T: np.ndarray) -> bool:
     total = a + b + c + d + e + f + g + h + i + x + y + z
     if not math.isfinite(total) or last != [0.0, 0.0, 0.0, 1.0]:
         return False
-    err = max(
-        abs(a * a + d * d + g * g - 1.0),
-        abs(b * b + e * e + h * h - 1.0),
-        abs(c * c + f * f + i * i - 1.0),
-        abs(a * b + d * e + g * h),
-        abs(a * c + d * f + g * i),
-        abs(b * c + e * f + h * i),
-    )
-    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+    err, det = _rotation_defect(a, b, c, d, e, f, g, h, i)
     return (
         err <= ROTATION_TOLERANCE
         and abs(det - 1.0) <= ROTATION_TOLERANCE
@@ -109,9 +150,11 @@ def _is_valid_homogeneous(T: np.ndarray) -> bool:
 
 
 def as_se3(pose: object, what: str = "pose") -> pin.SE3:
-    """Convert a pose given as :class:`pinocchio.SE3` or a 4x4 homogeneous matrix.
+    """Convert a pose to :class:`pinocchio.SE3`, checking that it is a rigid transform.
 
-    Both forms get the same checks: a :class:`pinocchio.SE3` can hold anything.
+    Accepted: :class:`pinocchio.SE3`, a 4x4 homogeneous matrix, or a registered pose
+    type (:class:`stackik.utils.SE3`, :class:`stackik.utils.PoseData`). Every form gets
+    the same checks: a :class:`pinocchio.SE3` can hold anything.
 
     Raises:
         ShapeError: Not 4x4.
@@ -128,6 +171,9 @@ def as_se3(pose: object, what: str = "pose") -> pin.SE3:
     if isinstance(pose, np.ndarray) and pose.dtype == np.float64 and pose.shape == (4, 4):
         if _is_valid_homogeneous(pose):
             return pin.SE3(pose)
+    convert = _POSE_TYPES.get(type(pose))
+    if convert is not None:
+        return as_se3(convert(pose), what)
     T = _validate.matrix(pose, (4, 4), what)
     if np.abs(T[3] - (0.0, 0.0, 0.0, 1.0)).max() > 1e-12:
         raise InvalidTransform(f"{what}: last row must be [0, 0, 0, 1], got {T[3].tolist()}")
@@ -241,8 +287,8 @@ def compute_pose_error(pose_current: object, pose_goal: object) -> np.ndarray:
     world frame. Driving a frame with the world-aligned twist ``K e`` reduces the error.
 
     Args:
-        pose_current: SE3 or 4x4.
-        pose_goal: SE3 or 4x4.
+        pose_current: Any pose :func:`as_se3` accepts.
+        pose_goal: Any pose :func:`as_se3` accepts.
 
     Returns:
         The 6-vector error.

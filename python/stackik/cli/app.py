@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from . import robot
+from . import bench, robot, view
 from .common import STATE
 
 app = typer.Typer(
@@ -27,3 +27,5 @@ def _options(
 
 
 robot.register(app)
+view.register(app)
+bench.register(app)

@@ -58,6 +58,7 @@ def load_robot(
     package_dirs: list[Path] | None = None,
     floating_base: bool = False,
     load_visuals: bool = False,
+    load_collisions: bool = True,
 ) -> RobotModel:
     """Load a URDF or XACRO file as the commands do (visual meshes off by default)."""
     dirs = [str(p) for p in package_dirs or []] or None
@@ -69,6 +70,7 @@ def load_robot(
             package_dirs=dirs,
             srdf_path=srdf_path,
             load_visuals=load_visuals,
+            load_collisions=load_collisions,
         )
     return RobotModel(
         path,
@@ -76,4 +78,5 @@ def load_robot(
         package_dirs=dirs,
         srdf_path=srdf_path,
         load_visuals=load_visuals,
+        load_collisions=load_collisions,
     )

@@ -16,6 +16,7 @@ from .collision import CollisionConstraint
 from .com_polygon import ComPolygonConstraint
 from .limits import JointLimitsConstraint, calculate_velocity_box_constraint
 from .linear import LinearConstraint, TightFramePoseConstraint, TightPointConstraint
+from .mimic import MimicConstraint
 from .motion import JointMotionConstraint
 from .relative_pose import RelativePoseConstraint
 
@@ -27,6 +28,7 @@ __all__ = [
     "JointLimitsConstraint",
     "JointMotionConstraint",
     "LinearConstraint",
+    "MimicConstraint",
     "RelativePoseConstraint",
     "TightFramePoseConstraint",
     "TightPointConstraint",

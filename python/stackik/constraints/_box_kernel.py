@@ -8,6 +8,77 @@ import numpy as np
 
 from .._jit import kernel
 
+#: Layout of the ``options`` array of :func:`limit_box`.
+OPT_RECOVERY_GAIN = 0  # fraction of the violation recovered per step, in (0, 1]
+OPT_RELEASE = 1  # violations up to this [rad or m] are only held, not pushed back
+OPT_ENTER = 2  # a violation must exceed this to start a recovery [rad or m]
+OPT_EXIT = 3  # a recovery ends this far inside the limit [rad or m]
+OPT_SOFT_ZONE = 4  # approach speed ramps down to 0 over this distance (0: off) [rad or m]
+OPT_HEADROOM = 5  # minimum approach speed kept near a limit (<= 0: off) [rad/s or m/s]
+OPT_HEADROOM_MARGIN = 6  # ... within this distance of the limit [rad or m]
+OPT_COUNT = 7
+
+
+def default_options() -> np.ndarray:
+    """Options reproducing the plain braking box: full recovery, no hysteresis."""
+    opts = np.zeros(OPT_COUNT)
+    opts[OPT_RECOVERY_GAIN] = 1.0
+    return opts
+
+
+@kernel(inline=True)
+def approach_bound(m: float, vmax: float, inv_acc: float, dt: float, opts: np.ndarray) -> float:
+    """Speed allowed toward a limit ``m >= 0`` away [rad/s or m/s].
+
+    The braking bound ``2 m / (dt + sqrt(dt^2 + 2 m / a))`` (the largest speed that can
+    still stop before the limit with deceleration ``a``; ``m / dt`` as ``a -> inf``),
+    capped by ``vmax``; with a soft zone ``z``, also by ``vmax m / z``; with a headroom
+    ``h`` within its margin, raised to ``min(h, m / dt)`` (never past the limit).
+    """
+    b = min(vmax, 2.0 * m / (dt + math.sqrt(dt * dt + 2.0 * m * inv_acc)))
+    zone = opts[OPT_SOFT_ZONE]
+    if zone > 0.0 and m < zone:
+        b = min(b, vmax * m / zone)
+    head = opts[OPT_HEADROOM]
+    if head > 0.0 and m < opts[OPT_HEADROOM_MARGIN]:
+        b = max(b, min(head, m / dt))
+    return b
+
+
+@kernel(inline=True)
+def recovery_bound(m: float, vmax: float, dt: float, opts: np.ndarray, state: int) -> tuple:
+    """``(bound, state)`` on a side whose limit is ``m`` away (``m < 0``: violated).
+
+    The bound is the largest speed allowed *toward* the limit (negative: the joint must
+    move away at least that fast). ``state`` is 1 while a recovery runs: it starts when
+    the violation exceeds the enter epsilon and ends once the joint is the exit
+    epsilon inside. A running recovery asks ``gain (exit - m) / dt`` (capped by
+    ``vmax``) unless the violation is within the release margin; otherwise the joint
+    is only held (bound 0).
+    """
+    violation = -m
+    if state == 0 and violation > opts[OPT_ENTER]:
+        state = 1
+    if state == 1 and m >= opts[OPT_EXIT]:
+        state = 0
+    if state == 0 or 0.0 < violation <= opts[OPT_RELEASE]:
+        return min(0.0, vmax), state
+    push = opts[OPT_RECOVERY_GAIN] * (opts[OPT_EXIT] - m) / dt
+    return max(-push, -vmax), state
+
+
+@kernel(inline=True)
+def side_bound(
+    m: float, vmax: float, inv_acc: float, dt: float, opts: np.ndarray, state: int
+) -> tuple:
+    """``(bound toward the limit, state)`` of one side ``m`` from its (shrunk) limit."""
+    bound = 0.0
+    if m < 0.0 or state == 1:
+        bound, state = recovery_bound(m, vmax, dt, opts, state)
+    if m >= 0.0 and state == 0:
+        bound = approach_bound(m, vmax, inv_acc, dt, opts)
+    return bound, state
+
 
 @kernel
 def limit_box(
@@ -16,44 +87,40 @@ def limit_box(
     v_index: np.ndarray,
     q_lower: np.ndarray,
     q_upper: np.ndarray,
-    margin: float,
+    margin: np.ndarray,
     acc: np.ndarray,
     dt: float,
+    opts: np.ndarray,
+    state: np.ndarray,
     lo: np.ndarray,
     hi: np.ndarray,
 ) -> None:
     """Tighten the velocity box ``lo``/``hi`` in place with the position-limit bounds.
 
-    For joint ``k`` at ``x = q[q_index[k]]`` with velocity index ``j = v_index[k]`` and
-    limits shrunk by ``margin``, the bound toward a limit ``m >= 0`` away is
-    ``2 m / (dt + sqrt(dt^2 + 2 m / a))``, which equals ``a (sqrt(dt^2 + 2 m / a) - dt)``
-    (the largest speed that can still stop before the limit with deceleration ``a``) and
-    tends to ``m / dt`` as ``a -> inf`` (then ``1 / a = 0``). A joint
-    outside a limit gets ``m / dt`` back toward it (never faster than the existing
-    velocity bound), and that recovery wins over the other side's bound so the box is
-    never empty.
+    Joint ``k`` at ``x = q[q_index[k]]`` (velocity index ``j = v_index[k]``) has its
+    limits shrunk by ``margin[k]``. Toward a limit ``m >= 0`` away it may move at
+    :func:`approach_bound`; while it is outside a limit, or recovering (``state[k]``
+    holds the upper and lower recovery flags), :func:`recovery_bound` decides. A
+    recovery wins over the other side's bound so the box is never empty.
     """
     for k in range(q_index.shape[0]):
         j = v_index[k]
         x = q[q_index[k]]
         inv_acc = 1.0 / acc[j]
-        mu = (q_upper[q_index[k]] - margin) - x
-        ml = x - (q_lower[q_index[k]] + margin)
+        mu = (q_upper[q_index[k]] - margin[k]) - x
+        ml = x - (q_lower[q_index[k]] + margin[k])
         vmax_hi = hi[j]
         vmax_lo = -lo[j]
-        if mu == math.inf:
-            pass
-        elif mu >= 0.0:
-            hi[j] = min(vmax_hi, 2.0 * mu / (dt + math.sqrt(dt * dt + 2.0 * mu * inv_acc)))
-        else:
-            hi[j] = max(mu / dt, -vmax_hi)
-        if ml == math.inf:
-            pass
-        elif ml >= 0.0:
-            lo[j] = max(-vmax_lo, -2.0 * ml / (dt + math.sqrt(dt * dt + 2.0 * ml * inv_acc)))
-        else:
-            lo[j] = min(-ml / dt, vmax_lo)
-        if mu < 0.0 and ml >= 0.0 and lo[j] > hi[j]:
+        forced_hi = False
+        forced_lo = False
+        if mu != math.inf:
+            hi[j], state[k, 0] = side_bound(mu, vmax_hi, inv_acc, dt, opts, state[k, 0])
+            forced_hi = hi[j] < 0.0
+        if ml != math.inf:
+            bound, state[k, 1] = side_bound(ml, vmax_lo, inv_acc, dt, opts, state[k, 1])
+            lo[j] = -bound
+            forced_lo = lo[j] > 0.0
+        if forced_hi and lo[j] > hi[j]:
             lo[j] = hi[j]
-        elif ml < 0.0 and mu >= 0.0 and hi[j] < lo[j]:
+        elif forced_lo and hi[j] < lo[j]:
             hi[j] = lo[j]

@@ -21,40 +21,32 @@ from .._jit import kernel
 @kernel
 def motion_broadphase(
     dq_abs: np.ndarray,
-    lever: np.ndarray,
-    moved: np.ndarray,
-    first: np.ndarray,
-    second: np.ndarray,
-    d_last: np.ndarray,
-    moved_first: np.ndarray,
-    moved_second: np.ndarray,
+    pair_lever: np.ndarray,
+    d_low: np.ndarray,
+    step_motion: np.ndarray,
     threshold: np.ndarray,
     out: np.ndarray,
 ) -> int:
-    """Advance each geometry's motion budget and list the pairs that need an exact query.
+    """Lower every pair's distance bound by its relative motion; list the near ones.
 
-    ``moved[g]`` accumulates ``sum_k lever[g, k] |dq_k|``, an upper bound on how far any
-    point of geometry g has travelled [m] (a point at distance at most ``L`` from a
-    revolute axis moves at most ``L |dtheta|``; prismatic and base translation levers
-    are 1). Pair ``k`` was at distance ``d_last[k]`` when ``moved`` read
-    ``(moved_first[k], moved_second[k])``, so its distance now is at least
-    ``d_last[k] - (moved[first] - moved_first[k]) - (moved[second] - moved_second[k])``.
+    Pair ``k``'s two geometries approach each other by at most
+    ``sum_j pair_lever[k, j] |dq_j|`` [m] in the step (a point at distance at most ``L``
+    from a revolute axis moves at most ``L |dtheta|``; prismatic and base translation
+    levers are 1; joints that carry both geometries move them rigidly together and have
+    no lever). ``d_low[k]``, a lower bound of the pair's distance, drops by that much.
 
     Returns:
         The number of pair slots written to ``out`` whose bound is ``<= threshold``.
     """
-    ng, nv = lever.shape
-    for g in range(ng):
-        s = 0.0
-        for k in range(nv):
-            s += lever[g, k] * dq_abs[k]
-        moved[g] += s
+    npairs, nv = pair_lever.shape
     count = 0
-    for k in range(first.shape[0]):
-        bound = (
-            d_last[k] - (moved[first[k]] - moved_first[k]) - (moved[second[k]] - moved_second[k])
-        )
-        if bound <= threshold[k]:
+    for k in range(npairs):
+        s = 0.0
+        for j in range(nv):
+            s += pair_lever[k, j] * dq_abs[j]
+        step_motion[k] = s
+        d_low[k] -= s
+        if d_low[k] <= threshold[k]:
             out[count] = k
             count += 1
     return count

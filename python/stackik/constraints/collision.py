@@ -43,6 +43,10 @@ for at most ``max_constraints`` pairs (the closest).
 
 from __future__ import annotations
 
+import enum
+import math
+import pickle
+import time
 import warnings
 from collections.abc import Sequence
 
@@ -55,6 +59,7 @@ from ..errors import CollisionMarginWarning, InvalidInput
 from ..model import CollisionState, Kinematics, RobotModel
 from ..model.collision import validate_pairs
 from ..model.joints import JointKind
+from ..results import CollisionDebugInfo
 from ._collision_kernel import (
     SHAPE_BOX,
     SHAPE_CAPSULE,
@@ -69,6 +74,24 @@ from .base import Constraint, register_constraint
 #: Support points per cylinder rim (the rim between two points is at most
 #: ``r (1 - cos(pi / n))`` closer: 1.9 % of the radius for 16).
 _RIM_POINTS = 16
+
+
+class CollisionTuningMode(enum.Enum):
+    """High-level presets of the collision constraint's cost/accuracy trade-off.
+
+    ``PRECISE``: every candidate pair is queried exactly each step (the default).
+    ``BALANCED``: the pair cache (full scan every 20 steps) on top of the motion bounds.
+    ``SPEED``: the pair cache with a full scan every 50 steps and a 200 us budget on
+    exact queries per step (the pairs with the smallest distance bound first).
+    """
+
+    PRECISE = "precise"
+    BALANCED = "balanced"
+    SPEED = "speed"
+
+
+#: Acceleration standing in for an unbounded limit [m/s^2 or rad/s^2].
+_UNBOUNDED_ACCELERATION = 1e6
 
 #: Cap of a pair's learned linearization error [m] (see CollisionConstraint._hold).
 MAX_LEARNED_ERROR = 0.01
@@ -187,6 +210,7 @@ class CollisionConstraint(Constraint):
         self._row_points = np.empty((cap, 3))
         self._row_normals = np.empty((cap, 3))
         self.exact_queries = 0
+        self._tuning_defaults()
         self.last_distances = np.zeros(0)
         self.last_pairs: list[int] = []
         self.last_slack = np.zeros(0)
@@ -353,6 +377,136 @@ class CollisionConstraint(Constraint):
                 self._pair_min[k] = float(min_distance)
                 self._pending.pop(int(k), None)
 
+    # -- tuning (the EmbodiK collision knobs) -------------------------------------------------
+    def _tuning_defaults(self) -> None:
+        self.activation_multiplier = 0.0
+        self.proximity_gating = True
+        self.recovery_scale = 1.0
+        self.max_separation_speed = math.inf
+        self.refinement_budget_us = 0
+        self.sphere_broadphase = True
+        self.tuning_mode = CollisionTuningMode.PRECISE
+        self.skipped_queries = 0
+        self._cache: tuple[int, float, int] | None = None
+        self._candidates: set[int] = set()
+        self._witness: list[tuple[int, int, float, np.ndarray]] = []
+        self._last_rows: tuple[np.ndarray, np.ndarray] = (np.zeros((0, 0)), np.zeros(0))
+
+    @property
+    def activation(self) -> float:
+        """Effective activation margin [m]: pairs closer than their minimum plus this get rows.
+
+        ``activation_multiplier * min_distance`` when proximity gating is on and the
+        multiplier is > 0, else ``activation_margin``.
+        """
+        if self.proximity_gating and self.activation_multiplier > 0.0:
+            return self.activation_multiplier * self.min_distance
+        return self.activation_margin
+
+    def set_activation_multiplier(self, multiplier: float) -> None:
+        """Activation margin as a multiple of ``min_distance`` (``<= 0``: ``activation_margin``)."""
+        value = _validate.real(multiplier, "multiplier")
+        if not math.isfinite(value) or value > _validate.MAX_MAGNITUDE:
+            raise InvalidInput(f"multiplier must be finite, got {multiplier!r}", what="multiplier")
+        self.activation_multiplier = max(value, 0.0)
+
+    def set_recovery_scale(self, scale: float) -> None:
+        """Fraction in (0, 1] of the recovery speed a pair inside its minimum asks for."""
+        self.recovery_scale = _validate.in_range(scale, "scale", 0.0, 1.0, open_low=True)
+
+    def set_max_separation_speed(self, speed: float) -> None:
+        """Cap [m/s] of the separation a non-penetrating pair asks for (inf: none)."""
+        value = _validate.real(speed, "max_separation_speed")
+        if not value > 0.0:  # inf allowed
+            raise InvalidInput(
+                f"max_separation_speed must be > 0, got {speed!r}", what="max_separation_speed"
+            )
+        self.max_separation_speed = value
+
+    def set_refinement_budget_us(self, budget_us: int) -> None:
+        """Budget [us] of exact queries per step (``<= 0``: none); the closest bounds first."""
+        value = _validate.count(budget_us, "budget_us", minimum=-(2**31))
+        self.refinement_budget_us = max(value, 0)
+
+    def enable_pair_cache(
+        self,
+        enable: bool,
+        full_refresh_interval: int = 20,
+        candidate_distance_margin: float = 0.03,
+        max_cached_candidates: int = 128,
+    ) -> None:
+        """Candidate caching between periodic full scans (see :meth:`_refresh_cache`)."""
+        if not enable:
+            self._cache = None
+            self._candidates.clear()
+            return
+        self._cache = (
+            _validate.count(full_refresh_interval, "full_refresh_interval"),
+            _validate.positive_float(candidate_distance_margin, "candidate_distance_margin", True),
+            _validate.count(max_cached_candidates, "max_cached_candidates"),
+        )
+
+    def set_tuning_mode(self, mode: CollisionTuningMode | str) -> None:
+        """Apply a :class:`CollisionTuningMode` preset."""
+        try:
+            mode = CollisionTuningMode(mode)
+        except ValueError:
+            names = [m.value for m in CollisionTuningMode]
+            raise InvalidInput(f"unknown tuning mode {mode!r}; use one of {names}") from None
+        self.tuning_mode = mode
+        self.sphere_broadphase = True
+        if mode == CollisionTuningMode.PRECISE:
+            self.enable_pair_cache(False)
+            self.refinement_budget_us = 0
+        elif mode == CollisionTuningMode.BALANCED:
+            self.enable_pair_cache(True, 20, 0.03, 128)
+            self.refinement_budget_us = 0
+        else:
+            self.enable_pair_cache(True, 50, 0.02, 64)
+            self.refinement_budget_us = 200
+
+    def _refresh_cache(self, threshold: np.ndarray) -> None:
+        """Pair cache: a full scan every ``full_refresh_interval`` steps.
+
+        In between, the candidates (pairs found within ``candidate_distance_margin`` of
+        their activation distance) are queried every step, the closest first, up to the
+        cap. The motion bounds still list every other pair that could come near, so the
+        cache never misses a pair that can reach its activation distance.
+        """
+        if self._cache is None:
+            return
+        interval, _, cap = self._cache
+        if self._step % interval == 0:
+            self._d_low[self._pairs >= 0] = -np.inf
+            self._candidates.clear()
+            return
+        keep = sorted(self._candidates, key=lambda k: self._d_exact[k])[:cap]
+        self._candidates = set(keep)
+        for k in keep:
+            self._d_low[k] = min(self._d_low[k], threshold[k])
+
+    def set_min_distance(self, min_distance: float) -> None:
+        """Change the global ``min_distance`` [m]; per-pair overrides are kept.
+
+        Pairs that can never be that far apart get a lowered minimum with a
+        :class:`~stackik.errors.CollisionMarginWarning`, as at configuration.
+        """
+        new = _validate.positive_float(min_distance, "min_distance", allow_zero=True)
+        old = self.min_distance
+        follows = np.flatnonzero(self._pair_min == old)
+        self.min_distance = new
+        _, highest = self._robot.sampled_pair_distance_range()
+        names = [o.name for o in self._gm.geometryObjects]
+        lowered = []
+        for k in follows:
+            d_max = float(highest[self._pairs[k]]) if self._pairs[k] < len(highest) else np.inf
+            self._pair_min[k] = new if d_max >= new else 0.5 * max(d_max, 0.0)
+            if d_max < new:
+                f, s = int(self._first[k]), int(self._second[k])
+                lowered.append((names[f], names[s], d_max, float(self._pair_min[k])))
+        if lowered:
+            self._warn_margins(lowered)
+
     def clear_pair_min_distance(self, link_a: str, link_b: str) -> None:
         """Return the pairs between two links to the global ``min_distance``."""
         for k in self._pair_indices(link_a, link_b):
@@ -396,6 +550,8 @@ class CollisionConstraint(Constraint):
         ng = len(self._radii)
         self._lever = np.zeros((ng, m.nv))
         self._support = np.zeros((ng, m.nv), dtype=np.bool_)
+        self._rigid = np.zeros((ng, m.nv), dtype=np.bool_)  # joint carries g (not mimic)
+        self._coupled = np.zeros((ng, m.nv), dtype=np.bool_)  # a mimic lever reaches g
         self._has_mimic = False
         offset = np.linalg.norm(self._centers_joint, axis=1) + self._radii
         step = [float(np.linalg.norm(m.jointPlacements[k].translation)) for k in range(m.njoints)]
@@ -404,6 +560,17 @@ class CollisionConstraint(Constraint):
             for pos, i in enumerate(path):
                 L = sum(step[k] for k in path[pos + 1 :]) + offset[g]
                 self._add_lever(g, infos[i - 1], L)
+        self._pair_lever = self._pair_levers()
+
+    def _pair_levers(self) -> np.ndarray:
+        """Per pair, the levers of the joints that move its geometries relative to each other.
+
+        A joint that carries both geometries (a common ancestor, not through a mimic
+        coupling) moves them rigidly together: it cannot change their distance.
+        """
+        f, s = self._first, self._second
+        shared = self._rigid[f] & self._rigid[s] & ~self._coupled[f] & ~self._coupled[s]
+        return np.where(shared, 0.0, self._lever[f] + self._lever[s])
 
     def _add_lever(self, g: int, info: object, L: float) -> None:
         """Lever of one joint on the path of geometry ``g`` (``L``: its reach) [m]."""
@@ -413,9 +580,11 @@ class CollisionConstraint(Constraint):
         if kind == JointKind.MIMIC:
             self._lever[g, lo] += abs(info.mimic_scaling) * L  # type: ignore[attr-defined]
             self._support[g, lo] = True
+            self._coupled[g, lo] = True
             self._has_mimic = True
             return
         self._support[g, lo : lo + n] = True
+        self._rigid[g, lo : lo + n] = True
         if kind == JointKind.PRISMATIC:
             self._lever[g, lo : lo + n] += 1.0
         elif kind == JointKind.FREE_FLYER:
@@ -429,14 +598,12 @@ class CollisionConstraint(Constraint):
     def _reset_motion(self) -> None:
         """Forget every pair's last distance: the next step re-checks all of them."""
         npairs = len(self._pairs)
-        self._moved = np.zeros(len(self._radii))
-        self._moved_before = np.zeros(len(self._radii))
         self._step = 0
         self._exact_step = np.full(npairs, -2, dtype=np.int64)
         self._d_exact = np.full(npairs, np.inf)
-        self._d_last = np.where(self._pairs >= 0, -np.inf, np.inf)
-        self._moved_first = np.zeros(npairs)
-        self._moved_second = np.zeros(npairs)
+        # A lower bound of each pair's distance [m] (unknown: -inf; unchecked pairs: inf).
+        self._d_low = np.where(self._pairs >= 0, -np.inf, np.inf)
+        self._step_motion = np.zeros(npairs)
         self._listed = np.zeros(npairs, dtype=np.int64)
         self._q_last: np.ndarray | None = None
         # Linearization error learned per pair (see _hold) [m].
@@ -480,14 +647,19 @@ class CollisionConstraint(Constraint):
             return 0
         self._sync_pairs()
         self._step += 1
-        threshold = self._pair_min + self.activation_margin
+        threshold = self._pair_min + self.activation
+        self._refresh_cache(threshold)
         count = self._broadphase(threshold)
         if count == 0:
             return 0
         kin = self._kin
         self._state.update_placements(kin.data)
         oMg = self._state.geom_data.oMg
-        hits = self._exact(self._sphere_test(oMg, count, threshold), dt)
+        if self.sphere_broadphase:
+            listed = self._sphere_test(oMg, count, threshold)
+        else:
+            listed = self._listed[:count].tolist()
+        hits = self._exact(listed, dt, threshold)
         if not hits:
             return 0
         hits, must = self._select(hits)
@@ -522,36 +694,36 @@ class CollisionConstraint(Constraint):
         else:
             dq_abs = np.abs(pin.difference(kin.model, self._q_last, q))
         self._q_last = q
-        self._moved_before[:] = self._moved
         count = motion_broadphase(
-            dq_abs,
-            self._lever,
-            self._moved,
-            self._first,
-            self._second,
-            self._d_last,
-            self._moved_first,
-            self._moved_second,
-            threshold,
-            self._listed,
+            dq_abs, self._pair_lever, self._d_low, self._step_motion, threshold, self._listed
         )
         if self._pending:
             self._latch_pending()
         return int(count)
 
     def _sphere_test(self, oMg: object, count: int, threshold: np.ndarray) -> list[int]:
-        """Listed pairs whose bounding spheres are within ``threshold`` (exact query next)."""
-        moved, first, second = self._moved, self._first, self._second
+        """Listed pairs whose bounding spheres are within ``threshold`` (exact query next).
+
+        A pair queried exactly in the previous step and found near skips the test: its
+        spheres overlap the threshold again (the exact query is what it needs).
+        """
+        first, second = self._first, self._second
+        recent = self._step - 1
+        centers: dict[int, np.ndarray] = {}
         listed, gaps = [], []
-        for k in self._listed[:count]:
-            k = int(k)
+        for k in self._listed[:count].tolist():
+            if self.nearest_points_all_pairs and self._exact_step[k] == recent:
+                listed.append(k)
+                gaps.append(-np.inf)
+                continue
             f, s = int(first[k]), int(second[k])
-            self._moved_first[k], self._moved_second[k] = moved[f], moved[s]
-            cf = oMg[f].act(self._centers_geom[f])  # type: ignore[index]
-            cs = oMg[s].act(self._centers_geom[s])  # type: ignore[index]
-            gap = float(np.linalg.norm(cf - cs)) - self._radii[f] - self._radii[s]
+            for g in (f, s):
+                if g not in centers:
+                    centers[g] = oMg[g].act(self._centers_geom[g])  # type: ignore[index]
+            dx, dy, dz = (centers[f] - centers[s]).tolist()
+            gap = math.sqrt(dx * dx + dy * dy + dz * dz) - self._radii[f] - self._radii[s]
             if gap > threshold[k]:  # spheres apart: a valid lower bound, no exact query
-                self._d_last[k] = gap
+                self._d_low[k] = gap
             else:
                 listed.append(k)
                 gaps.append(gap)
@@ -559,33 +731,45 @@ class CollisionConstraint(Constraint):
             listed = [listed[int(np.argmin(gaps))]]
         return listed
 
-    def _exact(self, listed: list[int], dt: float) -> list[tuple]:
+    def _pair_accel(self, dt: float) -> np.ndarray:
+        """How much more each pair may close in one step from the acceleration limits [m]."""
+        amax = np.minimum(self._robot.acceleration_limits, _UNBOUNDED_ACCELERATION)
+        return (self._pair_lever @ amax) * (dt * dt)
+
+    def _exact(self, listed: list[int], dt: float, threshold: np.ndarray) -> list[tuple]:
         """Exact GJK/EPA distances of the listed pairs; those within activation are hits.
 
         Each hit also carries its slack ``d - d_min`` and the closing predicted for this
         step: the distance the pair closed during the last step (exact when it was queried
-        then, else the motion bound of both geometries), plus what the acceleration
-        limits add in one step (``sum_k L_k a_max,k dt^2`` for each geometry).
+        then, else the pair's relative motion bound), plus what the acceleration limits
+        add in one step (``sum_j L_j a_max,j dt^2`` over the pair's levers).
         """
         hits = []
-        step_motion = self._moved - self._moved_before
-        accel = (self._lever @ self._robot.acceleration_limits) * (dt * dt)
-        for k in listed:
+        accel = self._pair_accel(dt)
+        budget = self.refinement_budget_us
+        if budget > 0:  # the pairs with the smallest distance bound get the budget first
+            listed = sorted(listed, key=lambda k: self._d_low[k])
+            deadline = time.perf_counter() + budget * 1e-6
+        for n, k in enumerate(listed):
+            if budget > 0 and n and time.perf_counter() > deadline:
+                self.skipped_queries = len(listed) - n
+                break
             res = self._state.distance(int(self._pairs[k]))
             self.exact_queries += 1
             d = res.min_distance
-            f, s = self._first[k], self._second[k]
             if self._exact_step[k] == self._step - 1:
                 closing = self._d_exact[k] - d
             else:
-                closing = step_motion[f] + step_motion[s]
-            self._d_last[k] = self._d_exact[k] = d
+                closing = self._step_motion[k]
+            self._d_low[k] = self._d_exact[k] = d
             self._exact_step[k] = self._step
             if self._pending.get(k, np.inf) <= d:
                 self._pair_min[k] = self._pending.pop(k)
-            if d < self._pair_min[k] + self.activation_margin:
-                predicted = max(closing, 0.0) + accel[f] + accel[s]
+            if d < threshold[k]:
+                predicted = max(closing, 0.0) + accel[k]
                 hits.append((d, k, res, d - self._pair_min[k], predicted))
+            elif self._cache is not None and d < threshold[k] + self._cache[1]:
+                self._candidates.add(k)
         return hits
 
     def _recovery_distance(self, d: float, hold: float) -> float:
@@ -603,6 +787,21 @@ class CollisionConstraint(Constraint):
             return hold
         return d + half
 
+    def _scaled_recovery(self, d: float, hold: float, dt: float) -> float:
+        """:meth:`_recovery_distance` with the recovery scale and the separation cap.
+
+        A recovering row asks ``gain (hold - d_eff) / dt`` of separation speed; the
+        recovery scale multiplies that, and a pair that is not penetrating (``d > 0``)
+        never asks more than ``max_separation_speed``.
+        """
+        d_eff = self._recovery_distance(d, hold)
+        if d_eff >= hold:
+            return d_eff
+        deficit = self.recovery_scale * (hold - d_eff)
+        if d > 0.0:
+            deficit = min(deficit, self.max_separation_speed * dt / self.gain)
+        return hold - deficit
+
     def _hold(self, k: int, d: float) -> float:
         """Hold distance of pair ``k`` found at ``d``, after learning from its last promise.
 
@@ -619,15 +818,10 @@ class CollisionConstraint(Constraint):
     def _latch_pending(self) -> None:
         """Apply pending per-pair overrides whose pair is now known to be clear enough."""
         for k in list(self._pending):
-            bound = (
-                self._d_last[k]
-                - (self._moved[self._first[k]] - self._moved_first[k])
-                - (self._moved[self._second[k]] - self._moved_second[k])
-            )
-            if bound >= self._pending[k]:
+            if self._d_low[k] >= self._pending[k]:
                 self._pair_min[k] = self._pending.pop(k)
 
-    def _hit_arrays(self, hits: list, oMg: object) -> tuple[np.ndarray, ...]:
+    def _hit_arrays(self, hits: list, oMg: object, dt: float) -> tuple[np.ndarray, ...]:
         """Per-hit arrays for the row kernel; placements of geometries near their limit."""
         nh = len(hits)
         first = np.empty(nh, dtype=np.int64)
@@ -639,7 +833,7 @@ class CollisionConstraint(Constraint):
             f, s = int(self._first[k]), int(self._second[k])
             first[h], second[h] = f, s
             hold = self._hold(k, d)
-            dist[h], d_eff[h], d_min[h] = d, self._recovery_distance(d, hold), hold
+            dist[h], d_eff[h], d_min[h] = d, self._scaled_recovery(d, hold, dt), hold
             # The witness row's bound is -gain (d_eff - hold) / dt: its promise after dt.
             self._promise[k] = d - self.gain * (d_eff[h] - hold)
             self._promise_step[k] = self._step
@@ -671,8 +865,9 @@ class CollisionConstraint(Constraint):
         ``extra`` counts the urgent pairs beyond ``max_constraints`` (for inspection).
         """
         self.last_extra_pairs = extra
-        arrays = self._hit_arrays(hits, oMg)
+        arrays = self._hit_arrays(hits, oMg, dt)
         rows = self._rows(arrays, 0, len(hits), dt, C, lower, 0)
+        self._note_witness_rows(hits, arrays[0], arrays[1], rows, C, lower)
         geoms, points, normals = self._row_geoms, self._row_points, self._row_normals
         # Kept for inspection: per row, the two geometries, the point and the normal.
         self.last_row_geometries = geoms[:rows]
@@ -724,6 +919,78 @@ class CollisionConstraint(Constraint):
             self._row_normals[row0:],
         )
         return row0 + int(n)
+
+    def _note_witness_rows(
+        self,
+        hits: list,
+        first: np.ndarray,
+        second: np.ndarray,
+        rows: int,
+        C: np.ndarray,
+        lower: np.ndarray,
+    ) -> None:
+        """Remember, per hit, its witness row (the first of its rows) for the debug calls."""
+        witness, row = [], 0
+        geoms = self._row_geoms
+        for h, hit in enumerate(hits):
+            witness.append((row, int(hit[1]), float(hit[0]), np.array(hit[2].getNearestPoint2())))
+            row += 1
+            while row < rows and geoms[row, 0] == first[h] and geoms[row, 1] == second[h]:
+                row += 1
+        self._witness = witness
+        self._last_rows = (C[:rows], lower[:rows])
+
+    def debug_info(self) -> list[CollisionDebugInfo]:
+        """Per pair with rows in the last step: witness points, distance, row, bound."""
+        C, lower = self._last_rows
+        objs = self._gm.geometryObjects
+        out = []
+        for row, k, d, p2 in self._witness:
+            f, s = int(self._first[k]), int(self._second[k])
+            out.append(
+                CollisionDebugInfo(
+                    geometry_a=objs[f].name,
+                    geometry_b=objs[s].name,
+                    link_a=self._col.link_names[f],
+                    link_b=self._col.link_names[s],
+                    distance=d,
+                    min_distance=float(self._pair_min[k]),
+                    point_a=self._row_points[row].copy(),
+                    normal=self._row_normals[row].copy(),
+                    point_b=p2,
+                    jacobian=C[row].copy(),
+                    lower_bound=float(lower[row]),
+                    active=True,
+                )
+            )
+        return out
+
+    def distances_at(self, q: np.ndarray) -> np.ndarray:
+        """Exact distances [m] of the watched pairs at ``q`` (own data: no side effects)."""
+        kin = self._robot.create_kinematics(q)
+        state = CollisionState(self._col)
+        state.update_placements(kin.data)
+        return np.array([state.distance(int(k)).min_distance for k in self._pairs if k >= 0])
+
+    def debug_at(self, q: np.ndarray, dt: float) -> list[CollisionDebugInfo]:
+        """:meth:`debug_info` of every watched pair at ``q``, nearest first (no side effects).
+
+        A copy of this constraint, with every pair active, writes its rows at ``q``.
+        """
+        probe: CollisionConstraint = pickle.loads(pickle.dumps(self))
+        probe.kinematics.update(q)
+        probe.reset()
+        probe.activation_margin = _validate.MAX_MAGNITUDE
+        probe.proximity_gating = False
+        probe.max_constraints = max(len(self._pairs), 1)
+        probe.patch_tolerance = 0.0
+        nv = self._robot.nv
+        cap = probe.max_rows()
+        probe.write(dt, np.zeros((cap, nv)), np.zeros(cap), np.zeros(cap))
+        out = sorted(probe.debug_info(), key=lambda info: info.distance)
+        for info in out:
+            info.active = info.distance < info.min_distance + self.activation
+        return out
 
     def describe_row(self, row: int) -> str:
         """The pair a row of the last step belongs to, its distance and its limit."""

@@ -122,6 +122,8 @@ class ComPolygonConstraint(Constraint):
         self.com_acc_max = float(com_acc_max)
         self.use_acceleration_limits = bool(use_acceleration_limits)
         self.proximity_threshold = float(proximity_fraction) * self.inradius
+        # A world-fixed polygon's half planes never change: computed once.
+        self._world_planes = self._half_planes(self.vertices) if self._fid is None else None
 
     @staticmethod
     def _half_planes(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -144,9 +146,15 @@ class ComPolygonConstraint(Constraint):
             xy = xy[::-1]
         return xy
 
+    def _planes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The world half planes of this step (cached for a world-fixed polygon)."""
+        if self._world_planes is not None:
+            return self._world_planes
+        return self._half_planes(self.world_vertices())
+
     def slacks(self) -> np.ndarray:
         """Slack ``s_i`` [m] of the current CoM to each shrunk edge (negative outside)."""
-        n, off = self._half_planes(self.world_vertices())
+        n, off = self._planes()
         return n @ self._kin.com[:2] - off - self.shrink
 
     def max_rows(self) -> int:
@@ -156,8 +164,8 @@ class ComPolygonConstraint(Constraint):
     def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """One lower-bounded row per (near) edge."""
         kin = self._kin
-        n, off = self._half_planes(self.world_vertices())
-        s = n @ kin.com[:2] - off - self.shrink
+        n, off = self._planes()
+        s = n @ kin.com_view()[:2] - off - self.shrink
         if self.proximity_threshold > 0:
             keep = s < self.proximity_threshold
             n, s = n[keep], s[keep]
@@ -167,6 +175,6 @@ class ComPolygonConstraint(Constraint):
         if self.use_acceleration_limits:
             allow = np.minimum(allow, np.sqrt(2.0 * self.com_acc_max * sp))
         lower[:k] = np.where(s < 0.0, np.minimum(-s / dt, self.com_vel_max), -allow)
-        np.matmul(n, kin.com_jacobian[:2], out=C[:k])
+        np.matmul(n, kin.com_jacobian_view()[:2], out=C[:k])
         upper[:k] = np.inf
         return k

@@ -24,7 +24,17 @@ from .. import _validate
 from ..errors import InvalidInput
 from ..model import Kinematics, RobotModel
 from ..model.joints import scalar_limited
-from ._box_kernel import limit_box
+from ._box_kernel import (
+    OPT_ENTER,
+    OPT_EXIT,
+    OPT_HEADROOM,
+    OPT_HEADROOM_MARGIN,
+    OPT_RECOVERY_GAIN,
+    OPT_RELEASE,
+    OPT_SOFT_ZONE,
+    default_options,
+    limit_box,
+)
 from .base import Constraint, register_constraint
 
 
@@ -34,6 +44,8 @@ def calculate_velocity_box_constraint(
     velocity_limit: float,
     acceleration_limit: float,
     dt: float,
+    min_velocity_headroom: float = -1.0,
+    headroom_activation_margin: float = 0.01,
 ) -> tuple[float, float]:
     """Velocity bounds of one joint for one step of length ``dt``.
 
@@ -43,6 +55,12 @@ def calculate_velocity_box_constraint(
         velocity_limit: ``v_max`` > 0 [rad/s or m/s].
         acceleration_limit: ``a_max`` > 0 [rad/s^2 or m/s^2]; inf disables the braking term.
         dt: Step length > 0 [s].
+        min_velocity_headroom: Within ``headroom_activation_margin`` of a limit, keep at
+            least this speed toward it (capped by ``margin / dt``, so the limit is never
+            crossed) instead of the braking bound's slow final creep [rad/s or m/s];
+            ``<= 0`` disables it.
+        headroom_activation_margin: Distance to a limit under which the headroom applies
+            [rad or m].
 
     Returns:
         ``(lower, upper)`` velocity bounds [rad/s or m/s], ``lower <= upper`` whenever
@@ -64,12 +82,21 @@ def calculate_velocity_box_constraint(
     ):
         if not _validate.real(value, what) > 0:  # inf allowed (no limit), NaN refused
             raise InvalidInput(f"{what} must be > 0, got {value!r}", what=what, value=value)
+    opts = default_options()
+    if _validate.real(min_velocity_headroom, "min_velocity_headroom") > 0.0:
+        opts[OPT_HEADROOM] = _validate.positive_float(
+            min_velocity_headroom, "min_velocity_headroom"
+        )
+        opts[OPT_HEADROOM_MARGIN] = _validate.positive_float(
+            headroom_activation_margin, "headroom_activation_margin", allow_zero=True
+        )
     lo, hi = velocity_box(
         np.array([position_margin_lower]),
         np.array([position_margin_upper]),
         np.array([velocity_limit]),
         np.array([acceleration_limit]),
         dt,
+        opts,
     )
     return float(lo[0]), float(hi[0])
 
@@ -80,6 +107,7 @@ def velocity_box(
     velocity_limit: np.ndarray,
     acceleration_limit: np.ndarray,
     dt: float,
+    options: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Vectorized :func:`calculate_velocity_box_constraint` (inf margins mean no limit).
 
@@ -99,9 +127,11 @@ def velocity_box(
         index,
         -ml,
         np.asarray(margin_upper, dtype=float),
-        0.0,
+        np.zeros(n),
         np.asarray(acceleration_limit, dtype=float),
         float(dt),
+        default_options() if options is None else options,
+        np.zeros((n, 2), dtype=np.int64),
         lo,
         hi,
     )
@@ -121,6 +151,14 @@ class JointLimitsConstraint(Constraint):
         name: Constraint name.
         kinematics: Kinematics cache read (a solver's), or a robot (its own cache).
 
+    Recovery: a joint found outside a (shrunk) limit is pushed back by
+    ``recovery_gain`` of its violation per step; with a hysteresis, a recovery starts
+    only past ``enter_epsilon`` and ends ``exit_epsilon`` inside; violations within
+    ``release_margin`` are held, not pushed. ``soft_zone`` (the saturation-exit
+    behaviour) ramps the approach speed down linearly over that distance before the
+    braking bound would stop the joint. ``relief`` lends part of the limit margin back,
+    per joint (the elastic band); the URDF limits themselves are never crossed.
+
     Attributes:
         position_limits: Apply the position-limit bounds.
         velocity_limits: Apply the velocity limits.
@@ -136,6 +174,84 @@ class JointLimitsConstraint(Constraint):
         self.velocity_limits = True
         self._margin = 0.0
         self._iq, self._iv = scalar_limited(self._robot.joint_infos)
+        self._options = default_options()
+        self._state = np.zeros((self._iq.size, 2), dtype=np.int64)
+        self._relief = np.zeros(self._robot.nv)
+        self._margins = np.zeros(self._iq.size)
+
+    # -- recovery and softening settings ----------------------------------------------------
+    @property
+    def recovery_gain(self) -> float:
+        """Fraction in (0, 1] of a limit violation recovered per step."""
+        return float(self._options[OPT_RECOVERY_GAIN])
+
+    @recovery_gain.setter
+    def recovery_gain(self, value: float) -> None:
+        gain = _validate.in_range(value, "recovery_gain", 0.0, 1.0, open_low=True)
+        self._options[OPT_RECOVERY_GAIN] = gain
+
+    def set_recovery_hysteresis(self, enter_epsilon: float, exit_epsilon: float) -> None:
+        """Start a recovery past ``enter_epsilon``, end it ``exit_epsilon`` inside [rad or m]."""
+        enter = _validate.positive_float(enter_epsilon, "enter_epsilon", allow_zero=True)
+        leave = _validate.positive_float(exit_epsilon, "exit_epsilon", allow_zero=True)
+        self._options[OPT_ENTER], self._options[OPT_EXIT] = enter, leave
+
+    @property
+    def recovery_hysteresis(self) -> tuple[float, float]:
+        """``(enter_epsilon, exit_epsilon)`` [rad or m]."""
+        return float(self._options[OPT_ENTER]), float(self._options[OPT_EXIT])
+
+    @property
+    def release_margin(self) -> float:
+        """Violations up to this [rad or m] are held, not pushed back."""
+        return float(self._options[OPT_RELEASE])
+
+    @release_margin.setter
+    def release_margin(self, value: float) -> None:
+        self._options[OPT_RELEASE] = _validate.positive_float(value, "release_margin", True)
+
+    @property
+    def soft_zone(self) -> float:
+        """Distance over which the approach speed ramps down to 0 (0: off) [rad or m]."""
+        return float(self._options[OPT_SOFT_ZONE])
+
+    @soft_zone.setter
+    def soft_zone(self, value: float) -> None:
+        self._options[OPT_SOFT_ZONE] = _validate.positive_float(value, "soft_zone", True)
+
+    @property
+    def relief(self) -> np.ndarray:
+        """Per-joint margin lent back [rad or m] (size nv; a copy)."""
+        return self._relief.copy()
+
+    @relief.setter
+    def relief(self, value: object) -> None:
+        relief = _validate.vector(value, self._robot.nv, "relief")
+        if (relief < 0).any():
+            raise InvalidInput("relief must be >= 0", what="relief")
+        self._relief = relief.copy()
+        self._update_margins()
+
+    def _update_margins(self) -> None:
+        """Per-joint margins: the limit margin less the relief, never below 0."""
+        self._margins = np.maximum(self._margin - self._relief[self._iv], 0.0)
+
+    @property
+    def scalar_joints(self) -> tuple[np.ndarray, np.ndarray]:
+        """Indices in q and v of the joints whose position limits make bounds."""
+        return self._iq.copy(), self._iv.copy()
+
+    def at_limit(self, tolerance: float) -> np.ndarray:
+        """Velocity indices of the joints within ``tolerance`` of a (shrunk) limit [rad or m]."""
+        model = self._kin.model
+        x = self._kin.q[self._iq]
+        up = model.upperPositionLimit[self._iq] - self._margins - x
+        down = x - (model.lowerPositionLimit[self._iq] + self._margins)
+        return self._iv[(up <= tolerance) | (down <= tolerance)]
+
+    def reset(self) -> None:
+        """Forget running recoveries."""
+        self._state[:] = 0
 
     @property
     def margin(self) -> float:
@@ -155,6 +271,7 @@ class JointLimitsConstraint(Constraint):
                 f"index {int(self._iq[k])} (half range {half[k]:g})"
             )
         self._margin = margin
+        self._update_margins()
 
     def tighten_box(self, dt: float, lower: np.ndarray, upper: np.ndarray) -> None:
         """Velocity limits, then the position-limit braking bounds."""
@@ -170,9 +287,11 @@ class JointLimitsConstraint(Constraint):
                 self._iv,
                 model.lowerPositionLimit,
                 model.upperPositionLimit,
-                self._margin,
+                self._margins,
                 self._robot.acceleration_limits,
                 dt,
+                self._options,
+                self._state,
                 lower,
                 upper,
             )

@@ -12,7 +12,11 @@ axis gets the velocity damper
 
     gain (lower - x) / dt <= J_x v <= gain (upper - x) / dt
 
-so with ``gain <= 1`` a first-order step never crosses a bound.
+so with ``gain <= 1`` a first-order step never crosses a bound. A fast motion can still
+cross one by the step's second-order (linearization) error; each axis therefore keeps
+the amount by which the last step went past what its rows promised (``x + dt * bound``)
+and tightens its bounds by that much in the next steps (halving each step), as the
+collision constraint does: a motion that keeps pressing a bound stays inside it.
 """
 
 from __future__ import annotations
@@ -73,7 +77,12 @@ class RelativePoseConstraint(Constraint):
         )
         self.mask = _axis_mask(axis_mask, 6, "axis_mask")
         self.gain = _validate.in_range(gain, "gain", 0.0, 1.0, open_low=True)
+        self.reset()
 
+    def reset(self) -> None:
+        """Forget the learned linearization margins (a new motion starts)."""
+        self._learned = np.zeros((2, 6))  # how far past its promise each side went [m, rad]
+        self._promise: np.ndarray | None = None  # (2, 6): lowest / highest x promised
     def coordinates(self) -> np.ndarray:
         """Current ``[p_ab ; log3(R_ref^T R_ab)]`` [m, rad]."""
         kin = self._kin
@@ -91,10 +100,23 @@ class RelativePoseConstraint(Constraint):
         # R_ref is constant: R_e's body angular velocity is R_ab's, R_ab^T w_ab.
         J[3:] = pin.Jlog3(Re) @ Tab.rotation.T @ J[3:]
         x = np.concatenate([Tab.translation, pin.log3(Re)])
+        lo, hi = self._tightened(x)
         k = self.gain / dt
         m = self.mask
         r = int(m.sum())
         C[:r] = J[m]
-        lower[:r] = (k * (self.lower - x))[m]
-        upper[:r] = (k * (self.upper - x))[m]
+        rate_lo, rate_hi = k * (lo - x), k * (hi - x)
+        lower[:r] = rate_lo[m]
+        upper[:r] = rate_hi[m]
+        self._promise = np.stack([x + dt * rate_lo, x + dt * rate_hi])
         return r
+
+    def _tightened(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The bounds less what each side learned (never crossing the middle of the band)."""
+        learned = 0.5 * self._learned
+        if self._promise is not None:
+            past = np.stack([self._promise[0] - x, x - self._promise[1]])
+            np.maximum(learned, past, out=learned)
+        np.minimum(learned, 0.5 * (self.upper - self.lower), out=learned)
+        self._learned = learned
+        return self.lower + learned[0], self.upper - learned[1]

@@ -157,7 +157,11 @@ class GlobalIK:
         rng: np.random.Generator | int,
         first_seed: np.ndarray | None = None,
     ) -> SearchOutcome:
-        """Multi-start search; stops at ``max_solutions``, the deadline or the attempt cap."""
+        """Multi-start search; stops at ``max_solutions``, the deadline or the attempt cap.
+
+        The first start is always made, even if the deadline has passed (a preempted
+        thread): a search never returns without having tried.
+        """
         chain = query.setup.chain
         seed = chain.from_full(query.q_ref) if first_seed is None else first_seed
         found = SearchOutcome()
@@ -167,7 +171,7 @@ class GlobalIK:
         rng_seed = int(gen.integers(2**31)) if gen is not None else int(rng)  # type: ignore
         while len(found.q) < query.max_solutions:
             remaining = query.deadline - time.perf_counter()
-            if remaining <= 0:
+            if remaining <= 0 and found.attempts:  # (the first start is always made)
                 found.stopped_by = "time_budget"
                 break
             if query.max_attempts is not None and found.attempts >= query.max_attempts:
@@ -201,7 +205,7 @@ class GlobalIK:
             query.R,
             query.p,
             seed,
-            time_budget=min(remaining, _validate.MAX_MAGNITUDE),
+            time_budget=min(max(remaining, 1e-6), _validate.MAX_MAGNITUDE),
             position_tolerance=query.tol_p,
             orientation_tolerance=query.tol_o,
             rng_seed=rng_seed,
@@ -218,7 +222,7 @@ class GlobalIK:
         for k, qc in enumerate(candidates):
             if len(found.q) >= query.max_solutions:
                 break
-            if k and time.perf_counter() >= query.deadline:
+            if time.perf_counter() >= query.deadline:  # checked before every candidate
                 found.rejected["budget"] += len(candidates) - k
                 break
             self._consider(query, found, qc)
@@ -315,6 +319,7 @@ class GlobalIK:
             found.iterations,
             (time.perf_counter() - t0) * 1e3,
             found.stopped_by,
+            query.deadline,
         )
 
     @staticmethod

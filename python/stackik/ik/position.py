@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import logging
 import math
 import time
 from collections.abc import Iterator, Sequence
@@ -70,6 +71,9 @@ _DLS_TOLERANCE = 1e6
 _FATAL = (SolverStatus.INVALID_INPUT, SolverStatus.SHAPE_MISMATCH, SolverStatus.NUMERICAL_ERROR)
 
 _task_ids = itertools.count()
+
+#: Logger of the iterations when :attr:`PositionIK.debug` is on (``enable_position_ik_debug``).
+LOGGER = logging.getLogger("stackik.position_ik")
 
 _positive = _validate.positive_float
 
@@ -410,6 +414,8 @@ class PositionIK:
 
     def __init__(self, engine: VelocityEngine) -> None:
         self._engine = engine
+        #: Log every iteration (errors, step, status) at DEBUG level on :data:`LOGGER`.
+        self.debug = False
 
     # -- public API --------------------------------------------------------------------------
     def solve_position(
@@ -708,6 +714,8 @@ class PositionIK:
         while True:
             kin.set_unchecked(state.q)
             errors = [g.error(kin) for g in goals]
+            if self.debug:
+                self._log(state, errors)
             if self._record_best(state, goals, errors, loop):
                 status = SolverStatus.SUCCESS
                 message = f"converged in {state.iterations} iterations"
@@ -723,6 +731,19 @@ class PositionIK:
         if state.best_q is not state.q:
             kin.set_unchecked(state.best_q)
         return self._result(state, status, message, loop)
+
+    @staticmethod
+    def _log(state: _Progress, errors: list) -> None:
+        position = max(e[2] for e in errors)
+        orientation = max(e[3] for e in errors)
+        LOGGER.debug(
+            "position IK iteration %d: position error %.3e m, orientation error %.3e rad, "
+            "best %.3e",
+            state.iterations,
+            position,
+            orientation,
+            state.best_err,
+        )
 
     @staticmethod
     def _record_best(state: _Progress, goals: list[_Goal], errors: list, loop: _Loop) -> bool:

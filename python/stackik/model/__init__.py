@@ -7,6 +7,7 @@ package's ``errors``, ``spatial`` and ``_validate`` modules; nothing above ``mod
 - ``loading.py``: files, XACRO, mesh paths, SRDF parsing.
 - ``building.py``: Pinocchio models from URDF text, reduction, limits, mimic ranges.
 - ``joints.py``: :class:`JointKind`, the one place that knows Pinocchio joint types.
+- ``mimic.py``: ``<mimic>`` declarations, the fold/keep layouts, the load order.
 - ``kinematics.py``: :class:`Kinematics`, one owner's kinematics cache (own ``Data``).
 - ``dynamics.py``: RNEA, CRBA, gravity and Coriolis terms in a private ``Data``.
 - ``collision.py``: :class:`CollisionModel` (geometry and pairs, shared) and

@@ -2,6 +2,8 @@
 
 :func:`build` is the whole construction of a robot description; :class:`RobotModel`
 calls it once. Everything here runs at configuration time and raises typed errors.
+Mimic joints are folded into their leaders or kept as joints of their own (see
+:mod:`stackik.model.mimic`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,15 @@ import pinocchio as pin
 from ..errors import InvalidInput, JointNotFound, MalformedDescription
 from . import loading
 from .collision import convexify
-from .joints import JointKind, joint_table
+from .mimic import (
+    LAYOUTS,
+    Coupling,
+    couple,
+    declarations,
+    leader_first_urdf,
+    restore_names,
+    strip_rank,
+)
 from .validation import check_urdf
 
 #: Velocity limit used where the URDF gives none [rad/s or m/s].
@@ -46,14 +56,17 @@ class Built:
         visual: Visual geometry, or None when not loaded.
         collision: Collision geometry (convexified unless exact meshes were asked for),
             or None when not loaded.
-        mimic: ``(follower, multiplier, offset, leader q index)`` of each mimic joint.
+        mimic: The mimic couplings whose follower and leader are both in the model.
+        links: Names of the URDF's links.
+        mimic_layout: ``"fold"`` or ``"keep"`` (see :mod:`stackik.model.mimic`).
     """
 
     model: pin.Model
     visual: pin.GeometryModel | None
     collision: pin.GeometryModel | None
-    mimic: list[tuple[str, float, float, int]] = field(default_factory=list)
+    mimic: list[Coupling] = field(default_factory=list)
     links: set[str] = field(default_factory=set)
+    mimic_layout: str = "fold"
 
 
 def build(
@@ -66,14 +79,17 @@ def build(
     load_visuals: bool,
     load_collisions: bool,
     exact_collision_meshes: bool,
+    mimic: str = "fold",
 ) -> Built:
     """Build the Pinocchio models of a URDF description.
 
     Raises:
         MalformedDescription: Invalid XML or a description Pinocchio rejects.
         MeshNotFound: A mesh could not be resolved.
-        JointNotFound, InvalidInput: Bad ``actuated_joint_names``.
+        JointNotFound, InvalidInput: Bad ``actuated_joint_names`` or ``mimic``.
     """
+    if mimic not in LAYOUTS:
+        raise InvalidInput(f"mimic must be one of {LAYOUTS}, got {mimic!r}", what="mimic")
     root = loading.parse_xml(text, source)
     if root.tag != "robot":
         raise MalformedDescription(source, f"root element is <{root.tag}>, expected <robot>")
@@ -84,16 +100,20 @@ def build(
     sections = [s for s, keep in (("visual", load_visuals), ("collision", load_collisions)) if keep]
     loading.strip_sections(root, [s for s in ("visual", "collision") if s not in sections])
     loading.resolve_mesh_paths(root, source, urdf_dir, package_dirs, sections)
-    xml = ET.tostring(root, encoding="unicode")
-    model, geoms = _pinocchio_models(xml, source, floating_base, sections)
+    couplings = declarations(root)
+    fold = mimic == "fold"
+    pin_root, renamed = leader_first_urdf(root, couplings, source) if fold else (root, {})
+    xml = ET.tostring(pin_root, encoding="unicode")
+    model, geoms = _pinocchio_models(xml, source, floating_base, sections, fold)
+    restore_names(model, renamed)
     if actuated_joint_names is not None:
-        model, geoms = reduce_model(model, geoms, actuated_joint_names)
+        model, geoms = reduce_model(model, geoms, actuated_joint_names, couplings)
     col = geoms.get("collision")
     if col is not None and not exact_collision_meshes:
         convexify(col)
     apply_default_limits(model, floating_base)
-    mimic = restrict_mimic_leaders(model, root, source)
-    return Built(model, geoms.get("visual"), col, mimic, links)
+    present = restrict_mimic_leaders(model, root, source, couplings)
+    return Built(model, geoms.get("visual"), col, present, links, mimic)
 
 
 def _check_actuated(names: Sequence[str]) -> None:
@@ -105,34 +125,32 @@ def _check_actuated(names: Sequence[str]) -> None:
 
 
 def _pinocchio_models(
-    xml: str, source: str, floating_base: bool, sections: Sequence[str]
+    xml: str, source: str, floating_base: bool, sections: Sequence[str], fold: bool
 ) -> tuple[pin.Model, dict[str, pin.GeometryModel]]:
     kinds = {"collision": pin.COLLISION, "visual": pin.VISUAL}
     try:
         if floating_base:
-            model = pin.buildModelFromXML(xml, pin.JointModelFreeFlyer(), "root_joint", mimic=True)
+            model = pin.buildModelFromXML(xml, pin.JointModelFreeFlyer(), "root_joint", mimic=fold)
         else:
-            model = pin.buildModelFromXML(xml, mimic=True)
+            model = pin.buildModelFromXML(xml, mimic=fold)
         geoms = {s: pin.buildGeomFromUrdfString(model, xml, kinds[s]) for s in sections}
     except (RuntimeError, ValueError) as exc:
-        raise MalformedDescription(source, f"Pinocchio/urdfdom rejected it: {exc}") from exc
+        reason = strip_rank(str(exc))
+        raise MalformedDescription(source, f"Pinocchio/urdfdom rejected it: {reason}") from exc
     return model, geoms
 
 
-def _mimic_leaders(model: pin.Model) -> dict[str, str]:
-    """Follower name -> leader name of every mimic joint."""
-    table = joint_table(model)
-    by_q = {i.idx_q: i.name for i in table if i.nq > 0}
-    return {i.name: by_q[i.idx_q] for i in table if i.kind == JointKind.MIMIC}
-
-
 def reduce_model(
-    model: pin.Model, geoms: dict[str, pin.GeometryModel], names: Sequence[str]
+    model: pin.Model,
+    geoms: dict[str, pin.GeometryModel],
+    names: Sequence[str],
+    couplings: Sequence[Coupling] = (),
 ) -> tuple[pin.Model, dict[str, pin.GeometryModel]]:
     """Lock every joint not in ``names`` at its neutral value (a reduced model).
 
     A mimic follower is no variable: it stays coupled to its leader when the leader is
-    kept, and is locked with it otherwise (Pinocchio cannot lock a leader alone).
+    kept, and is locked with it otherwise (Pinocchio cannot lock a leader alone; a kept
+    follower is locked at its leader's neutral value mapped through the coupling).
 
     Raises:
         InvalidInput: ``names`` is a string, or names a mimic follower.
@@ -141,7 +159,7 @@ def reduce_model(
     if isinstance(names, str):
         raise InvalidInput("actuated_joint_names must be a sequence of names, not a string")
     joint_names = list(model.names)[1:]
-    leaders = _mimic_leaders(model)
+    leaders = {c.follower: c.leader for c in couplings}
     for n in names:
         if n not in joint_names:
             raise JointNotFound(n, joint_names)
@@ -151,7 +169,7 @@ def reduce_model(
             )
     keep = set(names) | {"root_joint"} | {f for f, lead in leaders.items() if lead in names}
     lock = [model.getJointId(n) for n in joint_names if n not in keep]
-    q0 = pin.neutral(model)
+    q0 = couple(model, list(couplings), pin.neutral(model))
     keys = list(geoms)
     if not keys:
         return pin.buildReducedModel(model, lock, q0), geoms
@@ -197,15 +215,16 @@ def _urdf_mimic_limits(root: ET.Element) -> dict[str, tuple[float, float]]:
 
 
 def restrict_mimic_leaders(
-    model: pin.Model, root: ET.Element, source: str
-) -> list[tuple[str, float, float, int]]:
+    model: pin.Model, root: ET.Element, source: str, couplings: Sequence[Coupling]
+) -> list[Coupling]:
     """Shrink each leader joint's range so its mimic followers stay inside their limits.
 
     A follower obeys ``q_f = multiplier * q_l + offset``; both joints' ranges must hold,
-    so the leader's range is intersected with the follower's mapped back through it.
+    so the leader's range is intersected with the follower's mapped back through it
+    (in both layouts: a kept follower also keeps its own limits).
 
     Returns:
-        ``(follower, multiplier, offset, leader q index)`` of every mimic joint.
+        The couplings whose follower and leader are both in ``model``.
 
     Raises:
         MalformedDescription: No leader value keeps a follower inside its limits.
@@ -213,12 +232,14 @@ def restrict_mimic_leaders(
     urdf_limits = _urdf_mimic_limits(root)
     lo, hi = model.lowerPositionLimit.copy(), model.upperPositionLimit.copy()
     mimic = []
-    for info in joint_table(model):
-        if info.kind != JointKind.MIMIC:
+    for c in couplings:
+        if not (model.existJointName(c.follower) and model.existJointName(c.leader)):
             continue
-        name, mult, off, iq = info.name, info.mimic_scaling, info.mimic_offset, info.idx_q
-        mimic.append((name, mult, off, iq))
-        if name in urdf_limits and mult != 0.0:
+        mimic.append(c)
+        name, mult, off = c.follower, c.multiplier, c.offset
+        leader = model.joints[model.getJointId(c.leader)]
+        iq = leader.idx_q
+        if name in urdf_limits and mult != 0.0 and leader.nq == 1:
             a, b = ((v - off) / mult for v in urdf_limits[name])
             lo[iq] = max(lo[iq], min(a, b))
             hi[iq] = min(hi[iq], max(a, b))

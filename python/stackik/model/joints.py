@@ -138,7 +138,11 @@ class JointInfo:
 
     @property
     def is_variable(self) -> bool:
-        """Whether the joint has configuration variables of its own (not a mimic follower)."""
+        """Whether the joint has velocity entries of its own (not a folded mimic follower).
+
+        A mimic follower of the keep layout has entries, but is coupled to its leader
+        (see :attr:`stackik.RobotModel.mimic_joints`).
+        """
         return self.nv > 0
 
 

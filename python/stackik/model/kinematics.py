@@ -182,19 +182,31 @@ class Kinematics:
 
     @property
     def com(self) -> np.ndarray:
-        """World position of the centre of mass [m] (a view, valid until the next update)."""
-        self._ensure_com()
-        return self._data.com[0]
+        """World position of the centre of mass [m] (a copy)."""
+        return self.com_view().copy()
 
     @property
     def com_jacobian(self) -> np.ndarray:
-        """3 x nv CoM Jacobian in world axes (a view, valid until the next update)."""
+        """3 x nv CoM Jacobian in world axes (a copy)."""
+        return self.com_jacobian_view().copy()
+
+    def com_view(self) -> np.ndarray:
+        """:attr:`com` without the copy, for hot paths.
+
+        A view into this cache's Pinocchio data: valid until the next update, and only
+        while this cache is alive (the view does not keep it alive).
+        """
+        self._ensure_com()
+        return self._data.com[0]
+
+    def com_jacobian_view(self) -> np.ndarray:
+        """:attr:`com_jacobian` without the copy (same validity as :meth:`com_view`)."""
         self._ensure_com()
         return self._data.Jcom
 
     def com_velocity(self) -> np.ndarray:
         """``J_com v`` for the velocity of the last update [m/s]."""
-        return self.com_jacobian @ self._v
+        return self.com_jacobian_view() @ self._v
 
     def __repr__(self) -> str:
         return f"Kinematics({self.robot!r}, version={self.version})"

@@ -57,6 +57,7 @@ from .joints import (
     unit_blocks,
 )
 from .kinematics import Kinematics
+from .mimic import couple
 from .validation import check_srdf_links
 
 __all__ = [
@@ -127,12 +128,18 @@ class RobotModel:
         load_collisions: Load ``<collision>`` geometry.
         exact_collision_meshes: Keep triangle meshes exact instead of replacing them by
             their convex hulls (about 100x slower distance queries).
+        mimic: Layout of URDF ``<mimic>`` joints in q. ``"fold"`` (default): a follower
+            has no q/v entries of its own (``nq``/``nv`` exclude it). ``"keep"``: it
+            keeps them, so q is laid out as in Pinocchio's plain model of the file
+            (and EmbodiK's), and the solvers couple it to its leader with a
+            :class:`~stackik.constraints.MimicConstraint`. See ``docs/robot_model.md``.
 
     Raises:
         RobotFileNotFound: ``urdf_path`` does not exist.
         MalformedDescription: The URDF or SRDF is invalid (the parser's message is kept).
         MeshNotFound: A mesh could not be resolved.
         JointNotFound: An actuated joint name is unknown.
+        InvalidInput: ``mimic`` is neither ``"fold"`` nor ``"keep"``.
     """
 
     def __init__(
@@ -146,6 +153,7 @@ class RobotModel:
         load_visuals: bool = True,
         load_collisions: bool = True,
         exact_collision_meshes: bool = False,
+        mimic: str = "fold",
     ) -> None:
         if isinstance(actuated_joint_names, bool):  # RobotModel(path, True): the 2-arg overload
             floating_base, actuated_joint_names = actuated_joint_names, None
@@ -162,6 +170,7 @@ class RobotModel:
             load_visuals,
             load_collisions,
             exact_collision_meshes,
+            mimic,
         )
         self._urdf_path = str(urdf_path)
 
@@ -178,6 +187,7 @@ class RobotModel:
         load_visuals: bool = True,
         load_collisions: bool = True,
         exact_collision_meshes: bool = False,
+        mimic: str = "fold",
     ) -> RobotModel:
         """Build a model from URDF text; relative mesh paths resolve from the working folder.
 
@@ -197,6 +207,7 @@ class RobotModel:
             load_visuals,
             load_collisions,
             exact_collision_meshes,
+            mimic,
         )
         self._urdf_path = ""
         return self
@@ -213,6 +224,7 @@ class RobotModel:
         load_visuals: bool = True,
         load_collisions: bool = True,
         exact_collision_meshes: bool = False,
+        mimic: str = "fold",
         **xacro_args: object,
     ) -> RobotModel:
         """Build a model from a XACRO file, expanded with the ``xacro`` package.
@@ -226,6 +238,8 @@ class RobotModel:
             load_visuals: Load visual geometry.
             load_collisions: Load collision geometry.
             exact_collision_meshes: Keep exact meshes.
+            mimic: Layout of mimic joints, ``"fold"`` or ``"keep"`` (see
+                :class:`RobotModel`).
             **xacro_args: XACRO arguments, e.g. ``link_length=0.5``.
 
         Raises:
@@ -244,6 +258,7 @@ class RobotModel:
             load_visuals,
             load_collisions,
             exact_collision_meshes,
+            mimic,
         )
         self._urdf_path = str(xacro_path)
         return self
@@ -261,6 +276,7 @@ class RobotModel:
         load_visuals: bool,
         load_collisions: bool,
         exact_collision_meshes: bool,
+        mimic: str,
     ) -> None:
         built = building.build(
             text,
@@ -272,6 +288,7 @@ class RobotModel:
             load_visuals,
             load_collisions,
             exact_collision_meshes,
+            mimic,
         )
         model = built.model
         self._model = model
@@ -283,6 +300,7 @@ class RobotModel:
         self._collision_geom_model = col
         self._collision = CollisionModel(model, col) if col is not None and col.ngeoms else None
         self._mimic = built.mimic
+        self._mimic_layout = built.mimic_layout
         self._links = built.links
         self._acceleration_limits = np.full(model.nv, DEFAULT_ACCELERATION_LIMIT)
         self._base_placement = pin.SE3.Identity()
@@ -453,7 +471,12 @@ class RobotModel:
     @property
     def controlled_joint_names(self) -> list[str]:
         """Names of the joints that are free variables (not mimic followers, not the base)."""
-        return [i.name for i in self._joints if i.nv > 0 and i.name != "root_joint"]
+        followers = {c.follower for c in self._mimic}
+        return [
+            i.name
+            for i in self._joints
+            if i.nv > 0 and i.name != "root_joint" and i.name not in followers
+        ]
 
     @property
     def controlled_joint_indices(self) -> dict[str, int]:
@@ -464,8 +487,30 @@ class RobotModel:
     @property
     def mimic_joints(self) -> list[tuple[str, str, float, float]]:
         """Coupled joints as ``(follower, leader, multiplier, offset)``: q_f = m q_l + offset."""
-        leader_of = {i.idx_q: i.name for i in self._joints if i.nq > 0}
-        return [(name, leader_of[iq], mult, off) for name, mult, off, iq in self._mimic]
+        return [(c.follower, c.leader, c.multiplier, c.offset) for c in self._mimic]
+
+    @property
+    def mimic_layout(self) -> str:
+        """``"fold"`` (mimic followers have no q/v entries) or ``"keep"`` (they do)."""
+        return self._mimic_layout
+
+    @property
+    def kept_mimic_joints(self) -> list[tuple[str, str, float, float]]:
+        """The :attr:`mimic_joints` whose followers have q/v entries (the keep layout)."""
+        return self.mimic_joints if self._mimic_layout == "keep" else []
+
+    def apply_mimic(self, q: object) -> np.ndarray:
+        """``q`` with every kept mimic follower set from its leader (a copy).
+
+        In the fold layout followers have no entries and ``q`` comes back unchanged.
+
+        Raises:
+            ShapeError, NonFiniteInput, InvalidInput: Bad ``q``.
+        """
+        qv = self.check_configuration(q)
+        if self._mimic_layout != "keep":
+            return qv.copy()
+        return couple(self._model, self._mimic, qv)
 
     def __repr__(self) -> str:
         name = self._model.name or Path(self._source).stem
@@ -522,7 +567,7 @@ class RobotModel:
         return self._model.joints[self._jid(joint_name)].idx_q
 
     def get_joint_config_size(self, joint_name: str) -> int:
-        """Number of configuration variables of the joint (2 for continuous, 0 for mimic)."""
+        """Number of configuration variables of the joint (2 continuous, 0 folded mimic)."""
         return self._model.joints[self._jid(joint_name)].nq
 
     def get_joint_velocity_index(self, joint_name: str) -> int:
@@ -530,7 +575,7 @@ class RobotModel:
         return self._model.joints[self._jid(joint_name)].idx_v
 
     def get_joint_velocity_size(self, joint_name: str) -> int:
-        """Number of velocity variables of the joint (0 for a mimic follower)."""
+        """Number of velocity variables of the joint (0 for a folded mimic follower)."""
         return self._model.joints[self._jid(joint_name)].nv
 
     # -- frames and base -------------------------------------------------------------------
@@ -751,12 +796,12 @@ class RobotModel:
     def get_com_position(self) -> np.ndarray:
         """World position of the centre of mass at the current configuration [m]."""
         with self._lock:
-            return self._kin.com.copy()
+            return self._kin.com
 
     def get_com_jacobian(self) -> np.ndarray:
         """3 x nv Jacobian of the centre of mass in world axes [m/rad or m/m]."""
         with self._lock:
-            return self._kin.com_jacobian.copy()
+            return self._kin.com_jacobian
 
     def get_com_velocity(self) -> np.ndarray:
         """Velocity of the centre of mass, ``J_com v``, for the current v [m/s]."""
@@ -834,8 +879,12 @@ class RobotModel:
         return pin.normalize(self._model, self.check_configuration(q))
 
     def neutral_configuration(self) -> np.ndarray:
-        """The neutral configuration (zero joints, identity base quaternion)."""
-        return pin.neutral(self._model)
+        """The neutral configuration (zero joints, identity base quaternion).
+
+        Kept mimic followers take their leader's neutral value through the coupling.
+        """
+        q = pin.neutral(self._model)
+        return couple(self._model, self._mimic, q) if self._mimic_layout == "keep" else q
 
     def random_configuration(self, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """A configuration drawn uniformly inside the joint limits.
@@ -844,13 +893,16 @@ class RobotModel:
         a floating base gets a uniform random orientation and a position inside its
         limits, or within ±:data:`DEFAULT_BASE_SAMPLING_RANGE` where those are infinite.
 
+        Kept mimic followers are set from their leaders.
+
         Args:
             rng: NumPy generator or seed, for reproducible draws.
 
         Raises:
             InvalidInput: A revolute or prismatic joint has infinite limits.
         """
-        return sample_configuration(self._model, self._joints, np.random.default_rng(rng))
+        q = sample_configuration(self._model, self._joints, np.random.default_rng(rng))
+        return couple(self._model, self._mimic, q) if self._mimic_layout == "keep" else q
 
     # -- collision ---------------------------------------------------------------------------
     def has_collision_geometry(self) -> bool:

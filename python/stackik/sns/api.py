@@ -665,6 +665,7 @@ class SNSSolver:
             saturated_constraints=active[nbox:],
             iterations=iterations,
             computation_time_ms=(time.perf_counter() - t0) * 1e3,
+            fallback_levels=qp_levels,
         )
 
     def _result_error(

@@ -21,6 +21,8 @@ from .codes import MODE_SCALE, VIOLATION_TOL
 
 _SNAP_TOL = 1e-12  # largest rounding miss of a projected start point that is snapped away
 _QP_REG = 1e-7  # proximal weight that makes the lexicographic QP stages strictly convex
+_COND_MAX = 1e8  # largest condition number of a task block solved directly for y
+_SCALE_EPS = 1e-12  # row coefficients of s below this are constant rows
 
 _Rows = tuple[np.ndarray, np.ndarray, np.ndarray]
 
@@ -252,6 +254,7 @@ def _stage1_scale(
     b_eq: np.ndarray,
     A: np.ndarray,
     b: np.ndarray,
+    fixes: bool = False,
 ) -> tuple[np.ndarray, float] | None:
     """Stage 1 of a SCALE level: largest ``s`` (else least residual along the ray).
 
@@ -265,6 +268,10 @@ def _stage1_scale(
     r = E.shape[1]
     rho = E.shape[0]
     eq = A_eq.shape[0]
+    fixes = fixes and A_eq.shape[0] == 0
+    determined = _determined_scale(E, xt, ct, fixes, A, b)
+    if determined is not None:
+        return determined
     zr = np.zeros((A.shape[0], 1))
     A1 = np.vstack(
         [
@@ -278,7 +285,7 @@ def _stage1_scale(
     b1 = np.concatenate([-ct, b_eq, b, [0.0, -1.0]])
     G1 = np.diag(np.concatenate([np.full(r, _QP_REG), [1.0]]))
     a1 = np.eye(1, r + 1, r)[0]
-    z = quadprog_solve(G1, a1, A1, b1, rho + eq)
+    z = None if fixes else quadprog_solve(G1, a1, A1, b1, rho + eq)
     # No scale keeps the task direction: least residual along the ray.
     D = np.hstack([E, -xt[:, None]])
     for reg in (_QP_REG, 1e3 * _QP_REG):
@@ -290,6 +297,37 @@ def _stage1_scale(
     if z is None:
         return None
     return z[:r], min(max(float(z[r]), 0.0), 1.0)
+
+
+def _determined_scale(
+    E: np.ndarray,
+    xt: np.ndarray,
+    ct: np.ndarray,
+    fixes: bool,
+    A: np.ndarray,
+    b: np.ndarray,
+) -> tuple[np.ndarray, float] | None:
+    """Stage 1 in closed form when the task fixes ``y``: ``y(s) = E^-1 (s xt - ct)``.
+
+    The rows ``A y(s) >= b`` then bound ``s`` to an interval; the largest ``s`` in it and
+    in ``[0, 1]`` is stage 1's answer (the QP's, up to its ``reg ||y||^2`` term). None
+    when ``E`` does not fix ``y`` or no ``s`` is feasible (the residual QP decides).
+    """
+    if not fixes:
+        return None
+    y0 = np.linalg.solve(E, -ct)
+    y1 = np.linalg.solve(E, xt)
+    g = A @ y1
+    h = b - A @ y0  # rows: g s >= h
+    pos, neg = g > _SCALE_EPS, g < -_SCALE_EPS
+    flat = ~(pos | neg)
+    if np.any(h[flat] > 0.0):
+        return None
+    s_lo = max(0.0, float(np.max(h[pos] / g[pos], initial=-np.inf)))
+    s_hi = min(1.0, float(np.min(h[neg] / g[neg], initial=np.inf)))
+    if s_lo > s_hi:
+        return None
+    return y0 + s_hi * y1, s_hi
 
 
 def _stage1_min_error(
@@ -326,12 +364,13 @@ def _reduced_task(
     Z: np.ndarray,
     u_prev: np.ndarray,
     tolerance: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Level ``k`` in the null-space coordinates ``y``: ``(E, xt, ct)``.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    """Level ``k`` in the null-space coordinates ``y``: ``(E, xt, ct, fixes)``.
 
     ``E = U^T J'_k Z`` keeps the directions of ``J'_k Z`` with singular value
     ``>= tolerance`` (damped ones are left free); ``xt = U^T xdot_k`` and
-    ``ct = U^T J'_k u_prev``.
+    ``ct = U^T J'_k u_prev``. ``fixes``: ``E`` is square and well conditioned, so the
+    task equality alone fixes ``y`` for each scale.
     """
     o, m = int(offs[k]), int(offs[k + 1] - offs[k])
     Jk = Jv[o : o + m] * wis
@@ -340,7 +379,9 @@ def _reduced_task(
     U, S, _ = np.linalg.svd(M0, full_matrices=False)
     keep = S >= max(tolerance, 1e-12 * max(1.0, S[0] if S.size else 0.0))
     Uk = U[:, keep]
-    return Uk.T @ M0, Uk.T @ xk, Uk.T @ (Jk @ u_prev)
+    kept = S[keep]
+    fixes = bool(kept.size == Z.shape[1] and kept.size and kept[0] < _COND_MAX * kept[-1])
+    return Uk.T @ M0, Uk.T @ xk, Uk.T @ (Jk @ u_prev), fixes
 
 
 def qp_level(
@@ -394,7 +435,7 @@ def qp_level(
         return True
     Z = Zc[:, :r]
     R, lo, hi = rows
-    E, xt, ct = _reduced_task(Jv, xv, offs, k, wis, Z, u_prev, tolerance)
+    E, xt, ct, fixes = _reduced_task(Jv, xv, offs, k, wis, Z, u_prev, tolerance)
     A, b, eq = ineq_rows(R @ Z, R @ u_prev, lo, hi, 1e-11)
     if eq:  # Equality rows (lower == upper) of the reduced problem lead.
         A_eq, b_eq, A, b = A[:eq], b[:eq], A[eq:], b[eq:]
@@ -403,7 +444,7 @@ def qp_level(
         b_eq = np.zeros(0)
     scale = 1.0
     if modes[k] == MODE_SCALE:
-        stage1 = _stage1_scale(E, xt, ct, A_eq, b_eq, A, b)
+        stage1 = _stage1_scale(E, xt, ct, A_eq, b_eq, A, b, fixes)
         y1 = None if stage1 is None else stage1[0]
         if stage1 is not None:
             scale = stage1[1]
@@ -412,13 +453,18 @@ def qp_level(
     if y1 is None:
         scales[k] = 0.0
         return False
-    # Stage 2: keep what stage 1 achieved, minimum norm.
-    y2 = quadprog_solve(
-        np.eye(r),
-        np.zeros(r),
-        np.vstack([E, A_eq, A]),
-        np.concatenate([E @ y1, b_eq, b]),
-        E.shape[0] + eq,
+    # Stage 2: keep what stage 1 achieved, minimum norm (nothing left to choose when
+    # the task fixes y).
+    y2 = (
+        None
+        if fixes and eq == 0
+        else quadprog_solve(
+            np.eye(r),
+            np.zeros(r),
+            np.vstack([E, A_eq, A]),
+            np.concatenate([E @ y1, b_eq, b]),
+            E.shape[0] + eq,
+        )
     )
     y = y1 if y2 is None else y2
     u_new = u_prev + Z @ y

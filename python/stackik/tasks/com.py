@@ -51,5 +51,5 @@ class COMTask(Task):
 
     def _compute(self, J: np.ndarray, error: np.ndarray) -> None:
         kin = self._kin
-        J[:] = kin.com_jacobian
-        np.subtract(self._target, kin.com, out=error)
+        J[:] = kin.com_jacobian_view()
+        np.subtract(self._target, kin.com_view(), out=error)
