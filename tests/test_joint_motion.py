@@ -12,7 +12,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ruckig import ControlInterface, InputParameter, OutputParameter, Result, Ruckig
+from ruckig import (
+    ControlInterface,
+    InputParameter,
+    OutputParameter,
+    Result,
+    Ruckig,
+    Synchronization,
+)
 
 import stackik
 from stackik.constraints import JointMotionConstraint
@@ -332,6 +339,53 @@ def test_a_static_target_is_reached_exactly_and_held(panda, limits):
     assert ticks < 2000  # the slowest joint needs about 1 s
     np.testing.assert_array_equal(command.configuration, target)
     assert limiter.step(target).position.tolist() == target.tolist()
+
+
+def test_ticks_are_the_states_of_ruckig_called_directly(panda, limits):
+    """Away from the position limits the limiter is ruckig, tick for tick."""
+    limiter = stackik.JointMotionLimiter.from_limits(panda, DT, limits)
+    q0 = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8])
+    limiter.reset(q0)
+    otg, inp, out = Ruckig(7, DT), InputParameter(7), OutputParameter(7)
+    inp.max_velocity = PANDA_V.tolist()
+    inp.max_acceleration = PANDA_A.tolist()
+    inp.max_jerk = PANDA_J.tolist()
+    inp.synchronization = Synchronization.No  # the limiter's default: each joint on its own
+    inp.current_position, inp.current_velocity, inp.current_acceleration = q0, [0.0] * 7, [0.0] * 7
+    rng = np.random.default_rng(5)
+    for k in range(2400):
+        if k % 400 == 0:  # a new target, well inside the limits (the guard stays idle)
+            target = q0 + rng.uniform(-0.4, 0.4, 7)
+            inp.target_position = target.tolist()
+        command = limiter.step(target)
+        result = otg.update(inp, out)
+        assert result in (Result.Working, Result.Finished)
+        out.pass_to_input(inp)
+        assert command.braked_joints == ()
+        np.testing.assert_allclose(command.position, out.new_position, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(command.velocity, out.new_velocity, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(command.acceleration, out.new_acceleration, atol=1e-6)
+
+
+def test_a_long_rest_to_rest_move_takes_the_closed_form_time(panda, limits):
+    """Velocity, acceleration and jerk all saturate: T = d/V + V/A + A/J."""
+    limiter = stackik.JointMotionLimiter.from_limits(panda, DT, limits)
+    q0 = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8])
+    limiter.reset(q0)
+    V, A, J, d = PANDA_V[0], PANDA_A[0], PANDA_J[0], 1.5  # joint 1: 1.5 rad
+    assert V >= A * A / J and d >= V * (V / A + A / J)  # the three limits are reached
+    duration = d / V + V / A + A / J  # [s], 0.8368 s
+    target = q0.copy()
+    target[0] += d
+    P = [q0]
+    while not (limiter.at_rest and P[-1][0] == target[0]) and len(P) < 3000:
+        P.append(limiter.step(target).position)
+    assert len(P) - 1 == math.ceil(duration / DT - 1e-9)  # ticks to arrive, exactly at rest
+    v, a, j = finite_differences(np.array(P)[:, 0])
+    # the finite differences reach the limits (averages of a profile that saturates them)
+    assert np.abs(v).max() == pytest.approx(V, rel=1e-9)
+    assert np.abs(a).max() == pytest.approx(A, rel=2e-2)  # A/J = 2 ms: averaged over 1 ms
+    assert np.abs(j).max() <= J * (1 + FD_TOL) and np.abs(j).max() > 0.5 * J
 
 
 def test_cyclic_joints_take_the_short_way():
