@@ -50,6 +50,8 @@ CHECKED = {
     "cartesian_path.py",
     "viewer.py",
     "teleop.py",
+    "reach_study.py",
+    "capability_map.py",
 }
 
 
@@ -142,3 +144,18 @@ def test_teleop_runs_headless_and_its_stream_passes_the_controller_checks(tmp_pa
     assert closest > 0.0  # collision-free (the loop's tests check the 20 mm margin)
     if "--plot" in args:
         assert (tmp_path / "teleop.png").stat().st_size > 10_000
+
+
+def test_reach_study_compares_two_placements(tmp_path):
+    out = run_example("reach_study.py", "--figures", str(tmp_path), "--workers", "2")
+    assert "targets on workpiece.stl" in out and "gained in moved" in out
+    for name in ("reach_study.png", "reach_compare.png"):
+        assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_capability_map_ranks_base_placements(tmp_path):
+    out = run_example("capability_map.py", "--figures", str(tmp_path), "--workers", "2")
+    assert "CapabilityMap('panda_hand_tcp'" in out
+    assert number(r"checked with IK from that base: (\S+) %", out) > 50.0
+    for name in ("capability_map_z.png", "capability_map_y.png"):
+        assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"

@@ -862,3 +862,20 @@ def test_import_does_not_load_numba():
         check=True,
     )
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    "J, x",
+    [
+        # J_ij^2 overflows float64 (1.34e154^2 > 1.8e308): found by tests/test_fuzz.py.
+        (np.where(np.arange(14) == 13, 1.3407807929942597e154, 0.0).reshape(2, 7), np.zeros(2)),
+        (np.full((2, 7), 1e300), np.array([1e300, -1e300])),
+    ],
+)
+def test_overflow_is_a_numerical_error_not_nan(J, x):
+    """Finite inputs whose products overflow: NUMERICAL_ERROR and a zero dq, never NaN."""
+    res = sns.solve([x], [J], box_lower=np.zeros(7), box_upper=np.full(7, 10.0))
+    assert res.status == SolverStatus.NUMERICAL_ERROR
+    assert "overflow" in res.status_message
+    np.testing.assert_array_equal(res.solution, np.zeros(7))
+    assert np.all(np.isfinite(res.task_scales)) and np.all(np.isfinite(res.task_errors))

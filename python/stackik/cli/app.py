@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from . import bench, robot, view
+from . import bench, reach, robot, view
 from .common import STATE
 
 app = typer.Typer(
@@ -29,3 +29,4 @@ def _options(
 robot.register(app)
 view.register(app)
 bench.register(app)
+reach.register(app)

@@ -83,6 +83,7 @@ class RelativePoseConstraint(Constraint):
         """Forget the learned linearization margins (a new motion starts)."""
         self._learned = np.zeros((2, 6))  # how far past its promise each side went [m, rad]
         self._promise: np.ndarray | None = None  # (2, 6): lowest / highest x promised
+
     def coordinates(self) -> np.ndarray:
         """Current ``[p_ab ; log3(R_ref^T R_ab)]`` [m, rad]."""
         kin = self._kin

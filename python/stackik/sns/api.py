@@ -31,6 +31,7 @@ bounds are in the units of ``C dq``.
 from __future__ import annotations
 
 import enum
+import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -650,6 +651,14 @@ class SNSSolver:
     ) -> VelocitySolverResult:
         """The result of a finished solve (kernel code OK)."""
         _, nbox, nact, _, _, iterations, _, hit_max = self._info.tolist()
+        if violation == math.inf:  # box_activity: dq overflowed
+            return self._result_error(
+                SolverStatus.NUMERICAL_ERROR,
+                "numerical overflow: the solution is not finite (task or constraint "
+                "entries too large for float64 products; scale the problem)",
+                t0,
+                len(scales),
+            )
         if qp_levels or infeasible_msg or hit_max or not total or violation > VIOLATION_TOL:
             status, message = self._status(total, violation, qp_levels, held, infeasible_msg)
         else:  # the common case, without the checks of _status

@@ -402,12 +402,15 @@ def box_activity(
     """Joints at a box bound (written to ``act``) and the largest box violation.
 
     Returns:
-        ``(violation, count)``; the violation is 0 when every bound holds.
+        ``(violation, count)``; the violation is 0 when every bound holds and
+        ``inf`` when an entry of ``dq`` is not finite (an overflow in the solve).
     """
     viol = 0.0
     nact = 0
     for j in range(dq.shape[0]):
         v = dq[j]
+        if not math.isfinite(v):
+            return _INF, 0
         viol = max(viol, bl[j] - v, v - bu[j])
         # (infinite bounds are never active; the guard also avoids inf - inf)
         at_lo = bl[j] > -_INF and v <= bl[j] + acttol * (1.0 + abs(bl[j]))

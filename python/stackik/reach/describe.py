@@ -1,0 +1,112 @@
+"""Fingerprints of what defines a study's results: the robot description and solver settings.
+
+A stored study records them; resuming with anything different is a typed error
+(:class:`StudyMismatch`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import numpy as np
+
+from ..constraints.collision import CollisionConstraint
+from ..constraints.com_polygon import ComPolygonConstraint
+from ..errors import InvalidInput
+from ..model import RobotModel
+
+__all__ = ["StudyMismatch", "robot_digest", "solver_settings", "to_json"]
+
+
+class StudyMismatch(InvalidInput):
+    """A stored study was made with other settings than the run that resumes it.
+
+    Attributes:
+        what: The setting that differs (``"robot"``, ``"frame"``, ``"solver"``, ...).
+        stored: Its stored value.
+        given: The value of this run.
+    """
+
+    def __init__(self, path: str, what: str, stored: object, given: object) -> None:
+        self.path = path
+        self.stored = stored
+        self.given = given
+        super().__init__(
+            f"{path}: the stored study has another {what} ({_short(stored)} vs this run's "
+            f"{_short(given)}); use another store or resume=False to start over",
+            what=what,
+        )
+
+
+def _short(value: object) -> str:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _update(h: Any, *items: object) -> None:
+    for item in items:
+        if isinstance(item, np.ndarray):
+            h.update(np.ascontiguousarray(item, dtype=float).tobytes())
+        else:
+            h.update(repr(item).encode())
+        h.update(b"|")
+
+
+def robot_digest(robot: RobotModel) -> str:
+    """SHA-256 of the kinematic and collision description (joints, frames, limits, shapes).
+
+    Two robots loaded from the same files (and edited the same way) have the same digest;
+    any change of a joint placement, axis, limit, frame, collision shape or active pair
+    changes it.
+    """
+    m = robot.model
+    h = hashlib.sha256()
+    _update(h, m.name, m.nq, m.nv, robot.is_floating_base)
+    for j in range(1, m.njoints):
+        jm = m.joints[j]
+        _update(h, m.names[j], jm.shortname(), int(m.parents[j]))
+        _update(h, m.jointPlacements[j].homogeneous)
+        sl = slice(jm.idx_q, jm.idx_q + jm.nq)
+        _update(h, m.lowerPositionLimit[sl], m.upperPositionLimit[sl])
+    for f in m.frames:
+        _update(h, f.name, int(f.parentJoint), f.placement.homogeneous)
+    for g in robot.get_collision_geometries():
+        _update(h, g["name"], g["parent_joint"], g["geometry_type"], g["placement"])
+        _update(h, sorted((k, repr(v)) for k, v in dict(g["params"]).items()))  # type: ignore[call-overload]
+    _update(h, robot.get_collision_pair_names())
+    _update(h, robot.base_placement.homogeneous)
+    return h.hexdigest()
+
+
+def solver_settings(solver: Any) -> dict[str, Any]:
+    """What of a solver defines reachability: limit margin, collision, CoM polygons."""
+    out: dict[str, Any] = {"limit_margin": float(solver.get_limit_margin())}
+    col = solver.get_constraint("collision")
+    if isinstance(col, CollisionConstraint) and col.active:
+        out["collision"] = {
+            "min_distance": float(col.min_distance),
+            "pairs": [list(p) for p in col.pair_names()],
+            "overrides": [[k, float(v)] for k, v in col.pair_min_distance_overrides()],
+        }
+    coms = [c for c in solver.constraints if isinstance(c, ComPolygonConstraint) and c.active]
+    if coms:
+        out["com_polygons"] = [
+            {"vertices": c.vertices.tolist(), "shrink": c.shrink, "frame": c.frame_name}
+            for c in coms
+        ]
+    return out
+
+
+def to_json(value: object) -> Any:
+    """``value`` with NumPy scalars and arrays as plain Python (for zarr attributes)."""
+    return json.loads(json.dumps(value, default=_plain))
+
+
+def _plain(v: object) -> object:
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (np.integer, np.floating, np.bool_)):
+        return v.item()
+    return str(v)

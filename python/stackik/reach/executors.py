@@ -1,0 +1,176 @@
+"""Where chunks run: in this process, in a local process pool, or as Ray tasks.
+
+Every executor runs the same :class:`~stackik.reach.solve.ChunkSolver` on the same
+chunks, so results are identical whatever runs them. Workers receive the pickled
+``(solver, spec, envelope)`` once (the pool's initializer; a Ray object reference that
+each worker process turns into a cached chunk solver) and then one chunk of target poses
+per task; results stream back as they finish.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import pickle
+import sys
+from collections.abc import Iterator
+from typing import Any, Protocol
+
+import numpy as np
+
+from .solve import ChunkResult, ChunkSolver
+
+__all__ = ["EXECUTORS", "run_chunks"]
+
+EXECUTORS = ("local", "ray", "serial")
+#: Tasks kept in flight per worker (so results stream while others compute).
+_IN_FLIGHT = 2
+
+Job = tuple[int, np.ndarray]
+
+
+class Jobs(Protocol):
+    """Chunks to run: a sized iterable of ``(chunk index, poses)``."""
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[Job]: ...
+
+
+#: The chunk solver of this worker process, by payload digest.
+_WORKER: dict[str, ChunkSolver] = {}
+
+
+def _solver_from(payload: bytes, key: str) -> ChunkSolver:
+    cs = _WORKER.get(key)
+    if cs is None:
+        solver, spec, envelope = pickle.loads(payload)
+        _WORKER.clear()
+        cs = ChunkSolver(solver, spec, envelope)
+        _WORKER[key] = cs
+    return cs
+
+
+def _init_worker(payload: bytes, key: str) -> None:
+    """Pool initializer: build this process's chunk solver once."""
+    _solver_from(payload, key)
+
+
+def _pool_chunk(key: str, chunk: int, poses: np.ndarray) -> ChunkResult:
+    return _WORKER[key].solve(chunk, poses)
+
+
+def _ray_chunk(payload: bytes, key: str, chunk: int, poses: np.ndarray) -> ChunkResult:
+    return _solver_from(payload, key).solve(chunk, poses)
+
+
+def digest(payload: bytes) -> str:
+    """Key of a payload (a worker rebuilds its solver when the key changes)."""
+    return hashlib.sha256(payload).hexdigest()
+
+
+def _serial(payload: bytes, jobs: Jobs) -> Iterator[ChunkResult]:
+    solver, spec, envelope = pickle.loads(payload)
+    cs = ChunkSolver(solver, spec, envelope)
+    for chunk, poses in jobs:
+        yield cs.solve(chunk, poses)
+
+
+def _context() -> Any:
+    methods = multiprocessing.get_all_start_methods()
+    if "forkserver" in methods:
+        ctx = multiprocessing.get_context("forkserver")
+        # Workers fork from a server that has loaded the compiled kernels once (and
+        # imported the main module, so evaluators defined there unpickle).
+        ctx.set_forkserver_preload(["__main__", __name__, f"{__package__}._forkserver"])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+def _local(payload: bytes, jobs: Jobs, workers: int) -> Iterator[ChunkResult]:
+    import concurrent.futures as cf
+
+    key = digest(payload)
+    pool = cf.ProcessPoolExecutor(
+        workers, mp_context=_context(), initializer=_init_worker, initargs=(payload, key)
+    )
+    pending: set[cf.Future] = set()
+    it = iter(jobs)
+    try:
+        for chunk, poses in it:
+            pending.add(pool.submit(_pool_chunk, key, chunk, poses))
+            if len(pending) >= _IN_FLIGHT * workers:
+                break
+        while pending:
+            done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+            for fut in done:
+                nxt = next(it, None)
+                if nxt is not None:
+                    pending.add(pool.submit(_pool_chunk, key, nxt[0], nxt[1]))
+                yield fut.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _ray(
+    payload: bytes, jobs: Jobs, workers: int | None, address: str | None
+) -> Iterator[ChunkResult]:
+    import ray
+
+    if not ray.is_initialized():
+        local = address is None
+        # A local instance's workers import what this process imports (a user's
+        # evaluators or validate callback defined next to the script).
+        paths = [p for p in sys.path if p and os.path.isdir(p)]
+        ray.init(
+            address=address,
+            num_cpus=workers if local else None,
+            include_dashboard=False,
+            logging_level=40,  # logging.ERROR
+            log_to_driver=False,
+            runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(paths)}} if local else None,
+        )
+    if workers is None:
+        workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    key = digest(payload)
+    ref = ray.put(payload)
+    task = ray.remote(num_cpus=1, max_retries=3)(_ray_chunk)
+    it = iter(jobs)
+    pending = []
+    for chunk, poses in it:
+        pending.append(task.remote(ref, key, chunk, poses))
+        if len(pending) >= _IN_FLIGHT * workers:
+            break
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        nxt = next(it, None)
+        if nxt is not None:
+            pending.append(task.remote(ref, key, nxt[0], nxt[1]))
+        yield ray.get(done[0])
+
+
+def run_chunks(
+    payload: bytes,
+    jobs: Jobs,
+    executor: str,
+    workers: int | None,
+    address: str | None = None,
+) -> Iterator[ChunkResult]:
+    """Results of ``jobs`` (chunk index, poses) as they finish, on an executor.
+
+    Args:
+        payload: ``pickle.dumps((solver, spec, envelope))``.
+        jobs: The chunks to run.
+        executor: ``"local"`` (process pool), ``"ray"`` or ``"serial"``.
+        workers: Processes (``None``: every core; Ray: the cluster's CPUs).
+        address: Ray cluster address (``None``: a local Ray instance).
+    """
+    if not jobs:
+        return iter(())
+    if executor == "serial":
+        return _serial(payload, jobs)
+    if executor == "ray":
+        return _ray(payload, jobs, workers, address)
+    n = workers or os.cpu_count() or 1
+    return _local(payload, jobs, max(1, min(n, len(jobs))))

@@ -1,0 +1,380 @@
+"""ReachStudy: reachability of many targets, in chunks, on any executor, resumable."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import _validate
+from ..errors import InvalidInput
+from ..ik.global_ import GlobalIK
+from ..model import RobotModel
+from .describe import robot_digest, solver_settings
+from .envelope import ReachEnvelope, envelope_for
+from .evaluators import Evaluator, check_evaluators, evaluator_settings
+from .executors import EXECUTORS, run_chunks
+from .progress import progress_bar
+from .result import ReachResult
+from .settings import ReachBudget, StudySpec
+from .solve import ChunkResult
+from .store import ReachStore, stackik_version
+from .targets import TargetSet, as_target_set
+
+__all__ = ["ReachStudy", "spatial_order"]
+
+#: Default number of targets per chunk.
+DEFAULT_CHUNK_SIZE = 2048
+
+
+def spatial_order(positions: np.ndarray) -> np.ndarray:
+    """A spatially coherent order of points: their Morton (Z-order) curve.
+
+    Positions are quantized to ``2^21`` cells per axis of their bounding box; points in
+    one cell (a grid voxel's orientations) keep their given order.
+    """
+    P = np.asarray(positions, dtype=float)
+    if not len(P):
+        return np.zeros(0, dtype=np.int64)
+    lo = P.min(axis=0)
+    extent = float((P.max(axis=0) - lo).max())
+    cells = 2**21 - 1
+    idx = np.zeros(P.shape, dtype=np.uint64)
+    if extent > 0:
+        idx = np.minimum(np.floor((P - lo) / extent * cells), cells).astype(np.uint64)
+    code = np.zeros(len(P), dtype=np.uint64)
+    for bit in range(21):
+        for d in range(3):
+            code |= ((idx[:, d] >> np.uint64(bit)) & np.uint64(1)) << np.uint64(3 * bit + d)
+    return np.argsort(code, kind="stable").astype(np.int64)
+
+
+def _default_reference(robot: RobotModel, gik: GlobalIK, frame: str) -> np.ndarray:
+    """The middle of the frame's chain joint limits, the neutral configuration elsewhere."""
+    chain = gik.chains.plain(frame)
+    return chain.to_full(chain.mid_configuration(), robot.neutral_configuration())
+
+
+class ReachStudy:
+    """Which of many target poses a robot's frame reaches, and how well (REACH).
+
+    Targets are sorted along a spatial curve and cut into chunks of ``chunk_size``;
+    each chunk is solved with neighbour seeding (see :mod:`stackik.reach.solve`) on an
+    executor, written to an optional zarr store as it finishes, and scored by the
+    evaluators. The result depends only on the inputs and ``seed``: the same on every
+    executor, with any number of workers, after a resume.
+
+    Args:
+        robot: The robot.
+        frame: The tool frame placed on the targets.
+        targets: A :class:`~stackik.reach.TargetSet` or an ``(N, 4, 4)`` pose array [m].
+        solver: A configured :class:`~stackik.KinematicsSolver` on ``robot``: its limit
+            margin, collision constraint (pairs, minimum distances) and CoM polygons
+            define what "reachable" means. None: a plain solver (limits only).
+        evaluators: Scores of reached targets (default: manipulability and distance to
+            the joint limits); ``[]`` for none.
+        seeding: ``"neighbors"`` (solutions of solved neighbours first, REACH),
+            ``"reference"`` (the reference configuration, then random restarts) or
+            ``"random"`` (random restarts only).
+        time_budget: Opt-in wall-clock cap per target [s] (a chunk gets ``m *
+            time_budget``): targets left when it runs out get reason ``BUDGET``. It
+            **breaks reproducibility** (the cut depends on the machine's speed and load);
+            the default ``None`` bounds the work by ``budget`` only.
+        seed: Seed of the random restarts (per chunk: ``(seed, chunk)``).
+        budget: The per-target attempts and iterations (:class:`ReachBudget`).
+        reference_q: The first start of every target and the value of the joints off the
+            chain (default: the middle of the chain's limits, neutral elsewhere).
+        locked_joints: Joints held at ``reference_q``.
+        position_tolerance: Accepted position error [m].
+        orientation_tolerance: Accepted orientation error [rad].
+        chunk_size: Targets per chunk (the unit of work, storage and resume).
+        validate: ``validate(q) -> bool``: a further test of every candidate (must be
+            picklable for the process pool and Ray).
+        envelope: Reject targets outside the reach envelope without IK (True), or not.
+
+    Raises:
+        InvalidInput: Bad arguments (the message names which).
+        FrameNotFound, JointNotFound: Unknown frame or locked joint.
+    """
+
+    def __init__(
+        self,
+        robot: RobotModel,
+        frame: str,
+        targets: TargetSet | object,
+        solver: Any = None,
+        evaluators: Sequence[Evaluator] | None = None,
+        seeding: str = "neighbors",
+        time_budget: float | None = None,
+        *,
+        seed: int = 0,
+        budget: ReachBudget | None = None,
+        reference_q: object | None = None,
+        locked_joints: Sequence[str] = (),
+        position_tolerance: float = 1e-5,
+        orientation_tolerance: float = 1e-4,
+        chunk_size: int = DEFAULT_CHUNK_SIZE,
+        validate: Callable[[np.ndarray], bool] | None = None,
+        envelope: bool = True,
+    ) -> None:
+        from ..solver import KinematicsSolver
+
+        if not isinstance(robot, RobotModel):
+            raise InvalidInput(f"robot must be a RobotModel, got {type(robot).__name__}")
+        robot.get_frame_id(frame)
+        if solver is None:
+            solver = KinematicsSolver(robot)
+        elif not isinstance(solver, KinematicsSolver):
+            raise InvalidInput(f"solver must be a KinematicsSolver, got {type(solver).__name__}")
+        elif solver.robot is not robot:
+            raise InvalidInput("the solver is built on another robot", what="solver")
+        self.robot = robot
+        self.solver = solver
+        self.frame = frame
+        self.targets = as_target_set(targets)
+        self.chunk_size = _validate.count(chunk_size, "chunk_size", maximum=10_000_000)
+        gik = GlobalIK(solver.engine)
+        if reference_q is None:
+            q_ref = _default_reference(robot, gik, frame)
+        else:
+            q_ref = robot.check_configuration(reference_q, "reference_q")
+        self.spec = StudySpec(
+            frame=frame,
+            reference_q=np.asarray(q_ref, dtype=float),
+            seed=seed,
+            budget=ReachBudget() if budget is None else budget,
+            seeding=seeding,
+            position_tolerance=position_tolerance,
+            orientation_tolerance=orientation_tolerance,
+            locked_joints=tuple(locked_joints),
+            evaluators=check_evaluators(evaluators),
+            validate=validate,
+            time_budget=time_budget,
+            envelope=bool(envelope),
+        )
+        # Fail now, not in a worker: the chain to the frame and the locked joints.
+        gik.setup(frame, self.spec.locked_joints, self.spec.reference_q)
+        self._plain_chain = gik.chains.plain(frame)
+        base = self._plain_chain.base_frame
+        self._base_pose = np.eye(4)
+        if base is not None:
+            fid = robot.get_frame_id(base)
+            self._base_pose = gik.workspace.frame_pose(self.spec.reference_q, fid).homogeneous
+        self._order: np.ndarray | None = None
+        self._envelope: ReachEnvelope | None = None
+
+    # -- what the study is ------------------------------------------------------------------
+    @property
+    def order(self) -> np.ndarray:
+        """Processing order of the targets (computed once)."""
+        if self._order is None:
+            self._order = spatial_order(self.targets.positions)
+        return self._order
+
+    @property
+    def n_chunks(self) -> int:
+        """Number of chunks."""
+        return max(1, -(-len(self.targets) // self.chunk_size))
+
+    def chain_base_pose(self) -> np.ndarray:
+        """World pose of the searched chain's base at ``reference_q`` (identity: the world)."""
+        return self._base_pose.copy()
+
+    def envelope(self) -> ReachEnvelope | None:
+        """The reach envelope used (built once per robot and frame, cached with the robot)."""
+        if not self.spec.envelope:
+            return None
+        if self._envelope is None:
+            self._envelope = envelope_for(self.robot, self._plain_chain)
+        return self._envelope
+
+    def header(self) -> dict[str, Any]:
+        """The description stored with the results and compared on resume."""
+        env = self.envelope()
+        return {
+            "kind": "study",
+            "stackik_version": stackik_version(),
+            "robot": {
+                "name": self.robot.model.name,
+                "digest": robot_digest(self.robot),
+                "source": self.robot.source,
+            },
+            "frame": self.frame,
+            "solver": solver_settings(self.solver),
+            "spec": self.spec.describe(),
+            "evaluators": evaluator_settings(self.spec.evaluators),
+            "targets": self.targets.describe(),
+            "envelope": None if env is None else env.describe(),
+            "chunk_size": self.chunk_size,
+            "base_placement": self.robot.base_placement.homogeneous.tolist(),
+        }
+
+    # -- running ------------------------------------------------------------------------------
+    def run(
+        self,
+        executor: str = "local",
+        workers: int | None = None,
+        store: str | os.PathLike[str] | None = None,
+        resume: bool = True,
+        progress: bool = True,
+        address: str | None = None,
+    ) -> ReachResult:
+        """Solve every chunk (those not finished in ``store``) and return the results.
+
+        Args:
+            executor: ``"local"`` (a process pool over ``workers`` processes, default every
+                core), ``"ray"`` (Ray tasks; ``pip install stackik[cluster]``; a local
+                Ray instance unless ``address`` or an existing ``ray.init``) or
+                ``"serial"`` (this process).
+            workers: Number of processes (None: every core, or the Ray cluster's CPUs).
+            store: A zarr directory written as chunks finish (None: results in memory).
+            resume: With an existing ``store`` of the same study, skip its finished chunks;
+                ``False`` starts over (the store is replaced).
+            progress: Show a progress bar (targets, targets/s, ETA).
+            address: Ray cluster address (``executor="ray"`` only).
+
+        Returns:
+            The :class:`ReachResult` of every target.
+
+        Raises:
+            InvalidInput: Unknown executor, bad worker count.
+            StudyMismatch: ``store`` holds a study with other settings (robot, frame,
+                solver, evaluators, targets, ...).
+        """
+        if executor not in EXECUTORS:
+            raise InvalidInput(
+                f"executor must be one of {EXECUTORS}, got {executor!r}",
+                what="executor",
+                value=executor,
+            )
+        if workers is not None:
+            workers = _validate.count(workers, "workers", maximum=4096)
+        t0 = time.perf_counter()
+        header = self.header()
+        st = self._open_store(store, header, resume) if store is not None else None
+        done = st.done if st is not None else np.zeros(self.n_chunks, dtype=bool)
+        pending = np.flatnonzero(~done)
+        arrays = _empty_arrays(len(self.targets), self.robot.nq, self.spec.evaluators)
+        payload = pickle.dumps((self.solver, self.spec, self.envelope()))
+        order, cs = self.order, self.chunk_size
+        jobs = _Jobs(self.targets.poses, order, cs, pending)
+        finished_targets = sum(min(cs, len(order) - c * cs) for c in np.flatnonzero(done))
+        stats: dict[str, Any] = {"chunks": 0, "cpu_time": 0.0, "chunk_time": 0.0, "timings": {}}
+        with progress_bar(len(order), finished_targets, "reach", progress) as bar:
+            for res in run_chunks(payload, jobs, executor, workers, address):
+                if st is not None:
+                    st.write_chunk(res.chunk, _chunk_arrays(res))
+                _place(arrays, res, cs)
+                done[res.chunk] = True
+                _count(stats, res)
+                bar.update(len(res.reason))
+        wall = time.perf_counter() - t0
+        if st is not None:
+            st.add_wall_time(wall)
+            result = ReachResult.from_arrays(st.read())
+            result.run_stats = stats
+            return result
+        data = {
+            "header": {**header, "wall_time": wall},
+            "order": order,
+            "poses": self.targets.poses,
+            "metadata": self.targets.metadata,
+            "done": done,
+            **arrays,
+        }
+        result = _result_in_memory(data, self.targets)
+        result.run_stats = stats
+        return result
+
+    def _open_store(self, path: str | os.PathLike[str], header: dict, resume: bool) -> ReachStore:
+        p = Path(path)
+        if resume and p.exists():
+            st = ReachStore.open(p, writable=True)
+            st.check_resume(header)
+            return st
+        return ReachStore.create(
+            p,
+            header,
+            self.order,
+            self.targets.poses,
+            self.targets.metadata,
+            self.robot.nq,
+            [str(e.name) for e in self.spec.evaluators],
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"ReachStudy({self.robot.model.name!r}, frame={self.frame!r}, "
+            f"{len(self.targets)} targets, {self.n_chunks} chunks)"
+        )
+
+
+class _Jobs:
+    """The pending chunks as ``(chunk, poses)``, each chunk's poses gathered when sent."""
+
+    def __init__(self, poses: np.ndarray, order: np.ndarray, cs: int, chunks: np.ndarray):
+        self.poses, self.order, self.cs, self.chunks = poses, order, cs, chunks
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+    def __iter__(self) -> Iterator[tuple[int, np.ndarray]]:
+        for c in self.chunks:
+            yield int(c), self.poses[self.order[c * self.cs : (c + 1) * self.cs]]
+
+
+def _empty_arrays(N: int, nq: int, evaluators: Sequence[Evaluator]) -> dict[str, Any]:
+    return {
+        "reason": np.full(N, -1, dtype=np.int8),
+        "q": np.full((N, nq), np.nan),
+        "score": np.zeros(N),
+        "scores": {str(e.name): np.zeros(N) for e in evaluators},
+        "position_error": np.full(N, np.inf),
+        "orientation_error": np.full(N, np.inf),
+        "iterations": np.zeros(N, dtype=np.int32),
+        "solve_time": np.zeros(N, dtype=np.float32),
+    }
+
+
+def _chunk_arrays(res: ChunkResult) -> dict[str, Any]:
+    return {
+        "reason": res.reason,
+        "q": res.q,
+        "score": res.score,
+        "scores": res.scores,
+        "position_error": res.position_error,
+        "orientation_error": res.orientation_error,
+        "iterations": res.iterations,
+        "solve_time": res.solve_time,
+    }
+
+
+def _place(arrays: dict[str, Any], res: ChunkResult, cs: int) -> None:
+    """Copy a chunk's results into the processing-order arrays."""
+    sl = slice(res.chunk * cs, res.chunk * cs + len(res.reason))
+    for name, values in _chunk_arrays(res).items():
+        if name == "scores":
+            for k, v in values.items():
+                arrays["scores"][k][sl] = v
+        else:
+            arrays[name][sl] = values
+
+
+def _count(stats: dict[str, Any], res: ChunkResult) -> None:
+    """Add a chunk's times to a run's figures."""
+    stats["chunks"] += 1
+    stats["cpu_time"] += res.cpu_time
+    stats["chunk_time"] += res.elapsed
+    for k, v in res.timings.items():
+        stats["timings"][k] = stats["timings"].get(k, 0.0) + v
+
+
+def _result_in_memory(data: dict[str, Any], targets: TargetSet) -> ReachResult:
+    result = ReachResult.from_arrays(data)
+    result.targets = targets  # the caller's set (metadata kept exactly as given)
+    return result

@@ -1,0 +1,266 @@
+"""The full-robot test of a study's candidates: what "reachable" means for a solver.
+
+A chain configuration that converged is accepted when, on the full robot:
+
+1. Pinocchio's forward kinematics puts the frame within the position and orientation
+   tolerances of the target;
+2. the chain joints are inside the model's limits shrunk by the solver's limit margin
+   (the search already stays inside; this re-checks);
+3. every pair the solver's collision constraint watches is at least its minimum distance
+   apart (global or per-pair), when the solver has one;
+4. the centre of mass lies in every active CoM support polygon of the solver (shrunk by
+   the constraint's margin);
+5. the study's ``validate(q)`` callback accepts it.
+
+Collisions are tested with coal's collision query at a security margin just above each
+pair's minimum distance, stopping at the first hit (about 6x faster than all distances);
+a hit is confirmed with the exact distance of the pair (and, if it holds, of every watched
+pair), so the test equals ``distance >= min_distance`` on every pair.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import coal
+import numpy as np
+import pinocchio as pin
+
+from ..constraints.com_polygon import ComPolygonConstraint
+from ..ik.checks import CollisionWatch
+from ..model.collision import CollisionState
+
+if TYPE_CHECKING:
+    from ..ik.chains import ChainSetup
+    from ..model import RobotModel
+
+__all__ = ["CandidateVerifier", "ComCheck", "SelfCollisionCheck"]
+
+#: Result codes of :meth:`CandidateVerifier.check` (0: accepted).
+OK, POSE, LIMITS, COLLISION, CONSTRAINT = 0, 1, 2, 3, 4
+#: Security margin of the fast collision query above each pair's minimum distance [m].
+_BAND = 1e-4
+#: Slack of the pose and limit tests (compiled FK and Pinocchio differ by rounding).
+_SLACK = 1e-9
+
+
+class SelfCollisionCheck:
+    """Watched pairs at or above their minimum distances (own coal state).
+
+    Args:
+        robot: The robot description (with collision geometry).
+        watch: The pairs and their minimum distances [m].
+    """
+
+    def __init__(self, robot: RobotModel, watch: CollisionWatch) -> None:
+        col = robot.collision
+        assert col is not None
+        self.model = robot.model
+        self.geom_model = col.geom_model
+        self.pairs = [int(k) for k in watch.pairs]
+        self.thresholds = [float(t) for t in watch.thresholds]
+        self.exact = CollisionState(col)
+        gd = pin.GeometryData(self.geom_model)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            for k in range(len(self.geom_model.collisionPairs)):
+                gd.deactivateCollisionPair(k)
+            for k, thr in zip(self.pairs, self.thresholds, strict=True):
+                gd.activateCollisionPair(k)
+                req = gd.collisionRequests[k]
+                req.security_margin = thr + _BAND
+                # Deterministic queries: never a warm start from an earlier query.
+                req.gjk_initial_guess = coal.GJKInitialGuess.DefaultGuess
+                req.enable_cached_gjk_guess = False
+        self.geom_data = gd
+
+    def ok(self, data: pin.Data, q: np.ndarray) -> bool:
+        """Whether every watched pair is at least its minimum distance apart at ``q``.
+
+        Runs the forward kinematics into ``data`` (joint placements).
+        """
+        if not pin.computeCollisions(self.model, data, self.geom_model, self.geom_data, q, True):
+            return True
+        # The first watched pair that reported a hit (the query stops there).
+        results = self.geom_data.collisionResults
+        state = self.exact
+        state.update_placements(data)
+        for k, thr in zip(self.pairs, self.thresholds, strict=True):
+            if results[k].isCollision():
+                if state.distance(k).min_distance < thr:
+                    return False
+                break
+        return all(
+            state.distance(k).min_distance >= thr
+            for k, thr in zip(self.pairs, self.thresholds, strict=True)
+        )
+
+    def min_distance(self, data: pin.Data, q: np.ndarray) -> float:
+        """Smallest distance of the watched pairs at ``q`` [m]."""
+        pin.forwardKinematics(self.model, data, q)
+        self.exact.update_placements(data)
+        return min((self.exact.distance(k).min_distance for k in self.pairs), default=math.inf)
+
+
+class ComCheck:
+    """The centre of mass inside a CoM polygon constraint's shrunk support polygon.
+
+    Args:
+        constraint: The solver's constraint (its vertices, frame and shrink are read).
+        model: The Pinocchio model.
+    """
+
+    def __init__(self, constraint: ComPolygonConstraint, model: pin.Model) -> None:
+        self.vertices = np.asarray(constraint.vertices, dtype=float)
+        self.shrink = float(constraint.shrink)
+        name = constraint.frame_name
+        self.fid = None if name == "world" else model.getFrameId(name)
+        self.model = model
+
+    def ok(self, data: pin.Data, q: np.ndarray) -> bool:
+        """Whether the CoM's ground projection keeps the shrunk slack on every edge."""
+        com = pin.centerOfMass(self.model, data, q)
+        v = self.vertices
+        if self.fid is not None:
+            pin.updateFramePlacement(self.model, data, self.fid)
+            M = data.oMf[self.fid]
+            pts = np.column_stack([v, np.zeros(len(v))])
+            v = (pts @ M.rotation.T + M.translation)[:, :2]
+        e = np.roll(v, -1, axis=0) - v
+        if float(np.sum(v[:, 0] * np.roll(v[:, 1], -1) - v[:, 1] * np.roll(v[:, 0], -1))) < 0:
+            e = -e  # a clockwise outline: flip the edges so the normals point inward
+        normals = np.stack([-e[:, 1], e[:, 0]], axis=1)
+        normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+        slack = np.sum(normals * (com[:2] - v), axis=1) - self.shrink
+        return bool((slack >= -_SLACK).all())
+
+
+class CandidateVerifier:
+    """Accepts or rejects converged chain configurations on the full robot (own data).
+
+    Args:
+        robot: The robot description.
+        setup: The chain setup (limits of the check, tip frame).
+        q_ref: Configuration holding the joints off the chain.
+        watch: Watched collision pairs, or None.
+        com: CoM polygon constraints to respect.
+        validate: The study's callback, or None.
+        tol_p: Position tolerance [m].
+        tol_o: Orientation tolerance [rad].
+    """
+
+    def __init__(
+        self,
+        robot: RobotModel,
+        setup: ChainSetup,
+        q_ref: np.ndarray,
+        watch: CollisionWatch | None,
+        com: list[ComPolygonConstraint],
+        validate: Callable[[np.ndarray], bool] | None,
+        tol_p: float,
+        tol_o: float,
+    ) -> None:
+        self.robot = robot
+        self.model = robot.model
+        self.data = robot.model.createData()
+        self.setup = setup
+        self.chain = setup.chain
+        self.q_ref = q_ref
+        has_pairs = watch is not None and watch.pairs.size and robot.collision is not None
+        self.collision = SelfCollisionCheck(robot, watch) if has_pairs else None  # type: ignore[arg-type]
+        self.coms = [ComCheck(c, robot.model) for c in com]
+        self.validate = validate
+        self.tol_p, self.tol_o = tol_p + _SLACK, tol_o + _SLACK
+        chain = self.chain
+        self._plain_k = np.flatnonzero(~chain.continuous)
+        self._plain_q = chain.idx_q[self._plain_k]
+        self._cont_k = np.flatnonzero(chain.continuous)
+        self._cont_q = chain.idx_q[self._cont_k]
+        self.distance_checker = (
+            self.collision
+            if self.collision is not None
+            else (
+                SelfCollisionCheck(robot, CollisionWatch(np.arange(n), np.zeros(n)))
+                if robot.collision is not None and (n := len(robot.get_collision_pair_names()))
+                else None
+            )
+        )
+
+    def full(self, Qc: np.ndarray) -> np.ndarray:
+        """Full configurations of chain configurations (vectorized ``to_full``), (k, nq)."""
+        Q = np.repeat(self.q_ref[None], len(Qc), axis=0)
+        Q[:, self._plain_q] = Qc[:, self._plain_k]
+        if self._cont_k.size:
+            Q[:, self._cont_q] = np.cos(Qc[:, self._cont_k])
+            Q[:, self._cont_q + 1] = np.sin(Qc[:, self._cont_k])
+        return Q
+
+    def check(
+        self, Qc: np.ndarray, T_world: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Test converged chain configurations against their world targets.
+
+        Returns:
+            ``(codes, Q, position_error, orientation_error)``: one code per row (0 accepted,
+            else POSE, LIMITS, COLLISION or CONSTRAINT), full configurations, and the
+            frame's errors by Pinocchio FK [m, rad].
+        """
+        k = len(Qc)
+        Q = self.full(Qc)
+        codes = np.zeros(k, dtype=np.int8)
+        s = self.setup
+        inside = np.all((Qc >= s.check_lower) & (Qc <= s.check_upper), axis=1)
+        codes[~inside] = LIMITS
+        R = np.empty((k, 3, 3))
+        p = np.empty((k, 3))
+        model, data, fid = self.model, self.data, s.fid
+        for i in range(k):
+            q = Q[i]
+            if self.collision is not None:
+                free = self.collision.ok(data, q)
+            else:
+                pin.forwardKinematics(model, data, q)
+                free = True
+            M = pin.updateFramePlacement(model, data, fid)
+            R[i], p[i] = M.rotation, M.translation
+            if codes[i]:
+                continue
+            if not free:
+                codes[i] = COLLISION
+            elif not self._constraints_ok(q):
+                codes[i] = CONSTRAINT
+        ep, eo = pose_errors(R, p, T_world)
+        bad_pose = ~((ep <= self.tol_p) & (eo <= self.tol_o))
+        codes[bad_pose & (codes == OK)] = POSE
+        return codes, Q, ep, eo
+
+    def _constraints_ok(self, q: np.ndarray) -> bool:
+        for com in self.coms:
+            if not com.ok(self.data, q):
+                return False
+        return self.validate is None or bool(self.validate(q.copy()))
+
+    def min_distance(self, q: np.ndarray) -> float:
+        """Smallest distance of the watched pairs (every active pair without a constraint)."""
+        if self.distance_checker is None:
+            return math.inf
+        return self.distance_checker.min_distance(self.data, q)
+
+
+def pose_errors(R: np.ndarray, p: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Position [m] and rotation-angle [rad] errors of frames ``(R, p)`` to targets ``T``.
+
+    The angle is ``atan2(|vee(E - E^T)| / 2, (tr E - 1) / 2)`` with ``E = R*^T R``, exact
+    near 0 and pi.
+    """
+    ep = np.linalg.norm(p - T[:, :3, 3], axis=1)
+    E = np.swapaxes(T[:, :3, :3], 1, 2) @ R
+    tr = np.trace(E, axis1=1, axis2=2)
+    vee = np.stack(
+        [E[:, 2, 1] - E[:, 1, 2], E[:, 0, 2] - E[:, 2, 0], E[:, 1, 0] - E[:, 0, 1]], axis=1
+    )
+    eo = np.arctan2(0.5 * np.linalg.norm(vee, axis=1), 0.5 * (tr - 1.0))
+    return ep, eo

@@ -1,0 +1,145 @@
+"""The ``stackik reach`` commands against the library calls they wrap; one-line errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+pytest.importorskip("typer")
+pytest.importorskip("zarr")
+pytest.importorskip("matplotlib")
+from typer.testing import CliRunner
+
+from stackik import KinematicsSolver, RobotModel
+from stackik.cli.app import app
+from stackik.reach import ReachResult, ReachStudy, targets_from_csv
+
+ROOT = Path(__file__).resolve().parents[1]
+UR5 = ROOT / "robots" / "ur5" / "ur5.urdf"
+UR5_SRDF = ROOT / "robots" / "ur5" / "ur5.srdf"
+WORKPIECE = ROOT / "examples" / "data" / "workpiece.stl"
+
+
+def run(*args: object):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def lines(output: str) -> list[str]:
+    return [ln for ln in output.splitlines() if ln.strip()]
+
+
+@pytest.fixture(scope="module")
+def csv_targets(tmp_path_factory):
+    robot = RobotModel(UR5, load_visuals=False)
+    data = robot.model.createData()
+    fid = robot.model.getFrameId("tool0")
+    rng = np.random.default_rng(3)
+    path = tmp_path_factory.mktemp("cli") / "targets.csv"
+    rows = ["qw,qx,qy,qz,x,y,z"]
+    for k in range(40):
+        q = rng.uniform(-np.pi, np.pi, 6)
+        pin.framesForwardKinematics(robot.model, data, q)
+        M = data.oMf[fid]
+        if k == 0:
+            M = pin.SE3(M.rotation, np.array([3.0, 0.0, 0.0]))  # out of reach
+        w, x, y, z = pin.Quaternion(M.rotation).coeffs()[[3, 0, 1, 2]]
+        rows.append(",".join(f"{v:.17g}" for v in (w, x, y, z, *M.translation)))
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_help_lists_the_reach_commands():
+    res = run("reach", "--help")
+    assert res.exit_code == 0
+    for cmd in ("study", "map", "show", "compare"):
+        assert cmd in res.output
+
+
+def test_study_equals_the_library(tmp_path, csv_targets):
+    out = tmp_path / "study.zarr"
+    res = run(
+        "reach", "study", "--robot", UR5, "--srdf", UR5_SRDF, "--frame", "tool0",
+        "--targets", csv_targets, "--out", out, "--executor", "serial", "--no-progress",
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    stored = ReachResult.load(out)
+    robot = RobotModel(UR5, srdf_path=UR5_SRDF, load_visuals=False)
+    solver = KinematicsSolver(robot)
+    solver.configure_collision_constraint(0.0)
+    lib = ReachStudy(robot, "tool0", targets_from_csv(csv_targets), solver).run(
+        "serial", progress=False
+    )
+    assert np.array_equal(stored.reason, lib.reason)
+    assert np.array_equal(stored.q, lib.q, equal_nan=True)
+    s = lib.summary()
+    assert f"reachable    {s.reachable} ({100 * s.fraction:.2f} %)" in res.output
+    assert stored.reason[0] == 1  # the far target: OUT_OF_REACH
+    # resuming a different study in that store is refused, with one line
+    res = run(
+        "reach", "study", "--robot", UR5, "--frame", "tool0", "--targets", csv_targets,
+        "--out", out, "--executor", "serial", "--no-progress", "--limit-margin", "0.1",
+    )  # fmt: skip
+    assert res.exit_code == 1
+    assert lines(res.output)[-1].startswith("error: StudyMismatch")
+
+
+def test_study_on_a_mesh_with_a_plot_then_show_and_compare(tmp_path):
+    a, b = tmp_path / "a.zarr", tmp_path / "b.zarr"
+    fig = tmp_path / "a.png"
+    common = ["--robot", UR5, "--srdf", UR5_SRDF, "--frame", "tool0", "--targets", WORKPIECE]
+    res = run("reach", "study", *common, "--spacing", "0.06", "--out", a, "--plot", fig,
+              "--executor", "serial", "--no-progress")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert fig.stat().st_size > 1000 and fig.read_bytes()[:4] == b"\x89PNG"
+    res = run("reach", "study", *common, "--spacing", "0.06", "--out", b, "--min-distance",
+              "0.02", "--executor", "serial", "--no-progress")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    shown = tmp_path / "shown.svg"
+    res = run("reach", "show", a, "--out", shown, "--value", "manipulability")
+    assert res.exit_code == 0 and shown.read_text().lstrip().startswith("<?xml")
+    res = run("reach", "compare", a, b, "--out", tmp_path / "cmp.png")
+    assert res.exit_code == 0, res.output
+    ra, rb = ReachResult.load(a), ReachResult.load(b)
+    c = ra.compare(rb, names=("a.zarr", "b.zarr"))
+    assert c.table().splitlines()[-1] in res.output.replace("\n", " ") or "gained" in res.output
+    assert (tmp_path / "cmp.png").stat().st_size > 1000
+
+
+def test_map_then_show_a_slice(tmp_path):
+    out = tmp_path / "map.zarr"
+    res = run(
+        "reach", "map", "--robot", UR5, "--frame", "tool0", "--resolution", "0.3",
+        "--orientations", "4", "--no-collision", "--out", out, "--executor", "serial",
+        "--no-progress",
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "voxels reachable" in res.output
+    fig = tmp_path / "slice.png"
+    res = run("reach", "show", out, "--out", fig, "--axis", "z", "--at", "0.3")
+    assert res.exit_code == 0, res.output
+    assert fig.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_errors_are_one_line_with_exit_code_1(tmp_path, csv_targets):
+    bad_csv = tmp_path / "bad.csv"
+    bad_csv.write_text("x,y,z,qw,qx,qy,qz\n1,2,3,1,0,0\n")
+    for args, name in [
+        (("study", "--robot", tmp_path / "none.urdf", "--frame", "tool0", "--targets",
+          csv_targets, "--out", tmp_path / "o.zarr"), "RobotFileNotFound"),
+        (("study", "--robot", UR5, "--frame", "tool0", "--targets", bad_csv, "--out",
+          tmp_path / "o.zarr"), "MalformedDescription"),
+        (("study", "--robot", UR5, "--frame", "tool0", "--targets", tmp_path / "t.txt",
+          "--out", tmp_path / "o.zarr"), "InvalidInput"),
+        (("study", "--robot", UR5, "--frame", "nope", "--targets", csv_targets, "--out",
+          tmp_path / "o.zarr"), "FrameNotFound"),
+        (("show", tmp_path / "missing.zarr"), "RobotFileNotFound"),
+        (("show", tmp_path), "MalformedDescription"),
+        (("study", "--robot", UR5, "--frame", "tool0", "--targets", csv_targets, "--out",
+          tmp_path / "o.zarr", "--plot", tmp_path / "f.jpg"), "InvalidInput"),
+    ]:  # fmt: skip
+        res = run("reach", *args)
+        assert res.exit_code == 1, (args, res.output)
+        assert len(lines(res.output)) == 1 and lines(res.output)[0].startswith(f"error: {name}")
