@@ -29,7 +29,7 @@ from stackik import (
 )
 from stackik.sns import SNSSolver, TaskSolveMode
 from stackik.solver import KinematicsSolver, Problem
-from stackik.tasks import TaskType
+from stackik.tasks import FrameTask, TaskType
 
 ROBOTS = Path(__file__).resolve().parents[1] / "robots"
 PANDA_READY = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])
@@ -511,3 +511,82 @@ def test_warmup_runs_a_copy_and_leaves_the_solver_untouched():
     np.testing.assert_array_equal(q_a, q_b)
     with pytest.raises(InvalidInput, match="warmup takes solvers or robots"):
         stackik.warmup("panda")
+
+
+# ============================================================================================
+# The exact QP fallback of a level (solved in the SNS kernel) through the public solver
+# ============================================================================================
+def humanoid_reaching(robot: RobotModel) -> tuple[KinematicsSolver, np.ndarray, FrameTask]:
+    """Feet, a hand reaching out, a posture and the CoM over the feet (knees bent).
+
+    The posture level keeps many null-space directions and, while the hand pulls the
+    body, often finds no feasible scale by greedy saturation: the exact QP solves it.
+    Returns the solver, its start configuration and the hand task.
+    """
+    q = robot.neutral_configuration()
+    for name, v in (("hip_pitch", -0.3), ("knee", 0.6), ("ankle_pitch", -0.3)):
+        for side in ("left", "right"):
+            q[robot.get_joint_config_index(f"{side}_{name}_joint")] = v
+    robot.update_kinematics(q)
+    corners = np.array(
+        [
+            robot.get_frame_pose(sole).act(np.array([dx, dy, 0.0]))[:2]
+            for sole in ("left_sole", "right_sole")
+            for dx in (-0.1, 0.1)
+            for dy in (-0.05, 0.05)
+        ]
+    )
+    lo, hi = corners.min(axis=0), corners.max(axis=0)  # the soles are axis-aligned
+    polygon = np.array([[lo[0], lo[1]], [hi[0], lo[1]], [hi[0], hi[1]], [lo[0], hi[1]]])
+    solver = KinematicsSolver(robot, dt=0.01)
+    for sole in ("left_sole", "right_sole"):
+        solver.add_frame_task(sole, sole).gain = 10.0
+    hand = solver.add_frame_task("hand", "right_hand", TaskType.FRAME_POSITION)
+    hand.priority, hand.gain = 1, 5.0
+    solver.add_posture_task("posture").priority = 2
+    solver.configure_com_constraint(polygon, margin=0.1)
+    return solver, q, hand
+
+
+def test_level_qp_fallback_matches_the_quadprog_path(humanoid):
+    """solve_velocity with the in-kernel level QP gives the quadprog path's joint velocities.
+
+    Along 150 steps of a reaching motion, each step's problem (``build_problem``) is also
+    solved by an SNSSolver on the quadprog reference path (the level handed back to
+    Python and solved by quadprog, as before the in-kernel QP). Same status, same
+    ``fallback_levels``, joint velocities to 1e-9 relative [rad/s, m/s], scales to 1e-9.
+    """
+    solver, q, hand = humanoid_reaching(humanoid)
+    start = humanoid.get_frame_pose("right_hand").translation.copy()
+    fallbacks = 0
+    for i in range(150):
+        a = 2 * np.pi * i / 200
+        hand.set_target_position(start + np.array([0.25 + 0.1 * np.sin(a), -0.2, 0.1 * np.cos(a)]))
+        p = solver.build_problem(q)
+        reference = SNSSolver(humanoid.nv)
+        reference._reference_qp()
+        ref = reference.solve(
+            [x for _, x in p.levels],
+            [J for J, _ in p.levels],
+            p.C,
+            p.lower,
+            p.upper,
+            box_lower=p.box_lower,
+            box_upper=p.box_upper,
+            modes=p.modes,
+        )
+        res = solver.solve_velocity(q)
+        assert res.status == ref.status == SolverStatus.SUCCESS, res.status_message
+        assert res.fallback_levels == ref.fallback_levels
+        assert res.status_message == ref.status_message
+        size = max(1.0, float(np.max(np.abs(ref.solution))))
+        np.testing.assert_allclose(res.solution, ref.solution, rtol=0, atol=1e-9 * size)
+        np.testing.assert_allclose(res.task_scales, ref.task_scales, rtol=0, atol=1e-9)
+        if res.fallback_levels:
+            assert res.fallback_levels == [2]  # only the posture level needs it here
+            assert "exact QP fallback on levels [2]" in res.status_message
+            fallbacks += 1
+        else:
+            assert "fallback" not in res.status_message
+        q = humanoid.integrate(q, res.solution, solver.dt)
+    assert 0.3 * 150 <= fallbacks < 150  # both paths (greedy and QP) are exercised

@@ -233,7 +233,7 @@ class ChunkSolver:
         """
         if not idx.size:
             return 0
-        T, poses, out_q, ep, eo = ctx
+        T = ctx[0]
         b = self.spec.budget
         cap = b.restart_iterations if restart else b.attempt_iterations
         ti = time.perf_counter()
@@ -249,12 +249,22 @@ class ChunkSolver:
             return_success=True,
         )
         st.iters[idx] += rows[:, 0].astype(np.int64)
-        tv = time.perf_counter()
-        st.timings["ik"] += tv - ti
-        conv = idx[ok]
+        st.timings["ik"] += time.perf_counter() - ti
+        return self._verify(st, ctx, idx[ok], rows[ok, 2:])
+
+    def _verify(self, st: _State, ctx: tuple, conv: np.ndarray, Qc: np.ndarray) -> int:
+        """Verify the converged chain solutions ``Qc`` of targets ``conv`` on the robot.
+
+        Accepted targets are marked solved with their configuration and errors; the
+        others get the verifier's rejection code.
+
+        Returns:
+            The number of targets accepted.
+        """
         if not conv.size:
             return 0
-        Qc = rows[ok, 2:]
+        _, poses, out_q, ep, eo = ctx
+        tv = time.perf_counter()
         codes, Q, e_p, e_o = self.verifier.check(Qc, poses[conv])
         st.timings["verify"] += time.perf_counter() - tv
         good = codes == OK
@@ -348,7 +358,7 @@ class ChunkSolver:
         probe = np.flatnonzero(inside & ~st.solved & (st.rejected == 0))
         if not (probe.size and cap):
             return
-        T, poses, out_q, ep, eo = ctx
+        T = ctx[0]
         seeds = np.broadcast_to(self.q_ref_chain, (probe.size, self.chain.n))
         ti = time.perf_counter()
         rows, ok = self.free_chain.solve_batch(
@@ -367,18 +377,7 @@ class ChunkSolver:
             return
         Qc, fits = self._turned_into_limits(rows[ok, 2:])
         st.rejected[conv[~fits]] = LIMITS
-        conv, Qc = conv[fits], Qc[fits]
-        if conv.size:
-            tv = time.perf_counter()
-            codes, Q, e_p, e_o = self.verifier.check(Qc, poses[conv])
-            st.timings["verify"] += time.perf_counter() - tv
-            good = codes == OK
-            acc = conv[good]
-            st.solved[acc] = True
-            st.qc[acc] = Qc[good]
-            out_q[acc] = Q[good]
-            ep[acc], eo[acc] = e_p[good], e_o[good]
-            st.rejected[conv[~good]] = codes[~good]
+        self._verify(st, ctx, conv[fits], Qc[fits])
 
     def _turned_into_limits(self, Qc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Revolute joints turned by multiples of 2 pi into the search limits, and fit."""

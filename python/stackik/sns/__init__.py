@@ -4,8 +4,10 @@ Holds the public API (:mod:`.api`: :class:`SNSSolver`, :func:`solve`,
 :class:`TaskSolveMode`), the compiled kernels split by concern (:mod:`.linalg`:
 QR, Jacobi SVD, filtered pseudo-inverse, null-space basis; :mod:`.saturation`: the
 scale interval, pinning a row, the exact 1-D level; :mod:`.checks`: input checks;
-:mod:`.run`: the entry kernel), their shared codes (:mod:`.codes`) and the
-``quadprog`` fallbacks (:mod:`.qp`).
+:mod:`.activeset`: a dual active-set QP solver; :mod:`.levelqp`: the exact QP of
+one level; :mod:`.run`: the entry kernel), their shared codes (:mod:`.codes`) and
+the ``quadprog`` fallbacks run from Python (:mod:`.qp`: the start point, and the
+reference form of the level QP used by the tests).
 
 Dependencies: this package may import numpy, quadprog (lazily, on the first QP),
 :mod:`stackik._jit` (the one JIT loader; numba is imported by it on the first solve,

@@ -14,8 +14,9 @@ The method is the multi-task SNS with optimal task scaling of
     Robotics 31(3):637-654, 2015,
 
 generalised so that general constraint rows are saturated exactly like joint
-bounds, with an exact per-level QP (``quadprog``, :mod:`stackik.sns.qp`) as the
-fallback when the greedy saturation cannot find a feasible scale. See
+bounds, with an exact per-level QP (a dual active-set solver run in the kernel,
+:mod:`stackik.sns.levelqp`) as the fallback when the greedy saturation cannot find a
+feasible scale. See
 ``docs/sns.md`` for the equations.
 
 This module checks shapes and modes, stacks the levels into the solver's buffers,
@@ -51,9 +52,11 @@ from .codes import (
     FEAS_TOL,
     FLAG_HAVE_START,
     FLAG_HOLD,
+    FLAG_PYTHON_FALLBACKS,
     FLAG_SKIP_CHECKS,
     INVERTED_BOUNDS,
     INVERTED_BOX,
+    LEVEL_QP_FAILED,
     MODE_MIN_ERROR,
     MODE_SCALE,
     NAN_BOUNDS,
@@ -190,7 +193,7 @@ class SNSSolver:
             and removes a null-space direction).
         exact_fallback: When the greedy saturation finds no feasible scale for
             a SCALE level with more than one null-space direction left, solve
-            that level exactly with a QP (``quadprog``, ~50-150 us). If False
+            that level exactly with a QP (in the compiled kernel). If False
             the level holds instead (``s_k = 0``, the higher levels' ``dq`` is
             kept; always feasible, no QP). Levels with one direction left are
             always solved exactly in closed form; MIN_ERROR levels always use
@@ -228,11 +231,12 @@ class SNSSolver:
         self.tolerance = float(tolerance)
         self.max_iterations = int(max_iterations) if max_iterations is not None else n + 2
         self.exact_fallback = bool(exact_fallback)
-        self._hold = 0 if self.exact_fallback else FLAG_HOLD
+        # Kernel flags of a fresh solve: hold (no exact fallback), or the quadprog reference.
+        self._flags = 0 if self.exact_fallback else FLAG_HOLD
         self._wis = 1.0 / np.sqrt(w)
         self._prm = np.array([self.damping, self.tolerance, FEAS_TOL, ACTIVE_TOL])
         # [start level, max iterations, flags, r]; only a QP fallback changes it (_resumed).
-        self._iprm = np.array([0, self.max_iterations, self._hold, n], dtype=np.int64)
+        self._iprm = np.array([0, self.max_iterations, self._flags, n], dtype=np.int64)
         self._resumed = False
         self._info = np.zeros(8, dtype=np.int64)
         self._u = np.zeros(n)
@@ -249,6 +253,7 @@ class SNSSolver:
         self._C0 = np.zeros((0, n))
         self._b0 = np.zeros(0)
         self._act = np.zeros(n, dtype=np.int64)
+        self._levels: dict[int, np.ndarray] = {}  # how each level was solved, per level count
         self._run: Callable[..., float]
         if use_numba:
             self._run = _compiled_entry()
@@ -256,6 +261,20 @@ class SNSSolver:
         else:
             self._run = run.python_sns_run()
             self.compiled = False
+
+    def _reference_qp(self, enable: bool = True) -> None:
+        """Run the exact fallbacks in Python with ``quadprog`` (the reference).
+
+        The compiled kernel then hands a level that needs the exact QP back
+        (``NEED_LEVEL``, solved by :func:`stackik.sns.qp.qp_level`) and so does a start
+        point that needs more than ``clip(0, box)`` (``NEED_START``,
+        :func:`stackik.sns.qp.qp_start`); by default both are solved in the kernel
+        (:mod:`stackik.sns.levelqp`, :mod:`stackik.sns.startpoint`). For tests and
+        debugging.
+        """
+        flag = FLAG_PYTHON_FALLBACKS if enable else 0
+        self._flags = (self._flags & ~FLAG_PYTHON_FALLBACKS) | flag
+        self._iprm[2] = self._flags
 
     # ------------------------------------------------------------------ API
     def solve(
@@ -520,7 +539,13 @@ class SNSSolver:
         bl: np.ndarray,
         bu: np.ndarray,
     ) -> VelocitySolverResult:
-        """The kernel loop: run, hand the start point or a level to the QP, resume."""
+        """Run the kernel; finish in Python what it hands back, and resume.
+
+        The kernel solves the QP fallback levels and the start point itself; it hands
+        back only an empty constraint set (``NEED_START``: the least-violating point,
+        :func:`stackik.sns.qp.qp_start`), or, with :meth:`_reference_qp`, every start
+        point and QP level to the ``quadprog`` reference.
+        """
         n = self.n
         nlev = offs.shape[0] - 1
         if self._act.shape[0] < n + Cg.shape[0]:
@@ -529,12 +554,15 @@ class SNSSolver:
         dq = np.empty(n)
         scales = np.empty(nlev)
         errs = np.empty(nlev)  # (every entry written when the kernel returns OK)
+        levels = self._levels.get(nlev)
+        if levels is None:
+            levels = self._levels[nlev] = np.zeros(nlev, dtype=np.int64)
         iprm = self._iprm
         info = self._info
         iprm[1] = self.max_iterations  # (a public attribute: read on every solve)
         if self._resumed:  # a QP fallback of an earlier solve changed iprm
             iprm[0] = 0
-            iprm[2] = self._hold
+            iprm[2] = self._flags
             iprm[3] = n
             self._resumed = False
         qp_levels: list[int] = []
@@ -543,10 +571,13 @@ class SNSSolver:
         while True:
             violation = self._run(
                 J, x, offs, modes, Cg, gl, gu, bl, bu, self._wis, self._prm, iprm, self._u,
-                self._Zc, self._Zn, dq, scales, errs, act, info,
+                self._Zc, self._Zn, dq, scales, errs, act, levels, info,
             )  # fmt: skip
             code = info.item(0)
             if code == OK:
+                if info.item(6):  # levels solved by the in-kernel QP fallback
+                    qp_levels += np.flatnonzero(levels).tolist()
+                    held += np.flatnonzero(levels == LEVEL_QP_FAILED).tolist()
                 break
             if code == NEED_LEVEL:
                 k = int(info[1])
@@ -557,7 +588,7 @@ class SNSSolver:
                 gl, gu, infeasible_msg = qp.qp_start(Cg, gl, gu, bl, bu, self._wis, self._u)
                 self._resumed = True
                 iprm[0] = 0
-                iprm[2] = FLAG_SKIP_CHECKS | FLAG_HAVE_START | self._hold
+                iprm[2] = FLAG_SKIP_CHECKS | FLAG_HAVE_START | self._flags
             else:
                 message = self._validation_message(code, offs)
                 return self._result_error(SolverStatus.INVALID_INPUT, message, t0, nlev)
@@ -580,7 +611,7 @@ class SNSSolver:
         """Solve the level the kernel handed back with the exact QP; set up the resume.
 
         Returns:
-            False if quadprog failed (the level holds, ``s = 0``).
+            False if a quadprog stage failed (the level holds, ``s = 0``).
         """
         info = self._info
         iprm = self._iprm
@@ -594,7 +625,7 @@ class SNSSolver:
         self._Zc[:, :rn] = self._Zn[:, :rn]
         self._resumed = True
         iprm[0] = k + 1
-        iprm[2] = FLAG_SKIP_CHECKS | FLAG_HAVE_START | self._hold
+        iprm[2] = FLAG_SKIP_CHECKS | FLAG_HAVE_START | self._flags
         iprm[3] = rn
         return ok
 
@@ -632,7 +663,7 @@ class SNSSolver:
             message = f"solved (exact QP fallback on levels {qp_levels})"
             if held:
                 message += (
-                    f"; quadprog failed on levels {held}, which hold the higher "
+                    f"; the exact QP failed on levels {held}, which hold the higher "
                     "levels' solution (s = 0)"
                 )
         return status, message

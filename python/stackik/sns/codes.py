@@ -24,6 +24,12 @@ NEED_LEVEL = 9
 FLAG_SKIP_CHECKS = 1
 FLAG_HAVE_START = 2
 FLAG_HOLD = 4
+FLAG_PYTHON_FALLBACKS = 8  # hand the start point and QP levels back to Python (the reference)
+
+# How a level was solved (the int64 ``levels`` output of sns_run).
+LEVEL_GREEDY = 0  # the greedy saturation (or the closed-form 1-D solve, or held by choice)
+LEVEL_QP = 1  # the exact QP fallback
+LEVEL_QP_FAILED = 2  # the exact QP fallback failed: the level holds (s = 0)
 
 # Reasons a level is handed to the QP fallback (info[6]).
 FALLBACK_NO_FEASIBLE_SCALE = 1

@@ -23,12 +23,19 @@ from stackik._jit import kernel
 
 
 @kernel
-def house_qr(A: np.ndarray, rows: int, cols: int, Hv: np.ndarray, hb: np.ndarray) -> None:
+def house_qr(
+    A: np.ndarray, rows: int, cols: int, Hv: np.ndarray, hb: np.ndarray, w: np.ndarray
+) -> None:
     """Householder QR of ``A[:rows, :cols]`` in place (``rows >= cols``).
 
     On return the upper triangle of ``A[:cols, :cols]`` holds R, the entries
     below it are zero, and ``Q = H_0 H_1 ... H_{cols-1}`` with
     ``H_j = I - hb[j] Hv[:, j] Hv[:, j]^T``.
+
+    Each reflection is applied to the remaining columns row by row (``w`` collects
+    ``Hv[:, j]^T A`` across the columns), so the inner loops run along the rows of
+    ``A`` and vectorise; every entry is summed in the same order as a column-by-column
+    loop would.
 
     Args:
         A: Matrix to factor, overwritten by R.
@@ -36,6 +43,7 @@ def house_qr(A: np.ndarray, rows: int, cols: int, Hv: np.ndarray, hb: np.ndarray
         cols: Number of columns used.
         Hv: Output Householder vectors, one per column.
         hb: Output Householder coefficients (0 for a zero column).
+        w: Scratch, ``(>= cols,)``.
     """
     for j in range(cols):
         nrm2 = 0.0
@@ -60,12 +68,43 @@ def house_qr(A: np.ndarray, rows: int, cols: int, Hv: np.ndarray, hb: np.ndarray
         for i in range(j + 1, rows):
             A[i, j] = 0.0
         for c in range(j + 1, cols):
-            d = 0.0
-            for i in range(j, rows):
-                d += Hv[i, j] * A[i, c]
-            d *= beta
-            for i in range(j, rows):
-                A[i, c] -= d * Hv[i, j]
+            w[c] = 0.0
+        for i in range(j, rows):
+            h = Hv[i, j]
+            for c in range(j + 1, cols):
+                w[c] += h * A[i, c]
+        for c in range(j + 1, cols):
+            w[c] *= beta
+        for i in range(j, rows):
+            h = Hv[i, j]
+            for c in range(j + 1, cols):
+                A[i, c] -= w[c] * h
+
+
+@kernel
+def triangle_inverse(R: np.ndarray, k: int, B: np.ndarray) -> float:
+    """``B[:k, :k] <- R^-1`` for the upper triangle of ``R``; return ``||R^-1||_F^2``.
+
+    Row by row from the bottom (the inner loops run along rows and vectorise); only
+    the upper triangle of ``B`` is written. The square norm is summed column by
+    column, bottom up.
+    """
+    for i in range(k - 1, -1, -1):
+        for c in range(i, k):
+            B[i, c] = 0.0
+        B[i, i] = 1.0
+        for j in range(i + 1, k):
+            a = R[i, j]
+            for c in range(j, k):
+                B[i, c] -= a * B[j, c]
+        d = R[i, i]
+        for c in range(i, k):
+            B[i, c] = B[i, c] / d
+    inv2 = 0.0
+    for c in range(k):
+        for i in range(c, -1, -1):
+            inv2 += B[i, c] * B[i, c]
+    return inv2
 
 
 @kernel
@@ -213,7 +252,8 @@ def factor(
         A: Scratch, receives R (and the entries below it).
         Hv: Householder vectors of Q.
         hb: Householder coefficients of Q.
-        B: Scratch (receives ``R^{-1}`` while certifying).
+        B: Scratch (its first row while forming M; receives ``R^{-1}`` while
+            certifying).
         eps: Singular-value threshold of damping (``tolerance``).
 
     Returns:
@@ -228,13 +268,21 @@ def factor(
     else:
         rows = m
         k = r2
-    # M (or M^T) into A, and ||M||_F for the numerical-rank threshold.
+    # M (or M^T) into A, and ||M||_F for the numerical-rank threshold. Each row of M
+    # is accumulated along the rows of Z2 (w = B[0] is scratch).
+    w = B[0]
     fro2 = 0.0
     for i in range(m):
         for c in range(r2):
-            acc = 0.0
-            for j in range(n):
-                acc += Jw[o + i, j] * Z2[j, c]
+            w[c] = 0.0
+        for j in range(n):
+            a = Jw[o + i, j]
+            if a == 0.0:
+                continue  # (task rows are sparse: a posture row has one entry)
+            for c in range(r2):
+                w[c] += a * Z2[j, c]
+        for c in range(r2):
+            acc = w[c]
             fro2 += acc * acc
             if wide:
                 A[c, i] = acc
@@ -244,19 +292,12 @@ def factor(
     thr = max(eps, nulltol)
     if k == 0:
         return wide, 0, True, nulltol
-    house_qr(A, rows, k, Hv, hb)
+    house_qr(A, rows, k, Hv, hb, w)
     for i in range(k):
         if abs(A[i, i]) < thr:
             return wide, k, False, nulltol
     # sigma_min(R) >= 1 / ||R^{-1}||_F: certify with the explicit inverse.
-    inv2 = 0.0
-    for c in range(k):
-        for i in range(k - 1, -1, -1):
-            acc = 1.0 if i == c else 0.0
-            for j in range(i + 1, k):
-                acc -= A[i, j] * B[j, c]
-            B[i, c] = acc / A[i, i]
-            inv2 += B[i, c] * B[i, c]
+    inv2 = triangle_inverse(A, k, B)
     return wide, k, not inv2 * thr * thr > 1.0, nulltol
 
 
@@ -420,22 +461,43 @@ def pinv_svd(
 
 @kernel
 def right_apply_q(
-    Z: np.ndarray, n: int, r: int, k: int, Hv: np.ndarray, hb: np.ndarray, ZQ: np.ndarray
+    Z: np.ndarray,
+    n: int,
+    r: int,
+    k: int,
+    Hv: np.ndarray,
+    hb: np.ndarray,
+    ZQ: np.ndarray,
+    W: np.ndarray,
 ) -> None:
-    """``ZQ <- Z[:, :r] Q = Z H_0 ... H_{k-1}`` for the factor of :func:`house_qr`."""
-    for i in range(n):
-        for c in range(r):
-            ZQ[i, c] = Z[i, c]
+    """``ZQ <- Z[:, :r] Q = Z H_0 ... H_{k-1}`` for the factor of :func:`house_qr`.
+
+    The reflections run on the transpose, held in ``W`` (scratch, ``>= r x n``), so
+    their inner loops run along rows and vectorise; ``ZQ[0]`` holds the dot products
+    meanwhile. Every entry is summed in the order of the row-by-row form.
+    """
+    for c in range(r):
+        for i in range(n):
+            W[c, i] = Z[i, c]
+    d = ZQ[0]
     for j in range(k):
         if hb[j] == 0.0:
             continue
         for i in range(n):
-            d = 0.0
-            for c in range(j, r):
-                d += ZQ[i, c] * Hv[c, j]
-            d *= hb[j]
-            for c in range(j, r):
-                ZQ[i, c] -= d * Hv[c, j]
+            d[i] = 0.0
+        for c in range(j, r):
+            h = Hv[c, j]
+            for i in range(n):
+                d[i] += W[c, i] * h
+        for i in range(n):
+            d[i] *= hb[j]
+        for c in range(j, r):
+            h = Hv[c, j]
+            for i in range(n):
+                W[c, i] -= d[i] * h
+    for i in range(n):
+        for c in range(r):
+            ZQ[i, c] = W[c, i]
 
 
 @kernel
@@ -507,7 +569,7 @@ def null_basis(
     """
     rn = 0
     if wide:
-        right_apply_q(Z, n, r, k, Hv, hb, ZQ)
+        right_apply_q(Z, n, r, k, Hv, hb, ZQ, Zn)  # (Zn is its scratch until written)
         if not exact:
             rn = append_svd_null(ZQ, n, k, k, Vs, sg, nulltol, Zn, rn)
         for c in range(k, r):

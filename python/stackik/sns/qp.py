@@ -1,13 +1,15 @@
-"""Exact fallbacks of the SNS core with ``quadprog``: the start point and one level's QP.
+"""The ``quadprog`` paths of the SNS core, in Python: an empty constraint set, and the reference.
 
-The greedy saturation (:mod:`stackik.sns.run`) hands back to Python when
+The kernel finds the start point and solves the QP fallback levels itself
+(:mod:`stackik.sns.startpoint`, :mod:`stackik.sns.levelqp`). It comes back here
 
-* the minimum-norm point of the box breaks a general row (``NEED_START``):
-  :func:`qp_start` finds the minimum-norm feasible point, or, when the constraint
-  set is empty, the least-violating one;
-* a level with more than one null-space direction left finds no feasible scale,
-  or a MIN_ERROR level cannot reach ``s = 1`` (``NEED_LEVEL``): :func:`qp_level`
-  solves that level exactly as a lexicographic QP (two stages).
+* when the constraint set is empty (``NEED_START`` after the kernel's projection and
+  QP found no point): :func:`qp_start` confirms it and finds the least-violating
+  point (:func:`least_violating_start`), whose worst row the INFEASIBLE message names;
+* on the reference path (``SNSSolver._reference_qp()``, for tests and debugging): the
+  kernel then hands back every start point that needs more than ``clip(0, box)``
+  (:func:`qp_start`) and every level that needs the exact QP (``NEED_LEVEL``):
+  :func:`qp_level` solves that level as a lexicographic QP (two stages) with quadprog.
 
 All in the weighted coordinates ``u = W^{1/2} dq`` (``wis = W^{-1/2}``). NumPy only
 at import; ``quadprog`` is imported on the first QP.

@@ -45,21 +45,27 @@ import numpy as np
 
 from stackik._jit import kernel
 
-from . import checks, linalg, saturation
+from . import activeset, checks, levelqp, linalg, saturation, startpoint
 from .checks import validate_inputs
 from .codes import (
     FALLBACK_MIN_ERROR,
     FALLBACK_NO_FEASIBLE_SCALE,
     FLAG_HAVE_START,
     FLAG_HOLD,
+    FLAG_PYTHON_FALLBACKS,
     FLAG_SKIP_CHECKS,
+    LEVEL_GREEDY,
+    LEVEL_QP,
+    LEVEL_QP_FAILED,
     MODE_SCALE,
     NEED_LEVEL,
     NEED_START,
     OK,
 )
+from .levelqp import level_qp
 from .linalg import factor, null_basis, pinv_svd, pinv_tall, pinv_wide, svd_rank
 from .saturation import level_1d, saturate_row, scale_interval
+from .startpoint import start_point
 
 _INF = math.inf
 
@@ -112,7 +118,8 @@ def box_start(
     """Start point ``u = clip(0, box)``, the minimum-norm point of the box.
 
     If a general row rejects it, ``info`` gets ``NEED_START`` and that row: the
-    caller finds the start point with a QP (:mod:`stackik.sns.qp`).
+    caller finds the start point (:func:`stackik.sns.startpoint.start_point`, or with
+    the ``quadprog`` reference in Python, :func:`stackik.sns.qp.qp_start`).
 
     Returns:
         Whether ``u`` is a feasible start point.
@@ -255,6 +262,9 @@ def solve_levels(
     Cw: np.ndarray,
     low: np.ndarray,
     high: np.ndarray,
+    bl: np.ndarray,
+    bu: np.ndarray,
+    wis: np.ndarray,
     prm: np.ndarray,
     iprm: np.ndarray,
     r: int,
@@ -262,8 +272,9 @@ def solve_levels(
     Zc: np.ndarray,
     Zn: np.ndarray,
     scales: np.ndarray,
+    levels: np.ndarray,
     info: np.ndarray,
-) -> tuple[bool, int, int, int]:
+) -> tuple[bool, int, int, int, int]:
     """The saturation loop of each level from ``iprm[0]`` on (Flacco et al., Alg. 1 and 3).
 
     A level works in the null space ``Z2`` of the levels before it. Each
@@ -276,35 +287,43 @@ def solve_levels(
     paper's ``rank(J_k P) < m_k``), when the row cannot move, or after
     ``iprm[1]`` iterations; the best feasible ``(s*, u)`` is then used, else the
     closed-form solve when one direction is left, else the level holds
-    (``exact_fallback=False``) or is handed back: ``info`` then holds
-    ``NEED_LEVEL``, the level, ``r``, the size ``rn`` of its null space (already
-    in ``Zn``), the iterations so far, the reason and the max-iterations flag.
+    (``exact_fallback=False``), else the exact QP solves it in place
+    (:func:`stackik.sns.levelqp.level_qp`; ``levels[k]`` records it). With
+    ``FLAG_PYTHON_FALLBACKS`` (the ``quadprog`` reference) the level is handed back
+    instead: ``info`` then holds ``NEED_LEVEL``, the level,
+    ``r``, the size ``rn`` of its null space (already in ``Zn``), the iterations so
+    far, the reason and the max-iterations flag.
 
     The level loop and its iterations share one kernel on purpose: numba updates
     the reference count of every array a kernel binds on each call, and a
     per-level kernel binding this workspace cost about 0.5 us per solve.
 
     Returns:
-        ``(finished, r, iterations, hit_max)``.
+        ``(finished, r, iterations, hit_max, number of levels the QP solved)``.
     """
     n = u.shape[0]
     dim = level_dim(offs, n)
-    fac = np.empty((5, dim, dim))  # the factor of M: A, Hv, B, Us, Vs (linalg.factor)
-    vec = np.empty((7, dim))  # hb, sg (linalg.factor); t2 = J'_k ub; y1, y2 = M^# (x_k, t2); w1, w2
+    # The factor of M (linalg.factor): A, Hv, B, Us, Vs; A and Hv of a level's first
+    # iteration are kept apart (A1, Hv1, with hb1) for its exact QP fallback.
+    fac = np.empty((7, dim, dim))
+    vec = np.empty((8, dim))  # hb, sg (linalg.factor); t2 = J'_k ub; y1, y2 = M^# (x_k, t2); w1, w2
     pts = np.empty((5, n))  # saturation point, a, b, best solution, last direction
     Z2 = np.empty((n, n))
     ZQ = np.empty((n, n))
     sat = np.zeros(low.shape[0], dtype=np.bool_)
-    A, Hv, B, Us, Vs = fac[0], fac[1], fac[2], fac[3], fac[4]
-    hb, sg, t2, y1, y2, w1, w2 = vec[0], vec[1], vec[2], vec[3], vec[4], vec[5], vec[6]
+    An, Hvn, B, Us, Vs, A1, Hv1 = fac[0], fac[1], fac[2], fac[3], fac[4], fac[5], fac[6]
+    hbn, sg, t2, y1, y2, w1, w2 = vec[0], vec[1], vec[2], vec[3], vec[4], vec[5], vec[6]
+    hb1 = vec[7]
     ub, va, vb, best_u, z = pts[0], pts[1], pts[2], pts[3], pts[4]
     lam = prm[0]
     eps = prm[1]
     totit = 0
     hit_max = 0
+    nqp = 0
     for k in range(iprm[0], offs.shape[0] - 1):
         o = offs[k]
         m = offs[k + 1] - o
+        levels[k] = LEVEL_GREEDY
         if m == 0:
             scales[k] = 1.0
             continue
@@ -314,11 +333,15 @@ def solve_levels(
         best_s = -1.0  # the best feasible scale s* so far (none yet)
         done = False
         rho0 = rn = it = 0
+        wide1 = exact1 = False
         while True:
             it += 1
+            A, Hv, hb = (A1, Hv1, hb1) if it == 1 else (An, Hvn, hbn)
             wide, kk, exact, nulltol = factor(Jw, o, m, Z2, n, r2, A, Hv, hb, B, eps)
             rank = kk if exact else svd_rank(A, kk, wide, B, Us, Vs, sg, eps, nulltol)
             if it == 1:
+                wide1 = wide
+                exact1 = exact
                 rho0 = rank
                 rn = null_basis(Z2, n, r2, wide, exact, kk, Hv, hb, Vs, sg, nulltol, Zn, ZQ)
             elif rank < rho0:
@@ -366,12 +389,20 @@ def solve_levels(
             scales[k] = level_1d(Jw, o, m, x, z, u, Cw, low, high, modes[k], eps, lam)
         elif modes[k] == MODE_SCALE and (iprm[2] & FLAG_HOLD) != 0:
             scales[k] = 0.0  # no feasible scale and no exact fallback wanted: hold
-        else:
+        elif (iprm[2] & FLAG_PYTHON_FALLBACKS) != 0:
             hand_back(info, k, r, rn, totit, modes[k], hit_max)
-            return False, r, totit, hit_max
+            return False, r, totit, hit_max, nqp
+        else:
+            ok, s_qp = level_qp(
+                Jw, x, o, m, modes[k], Cw, low, high, bl, bu, wis, eps, Zc, r, u,
+                A1, Hv1, hb1, exact1 and not wide1,
+            )  # fmt: skip
+            scales[k] = s_qp
+            levels[k] = LEVEL_QP if ok else LEVEL_QP_FAILED
+            nqp += 1
         copy_basis(Zn, rn, Zc)
         r = rn
-    return True, r, totit, hit_max
+    return True, r, totit, hit_max, nqp
 
 
 @kernel
@@ -472,6 +503,7 @@ def sns_run(
     scales: np.ndarray,
     errs: np.ndarray,
     act: np.ndarray,
+    levels: np.ndarray,
     info: np.ndarray,
 ) -> float:
     """Run the generalised SNS from level ``iprm[0]`` on.
@@ -497,8 +529,10 @@ def sns_run(
         errs: Output residuals ``||J_k dq - s_k x_k||``.
         act: Output indices of the box rows then of the general rows at a bound
             (their counts are ``info[1]`` and ``info[2] - info[1]``).
+        levels: Output, how each level from the start level on was solved
+            (``LEVEL_GREEDY``, ``LEVEL_QP``, ``LEVEL_QP_FAILED``), ``(L,)`` int64.
         info: Output ``[code, index or box count, index or active count, r, rn,
-            iterations, reason, hit_max]``.
+            iterations, reason or (code OK) number of levels the QP solved, hit_max]``.
 
     Returns:
         The largest violation of the box and general rows by ``dq`` (in their
@@ -518,14 +552,22 @@ def sns_run(
         # Level 1 starts from the minimum-norm point of the box (a QP when the
         # general rows reject it) with the whole space as its null space.
         if (flags & FLAG_HAVE_START) == 0 and not box_start(u, Cw, low, high, prm[2], info):
-            return 0.0
+            # The minimum-norm point of the constraint set, in the kernel unless the
+            # quadprog reference is asked for; an empty set goes back to Python.
+            if (flags & FLAG_PYTHON_FALLBACKS) != 0 or not start_point(
+                Cw, wis, bl, bu, low, high, u
+            ):
+                return 0.0
+            info[0] = OK
+            info[1] = 0
         for i in range(n):
             for j in range(n):
                 Zc[i, j] = 1.0 if i == j else 0.0
         r = n
-    finished, r, totit, hit_max = solve_levels(
-        Jw, x, offs, modes, Cw, low, high, prm, iprm, r, u, Zc, Zn, scales, info
-    )
+    finished, r, totit, hit_max, nqp = solve_levels(
+        Jw, x, offs, modes, Cw, low, high, bl, bu, wis, prm, iprm, r, u, Zc, Zn, scales,
+        levels, info,
+    )  # fmt: skip
     if not finished:
         return 0.0
     # Back to joint space; residuals, active rows and the violation check.
@@ -533,12 +575,14 @@ def sns_run(
         dq[j] = wis[j] * u[j]
     task_residuals(J, x, offs, scales, dq, errs)
     viol, nbox = box_activity(dq, bl, bu, prm[3], act)
-    viol, nact = general_activity(dq, Cg, gl, gu, prm[3], act, nbox, viol)
+    # (the general bounds as used: widened around a projected start point)
+    viol, nact = general_activity(dq, Cg, low[n:], high[n:], prm[3], act, nbox, viol)
     info[1] = nbox
     info[2] = nact
     info[0] = OK
     info[3] = r
     info[5] = totit
+    info[6] = nqp
     info[7] = hit_max
     return viol
 
@@ -561,7 +605,7 @@ def python_sns_run() -> Callable[..., Any]:
     entry = _PYTHON_TREE.get("sns_run")
     if entry is not None:
         return entry
-    modules = (linalg, saturation, checks, sys.modules[__name__])
+    modules = (linalg, saturation, checks, activeset, levelqp, startpoint, sys.modules[__name__])
     spaces = {mod.__name__: dict(vars(mod)) for mod in modules}
     copies: dict[tuple[str, str], types.FunctionType] = {}
     for space in spaces.values():
