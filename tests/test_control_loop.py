@@ -309,6 +309,7 @@ def test_targets_written_from_another_thread_at_10khz_are_never_torn():
     seen = set()
     try:
         for _ in range(2000):
+            time.sleep(loop.period)  # the loop at (about) its rate, the writer ten times faster
             loop.step()
             t, r, v = _decode(tool)
             if t:
