@@ -49,6 +49,7 @@ CHECKED = {
     "global_ik.py",
     "cartesian_path.py",
     "viewer.py",
+    "teleop.py",
     "reach_study.py",
     "capability_map.py",
 }
@@ -123,6 +124,26 @@ def test_viewer_example_serves_and_follows():
     out = run_example("viewer.py")
     assert "the robot followed the target" in out
     assert number(r"tool error (\S+),", out) < 1e-4
+
+
+def test_teleop_runs_headless_and_its_stream_passes_the_controller_checks(tmp_path):
+    args = ["--seconds", "1.5"]
+    try:
+        import matplotlib  # noqa: F401  (the plot extra)
+
+        args += ["--plot", str(tmp_path / "teleop.png")]
+    except ImportError:
+        pass
+    out = run_example("teleop.py", *args)
+    assert "deadline misses" in out and "period jitter p99" in out
+    assert "libfranka limits respected on every tick: True" in out
+    assert "joint position limits respected on every tick: True" in out
+    assert number(r"watchdog stops (\d+)", out) >= 1  # the device stopped: the arm stopped
+    assert number(r"'HOLDING': (\d+)", out) > 0
+    closest = number(r"closest collision pair distance: (\S+) mm", out)
+    assert closest > 0.0  # collision-free (the loop's tests check the 20 mm margin)
+    if "--plot" in args:
+        assert (tmp_path / "teleop.png").stat().st_size > 10_000
 
 
 def test_reach_study_compares_two_placements(tmp_path):

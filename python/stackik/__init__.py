@@ -5,6 +5,16 @@ The public API is re-exported here; see the README and ``docs/`` for a tour.
 
 from ._version import __version__
 from .constraints.collision import CollisionTuningMode
+from .control import (
+    ControlLoop,
+    JointCommand,
+    JointMotionLimiter,
+    LoopState,
+    LoopStats,
+    MotionLimits,
+    joint_callback,
+    load_motion_limits,
+)
 from .engine import Problem, VelocityEngine
 from .errors import (
     CollisionGeometryNotFound,
@@ -75,19 +85,25 @@ __all__ = [
     "CollisionGeometryNotFound",
     "CollisionMarginWarning",
     "CollisionTuningMode",
+    "ControlLoop",
     "FindConfigsResult",
     "FrameNotFound",
     "FrameTask",
     "InvalidBounds",
     "InvalidInput",
     "InvalidTransform",
+    "JointCommand",
     "JointKind",
+    "JointMotionLimiter",
     "JointNotFound",
     "JointTask",
     "Kinematics",
     "KinematicsSolver",
+    "LoopState",
+    "LoopStats",
     "MalformedDescription",
     "MeshNotFound",
+    "MotionLimits",
     "MultiJointTask",
     "NameNotFound",
     "NonFiniteInput",
@@ -120,7 +136,9 @@ __all__ = [
     "as_se3",
     "clamp_configuration",
     "compute_pose_error",
+    "joint_callback",
     "limit_task_velocity",
+    "load_motion_limits",
     "normalize_quaternion",
     "q2r",
     "r2q",

@@ -17,6 +17,7 @@ from .com_polygon import ComPolygonConstraint
 from .limits import JointLimitsConstraint, calculate_velocity_box_constraint
 from .linear import LinearConstraint, TightFramePoseConstraint, TightPointConstraint
 from .mimic import MimicConstraint
+from .motion import JointMotionConstraint
 from .relative_pose import RelativePoseConstraint
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "Constraint",
     "FloatingBaseBounds",
     "JointLimitsConstraint",
+    "JointMotionConstraint",
     "LinearConstraint",
     "MimicConstraint",
     "RelativePoseConstraint",

@@ -1,0 +1,551 @@
+"""ControlLoop: velocity IK at a fixed rate, a jerk-limited joint output, a target watchdog.
+
+One tick (:meth:`ControlLoop.step`):
+
+1. take the latest target of each task (published whole by :meth:`set_target`, from any
+   thread);
+2. the watchdog: no target for ``target_timeout`` seconds -> STOPPING (the limiter
+   brakes every joint to rest within its acceleration and jerk limits) -> HOLDING; a
+   new target -> RUNNING again, from whatever state the joints are in;
+3. RUNNING:
+
+   a. the motion constraint takes the limiter's commanded state: the IK's velocity
+      stays within what the limiter reaches within 20 ms;
+   b. ``q_ahead``, where the motion is headed: the joints go on at their velocity for
+      the smoothing delay (below), then, with anticipation (on with a collision
+      constraint), brake together to rest as the limiter (and the watchdog) brakes;
+      and a feed-forward for every task that makes it see its error at the commanded
+      configuration ``q``, not at ``q_ahead``;
+   c. ``solve_velocity(q_ahead)`` gives the desired velocity ``w`` (the position it
+      implies is ``q + w dt``): the constraints act on the configuration the robot can
+      still stop at, so velocity dampers that assume an instant stop (self-collision)
+      brake early enough for the acceleration and jerk limits;
+   d. ``w`` passes two first-order smoothing stages (``smoothing`` = 10 ms each,
+      critically damped, a delay of ``2 smoothing``) and the limiter follows it
+      (ruckig's velocity interface) -> the command.
+
+4. ``on_command(command)``.
+
+:meth:`ControlLoop.start` runs the ticks in a thread of their own on an absolute
+schedule (see :mod:`stackik.control.timing`). ``docs/teleop.md`` explains the choices
+and the measured figures.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import _validate
+from ..constraints.motion import JointMotionConstraint
+from ..errors import InvalidInput, StackIKError
+from ..results import SolverStatus
+from ..solver import KinematicsSolver
+from .limiter import JointCommand, JointMotionLimiter
+from .targets import Staged, stage
+from .timing import LoopStats, Recorder, quiet_runtime, set_realtime, wait_until
+
+__all__ = ["ControlLoop", "LoopState"]
+
+#: Name of the motion constraint the loop adds to its solver.
+MOTION_CONSTRAINT = "joint_motion"
+
+
+class LoopState(enum.Enum):
+    """What the loop does with the robot.
+
+    Attributes:
+        RUNNING: Following the targets.
+        STOPPING: No target for ``target_timeout``: braking to rest.
+        HOLDING: At rest, holding the position until a target arrives.
+    """
+
+    RUNNING = "running"
+    STOPPING = "stopping"
+    HOLDING = "holding"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ControlLoop:
+    """Teleoperation at a fixed rate: velocity IK, jerk-limited joint commands, a watchdog.
+
+    Args:
+        solver: The solver with the tasks and constraints (its ``dt`` must be the loop
+            period). The loop adds a :class:`~stackik.constraints.JointMotionConstraint`
+            named ``"joint_motion"`` to it.
+        q0: The robot's configuration at the start (size nq), at rest.
+        rate_hz: Loop rate [Hz].
+        limiter: The joint limiter (its ``dt`` must be the period); default
+            ``JointMotionLimiter(solver.robot, 1 / rate_hz)``, which needs the robot's
+            jerk limits (see :func:`~stackik.control.load_motion_limits`).
+        target_timeout: Seconds without a new target before the watchdog stops the
+            robot; None disables the watchdog. Counted in ticks (``target_timeout *
+            rate_hz``), so a simulator stepping faster or slower than real time sees the
+            same behaviour.
+        on_command: Called with each tick's :class:`JointCommand` (in the loop's thread).
+        anticipate: Solve at the stopping configuration (step 3b above), so that
+            constraints whose damper assumes an instant stop (self-collision, relative
+            pose, linear rows) brake in time for the acceleration and jerk limits.
+            None (default): when the solver has an active collision constraint. Off,
+            the solve runs where the smoothing delay alone leads: better for
+            constraints that are braking-aware already (the CoM polygon's
+            ``sqrt(2 a s)`` bound), which the stop's joint-space extrapolation (a
+            straight line in joint space, some tenths of a radian long at speed) only
+            blurs.
+        smoothing: Time constant [s] of each of the two first-order stages that smooth
+            the IK velocity before the limiter (0: none). The limiter answers every
+            change of its setpoint time-optimally, with a pulse at the jerk limit; the
+            IK velocity changes in small steps (targets arriving every few ms, rows and
+            saturations switching), which would make the arm buzz within its limits.
+
+    Raises:
+        InvalidInput: A period that differs from ``solver.dt`` or the limiter's ``dt``,
+            a limiter for another robot, a bad rate or timeout.
+        NotWithinLimits: ``q0`` outside the position limits.
+    """
+
+    def __init__(
+        self,
+        solver: KinematicsSolver,
+        q0: object,
+        rate_hz: float = 1000.0,
+        limiter: JointMotionLimiter | None = None,
+        target_timeout: float | None = 0.1,
+        on_command: Callable[[JointCommand], Any] | None = None,
+        *,
+        anticipate: bool | None = None,
+        smoothing: float = 0.01,
+    ) -> None:
+        rate = _validate.positive_float(rate_hz, "rate_hz")
+        period = 1.0 / rate
+        if abs(solver.dt - period) > 1e-9 * period:
+            raise InvalidInput(
+                f"solver.dt = {solver.dt:g} s but the loop period is {period:g} s "
+                f"(rate_hz = {rate:g}): build the solver with dt=1/rate_hz",
+                what="rate_hz",
+                value=rate_hz,
+            )
+        robot = solver.robot
+        if limiter is None:
+            limiter = JointMotionLimiter(robot, period)
+        if limiter.robot is not robot:
+            raise InvalidInput("the limiter is for another robot than the solver's", what="limiter")
+        if abs(limiter.dt - period) > 1e-9 * period:
+            raise InvalidInput(
+                f"limiter.dt = {limiter.dt:g} s but the loop period is {period:g} s",
+                what="limiter",
+            )
+        if on_command is not None and not callable(on_command):
+            raise InvalidInput("on_command must be callable", what="on_command", value=on_command)
+        self._smoothing = _validate.positive_float(smoothing, "smoothing", allow_zero=True)
+        self._alpha = period / (self._smoothing + period)
+        self._solver = solver
+        self._robot = robot
+        self._limiter = limiter
+        self._rate = rate
+        self._period = period
+        self._period_ns = round(1e9 * period)
+        self._timeout_ticks = self._timeout(target_timeout, rate)
+        self._target_timeout = target_timeout
+        self.on_command = on_command
+        self.anticipate = anticipate
+        self._motion = JointMotionConstraint(
+            MOTION_CONSTRAINT,
+            solver.kinematics,
+            limiter.max_velocity,
+            limiter.max_acceleration,
+            limiter.max_jerk,
+            limiter.lower,
+            limiter.upper,
+            delay=2.0 * self._smoothing,  # the smoothing stages' delay
+        )
+        solver.add_constraint(self._motion, replace=True)
+        self._lock = threading.Lock()
+        self._pending: dict[str, Staged] = {}
+        self._recorder = Recorder(self._period_ns)
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._error: BaseException | None = None
+        self.reset(q0)
+
+    @staticmethod
+    def _timeout(value: float | None, rate: float) -> int | None:
+        if value is None:
+            return None
+        seconds = _validate.positive_float(value, "target_timeout")
+        return max(1, round(seconds * rate))
+
+    # -- properties ------------------------------------------------------------------------
+    @property
+    def solver(self) -> KinematicsSolver:
+        """The solver."""
+        return self._solver
+
+    @property
+    def limiter(self) -> JointMotionLimiter:
+        """The joint limiter."""
+        return self._limiter
+
+    @property
+    def motion_constraint(self) -> JointMotionConstraint:
+        """The joint-motion box the loop added to the solver (its ``horizon`` [s])."""
+        return self._motion
+
+    @property
+    def rate_hz(self) -> float:
+        """Loop rate [Hz]."""
+        return self._rate
+
+    @property
+    def period(self) -> float:
+        """Loop period [s]."""
+        return self._period
+
+    @property
+    def target_timeout(self) -> float | None:
+        """Seconds without a target before the watchdog stops the robot (None: never)."""
+        return self._target_timeout
+
+    @property
+    def state(self) -> LoopState:
+        """RUNNING, STOPPING or HOLDING."""
+        return self._state
+
+    @property
+    def q(self) -> np.ndarray:
+        """The commanded configuration (size nq) (a copy)."""
+        return self._q.copy()
+
+    @property
+    def command(self) -> JointCommand:
+        """The last tick's command (the start state before the first tick)."""
+        return self._command
+
+    @property
+    def ticks(self) -> int:
+        """Ticks run since the start (or :meth:`reset`)."""
+        return self._recorder.ticks
+
+    @property
+    def stats(self) -> LoopStats:
+        """Timing and safety counters so far."""
+        return self._recorder.stats()
+
+    @property
+    def is_running(self) -> bool:
+        """Whether the loop's own thread runs."""
+        return self._thread is not None and self._thread.is_alive()
+
+    # -- targets ---------------------------------------------------------------------------
+    def set_target(
+        self, task_name: str, target: object | None = None, *, velocity: object | None = None
+    ) -> None:
+        """Give a task a new target; safe from any thread, at any rate.
+
+        The next tick takes the latest target of each task, whole. Also feeds the
+        watchdog.
+
+        Args:
+            task_name: A task of the loop's solver.
+            target: A pose (``pinocchio.SE3`` or 4x4) for frame and relative tasks, a
+                position (3) [m] for frame and CoM tasks, a rotation (3x3) for frame
+                tasks, a configuration (nq) for a posture task, values for joint tasks.
+            velocity: Task target velocity (feed-forward; the task's full size, 6 for a
+                pose [m/s; rad/s]), set with the target in the same tick.
+
+        Raises:
+            TaskNotFound: No such task.
+            InvalidInput, ShapeError, NonFiniteInput, InvalidTransform: An invalid target
+                (the loop keeps the last valid one).
+        """
+        try:
+            staged = stage(self._solver.get_task(task_name), target, velocity)
+        except StackIKError:
+            with self._lock:
+                self._recorder.counts["rejected"] += 1
+            raise
+        with self._lock:
+            self._pending[task_name] = staged
+
+    def _take_targets(self) -> bool:
+        if not self._pending:
+            return False
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        for name, staged in pending.items():
+            staged.apply()
+            if staged.velocity is not None:
+                self._user_ff[name] = staged.velocity
+        return True
+
+    # -- one tick ----------------------------------------------------------------------------
+    def reset(self, q0: object) -> None:
+        """Start again at rest at ``q0`` (size nq): RUNNING, statistics cleared.
+
+        Raises:
+            InvalidInput: The loop's thread runs.
+            ShapeError, NonFiniteInput, NotWithinLimits: A bad ``q0``.
+        """
+        if self.is_running:
+            raise InvalidInput("stop() the loop before reset()", what="reset")
+        q = np.array(self._robot.check_configuration(q0, "q0"), dtype=float)
+        self._limiter.reset(q)
+        self._q = q
+        self._views = self._limiter.state_views()
+        self._motion.reset()
+        self._state = LoopState.RUNNING
+        self._last_target = 0
+        self._recorder.clear()
+        self._pending.clear()
+        nv = self._robot.nv
+        self._previous = self._views[0].copy()
+        self._user_ff: dict[str, np.ndarray | None] = {}
+        self._compensating = False
+        self._smooth = (np.zeros(nv), np.zeros(nv))
+        self._command = JointCommand(self._previous.copy(), np.zeros(nv), np.zeros(nv), q.copy())
+
+    def step(self) -> JointCommand:
+        """Run one tick now (for callers that own the clock: a simulator, an RT thread).
+
+        Returns:
+            The tick's command (also passed to ``on_command``).
+
+        Raises:
+            InvalidInput: The loop's own thread runs.
+        """
+        if self.is_running:
+            raise InvalidInput("the loop runs in its thread: do not also call step()")
+        start = time.monotonic_ns()
+        command = self._tick()
+        end = time.monotonic_ns()
+        self._recorder.tick(start, end, start + self._period_ns)
+        return command
+
+    def _tick(self) -> JointCommand:
+        tick = self._recorder.ticks
+        if self._take_targets():
+            self._last_target = tick
+            if self._state is not LoopState.RUNNING:  # resume from the present motion
+                self._state = LoopState.RUNNING
+                for stage in self._smooth:
+                    stage[:] = self._views[1]
+        elif (
+            self._state is LoopState.RUNNING
+            and self._timeout_ticks is not None
+            and tick - self._last_target >= self._timeout_ticks
+        ):
+            self._state = LoopState.STOPPING
+            self._recorder.counts["watchdog"] += 1
+        if self._state is LoopState.RUNNING:
+            command = self._follow()
+        else:
+            command = self._limiter.brake()
+            if self._state is LoopState.STOPPING and self._limiter.at_rest:
+                self._state = LoopState.HOLDING
+        command.configuration = self._configuration(command)
+        self._command = command
+        if self.on_command is not None:
+            self.on_command(command)
+        return command
+
+    def _follow(self) -> JointCommand:
+        """IK where the motion is headed, tasks from the present; then the limiter."""
+        p, v, a = self._views
+        self._motion.set_state(v, a, p)
+        q_solve: np.ndarray | None = self._q
+        if not self._limiter.at_rest and (self._smoothing or self._anticipating()):
+            self._present_errors(self._configuration_ahead(p, v))
+            q_solve = None  # the solver's kinematics are at q_ahead already
+        elif self._compensating:
+            self._restore_feed_forward()
+        result = self._solver.solve_velocity(q_solve)
+        counts = self._recorder.counts
+        if result.status is not SolverStatus.SUCCESS:
+            counts["infeasible" if result.status is SolverStatus.INFEASIBLE else "failure"] += 1
+        command = self._limiter.step(None, self._smoothed(result.solution))
+        if command.braked_joints:
+            counts["guard"] += 1
+        return command
+
+    def _anticipating(self) -> bool:
+        if self.anticipate is not None:
+            return bool(self.anticipate)
+        return any(c.active for c in self._solver.engine.constraints_of("collision"))
+
+    def _smoothed(self, w: np.ndarray) -> np.ndarray:
+        """Two first-order stages of time constant ``smoothing`` (critically damped).
+
+        Kept within the motion constraint's position-limit bounds, so the smoothing
+        delay never carries a joint past the speed it may have near its limits.
+        """
+        if self._smoothing == 0.0:
+            return w
+        first, second = self._smooth
+        alpha = self._alpha
+        first += alpha * (w - first)
+        second += alpha * (first - second)
+        lo, hi = self._motion.cruise_lower, self._motion.cruise_upper
+        np.clip(first, lo, hi, out=first)
+        np.clip(second, lo, hi, out=second)
+        return second
+
+    def _configuration_ahead(self, p: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Where the motion is headed (size nq): the configuration the constraints guard.
+
+        The joints go on at their velocity for the smoothing stages' delay (``2
+        smoothing``) before a new IK velocity reaches them; with anticipation, they then
+        brake together to rest.
+        """
+        lim = self._limiter
+        stop = lim.stop_positions() if self._anticipating() else p.copy()
+        if self._smoothing:
+            stop += v * (2.0 * self._smoothing)
+            np.clip(stop, self._motion.lower, self._motion.upper, out=stop)
+        if lim.has_configuration:
+            return lim.to_configuration(stop)
+        return self._robot.integrate(self._q, stop - p)
+
+    def _present_errors(self, q_ahead: np.ndarray) -> None:
+        """Feed-forward that makes every task see its error at the present configuration.
+
+        The solve runs at ``q_ahead`` so that the constraints guard where the motion is
+        headed; a task would then also see its error from there, and a velocity that
+        feeds back into its own error through the braking distance makes the loop ring.
+        With ``ff = gain (e(q) - e(q_ahead)) + ff_user`` the task's velocity is
+        ``gain e(q) + ff_user``, as at the present configuration (both errors exact: a
+        first-order ``J delta`` tracks a jumping target a quarter worse, the braking
+        distance being tenths of a radian at speed).
+        """
+        kin = self._solver.kinematics
+        tasks = [t for t in self._solver.tasks if t.active]
+        kin.set_unchecked(self._q)
+        present = []
+        for task in tasks:
+            task.update()
+            present.append(task.get_error().copy())
+        kin.set_unchecked(q_ahead)
+        for task, error in zip(tasks, present, strict=True):
+            task.update()
+            mask = task.row_mask
+            user = self._user_ff.setdefault(task.name, task.target_velocity)
+            ff = np.zeros(mask.size) if user is None else user.copy()
+            ff[mask] += task.gain * (error - task.get_error())
+            task.set_target_velocity(ff)
+        self._compensating = True
+
+    def _restore_feed_forward(self) -> None:
+        """At rest the two configurations agree: the tasks get the user's feed-forward back."""
+        for task in self._solver.tasks:
+            if task.name in self._user_ff:
+                user = self._user_ff[task.name]
+                if user is None:
+                    task.clear_target_velocity()
+                else:
+                    task.set_target_velocity(user)
+        self._compensating = False
+
+    def _configuration(self, command: JointCommand) -> np.ndarray:
+        """The commanded configuration after the tick (integrated for multi-DoF joints)."""
+        if command.configuration is not None:
+            self._q = command.configuration
+        else:
+            delta = command.position - self._previous
+            self._q = self._robot.integrate(self._q, delta)
+        self._previous = command.position
+        return self._q.copy()
+
+    # -- the loop's own thread -------------------------------------------------------------
+    def start(
+        self, cpu: int | None = None, priority: int | None = None, spin_us: float = 300.0
+    ) -> None:
+        """Run the ticks in a thread of their own at ``rate_hz`` until :meth:`stop`.
+
+        While it runs, Python's garbage collector is frozen and disabled and the GIL
+        switch interval is 100 µs (process-wide; restored by :meth:`stop`).
+
+        Args:
+            cpu: Pin the loop's thread to this CPU (Linux), if permitted.
+            priority: Give it SCHED_FIFO real-time priority (1-99), if permitted; what
+                the OS refused is in ``stats.scheduling``.
+            spin_us: Sleep until this long before each release, then spin [µs].
+
+        Raises:
+            InvalidInput: Already running, or bad arguments.
+        """
+        if self.is_running:
+            raise InvalidInput("the loop already runs", what="start")
+        if cpu is not None:
+            cpu = _validate.count(cpu, "cpu", minimum=0)
+        if priority is not None:
+            priority = _validate.count(priority, "priority", minimum=1, maximum=99)
+        spin_ns = round(1e3 * _validate.positive_float(spin_us, "spin_us", allow_zero=True))
+        self._stop.clear()
+        self._error = None
+        ready = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, args=(cpu, priority, spin_ns, ready), name="stackik-control",
+            daemon=True,
+        )  # fmt: skip
+        self._thread.start()
+        ready.wait()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop the loop's thread (after its current tick) and restore the runtime settings.
+
+        The robot is left where the last command put it (brake first, e.g. by letting
+        the watchdog stop it, if it moves). Re-raises an exception the loop's thread met
+        (e.g. from ``on_command``).
+        """
+        thread = self._thread
+        if thread is None:
+            return
+        self._stop.set()
+        thread.join(_validate.positive_float(timeout, "timeout"))
+        self._thread = None
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def _run(
+        self, cpu: int | None, priority: int | None, spin_ns: int, ready: threading.Event
+    ) -> None:
+        rec = self._recorder
+        rec.scheduling = set_realtime(cpu, priority)
+        period = self._period_ns
+        with quiet_runtime():
+            ready.set()
+            release = time.monotonic_ns() + period
+            while not self._stop.is_set():
+                start = wait_until(release, spin_ns)
+                rec.release(start, release)
+                try:
+                    self._tick()
+                except BaseException as exc:  # stop the loop; stop() re-raises it
+                    self._error = exc
+                    break
+                end = time.monotonic_ns()
+                rec.tick(start, end, release + period)
+                release += period
+                if end > release + period:  # over a period late: skip the missed releases
+                    skipped = (end - release) // period
+                    rec.misses += skipped
+                    release += skipped * period
+
+    def __enter__(self) -> ControlLoop:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return (
+            f"ControlLoop({self._robot!r}, rate_hz={self._rate:g}, state={self._state}, "
+            f"ticks={self.ticks})"
+        )
