@@ -136,7 +136,12 @@ def test_viewer_renders_in_headless_chromium(tmp_path):
             for _ in range(20):
                 if notice.count() == 0:
                     break
-                notice.locator("button.mantine-Notification-closeButton").first.click()
+                try:  # a notice may close itself (and leave the DOM) while we click it
+                    notice.locator("button.mantine-Notification-closeButton").first.click(
+                        timeout=2000
+                    )
+                except sync_api.Error:
+                    pass
                 time.sleep(0.5)
             page.mouse.move(5, VIEWPORT["height"] // 2)
             time.sleep(0.5)
