@@ -26,6 +26,7 @@ from .._jit import kernel
 __all__ = [
     "BOUNDARY_SLACK",
     "add",
+    "angles12",
     "cos_sin_roots",
     "cross",
     "cubic_roots",
@@ -55,6 +56,25 @@ BOUNDARY_SLACK = 1e-9
 
 
 # -- 3-vectors and 3x3 matrices as tuples -------------------------------------------------------
+@kernel
+def angles12(out: list) -> tuple:
+    """The 12 angles of up to 4 ``(q1, q2, q3)`` triples as a tuple (a kernel's return)."""
+    return (
+        out[0],
+        out[1],
+        out[2],
+        out[3],
+        out[4],
+        out[5],
+        out[6],
+        out[7],
+        out[8],
+        out[9],
+        out[10],
+        out[11],
+    )
+
+
 @kernel
 def row(A: np.ndarray, i: int) -> tuple:
     """Row ``i`` of an (n, 3) array as a 3-tuple."""

@@ -33,7 +33,7 @@ import numpy as np
 from .._jit import kernel
 from .base import AnalyticSolver
 from .geometry import ChainGeometry, common_normal, parallel, rotation
-from .kernels import add, mat, mm, mtm, mv, pose_errors_rows, transform_rows, wrap
+from .kernels import add, angles12, mat, mm, mtm, mv, pose_errors_rows, transform_rows, wrap
 from .spherical import wrist_centre
 
 __all__ = ["OPWSolver", "opw_fk", "opw_parameters"]
@@ -216,20 +216,7 @@ def _opw_arm(prm: np.ndarray, C: tuple) -> tuple:
     out = [0.0] * 12
     n = 0
     if r2 < b * b * (1.0 - 1e-12):
-        return 0, (
-            out[0],
-            out[1],
-            out[2],
-            out[3],
-            out[4],
-            out[5],
-            out[6],
-            out[7],
-            out[8],
-            out[9],
-            out[10],
-            out[11],
-        )
+        return 0, angles12(out)
     r = math.sqrt(r2)
     phi = math.atan2(C[1], C[0])
     delta = math.asin(min(1.0, max(-1.0, b / r))) if r > 0.0 else 0.0
@@ -247,20 +234,7 @@ def _opw_arm(prm: np.ndarray, C: tuple) -> tuple:
             t2 = math.atan2(u, v) - math.atan2(k * math.sin(beta), c2 + k * math.cos(beta))
             out[3 * n], out[3 * n + 1], out[3 * n + 2] = t1, t2, beta - psi
             n += 1
-    return n, (
-        out[0],
-        out[1],
-        out[2],
-        out[3],
-        out[4],
-        out[5],
-        out[6],
-        out[7],
-        out[8],
-        out[9],
-        out[10],
-        out[11],
-    )
+    return n, angles12(out)
 
 
 @kernel

@@ -37,6 +37,7 @@ from .geometry import ChainGeometry, common_normal, parallel
 from .kernels import (
     add,
     angle_about,
+    angles12,
     cos_sin_roots,
     cross,
     cubic_roots,
@@ -274,20 +275,7 @@ def _position_general(A: np.ndarray, P: np.ndarray, prm: np.ndarray, pw: tuple) 
         y = add(d, mv(rot(a2, q2), v))
         out[3 * i] = rotation_angle(a1, sub(y, c), sub(pw, c))
         out[3 * i + 1], out[3 * i + 2] = q2, q3
-    return n, (
-        out[0],
-        out[1],
-        out[2],
-        out[3],
-        out[4],
-        out[5],
-        out[6],
-        out[7],
-        out[8],
-        out[9],
-        out[10],
-        out[11],
-    )
+    return n, angles12(out)
 
 
 @kernel
@@ -313,20 +301,7 @@ def _position_intersecting(A: np.ndarray, P: np.ndarray, prm: np.ndarray, pw: tu
             out[3 * n + 1] = t2 if j == 0 else u2
             out[3 * n + 2] = q3
             n += 1
-    return n, (
-        out[0],
-        out[1],
-        out[2],
-        out[3],
-        out[4],
-        out[5],
-        out[6],
-        out[7],
-        out[8],
-        out[9],
-        out[10],
-        out[11],
-    )
+    return n, angles12(out)
 
 
 @kernel
@@ -355,20 +330,7 @@ def _position_parallel(A: np.ndarray, P: np.ndarray, prm: np.ndarray, pw: tuple)
             out[3 * n] = rotation_angle(a1, sub(mv(rot(a2, q2), u), cc), t)
             out[3 * n + 1], out[3 * n + 2] = q2, q3
             n += 1
-    return n, (
-        out[0],
-        out[1],
-        out[2],
-        out[3],
-        out[4],
-        out[5],
-        out[6],
-        out[7],
-        out[8],
-        out[9],
-        out[10],
-        out[11],
-    )
+    return n, angles12(out)
 
 
 # -- the solve -------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from stackik._jit import kernel
 
 from .activeset import QP_SOLVED, gi_solve, qp_workspace
 from .codes import VIOLATION_TOL
-from .linalg import house_qr, jacobi_svd
+from .linalg import apply_q, apply_qt, house_qr, jacobi_svd
 
 _SNAP_TOL = 1e-12  # largest rounding miss of a projected start point that is snapped away
 _MOVE_EPS = 1e-14  # rows whose entries are all below this cannot move
@@ -93,15 +93,7 @@ def min_norm_solve(A: np.ndarray, k: int, n: int, t: np.ndarray, u: np.ndarray) 
     for i in range(rows):
         w[i] = t[i] if i < k else 0.0
     if not wide:
-        for j in range(s):  # w <- Q^T w
-            if hb[j] == 0.0:
-                continue
-            d = 0.0
-            for i in range(j, rows):
-                d += Hv[i, j] * w[i]
-            d *= hb[j]
-            for i in range(j, rows):
-                w[i] -= d * Hv[i, j]
+        apply_qt(w, rows, s, Hv, hb)
     # y = V S^+ U^T w[:s]
     c = np.zeros(s)
     for a in range(s):
@@ -118,15 +110,7 @@ def min_norm_solve(A: np.ndarray, k: int, n: int, t: np.ndarray, u: np.ndarray) 
             acc += V[i, a] * c[a]
         w[i] = acc
     if wide:  # u = Q1 y
-        for j in range(s - 1, -1, -1):
-            if hb[j] == 0.0:
-                continue
-            d = 0.0
-            for i in range(j, rows):
-                d += Hv[i, j] * w[i]
-            d *= hb[j]
-            for i in range(j, rows):
-                w[i] -= d * Hv[i, j]
+        apply_q(w, rows, s, Hv, hb)
     for j in range(n):
         u[j] = w[j]
 
