@@ -531,10 +531,9 @@ class VelocityEngine:
             except StackIKError as exc:
                 return self._invalid(str(exc), t0)
             t2 = time.perf_counter()
+            # (the SNS core never returns a non-finite solution: NUMERICAL_ERROR, zeros)
             result = self._run(layout, p)
-            if not np.isfinite(result.solution).all():
-                result = self._numerical_failure(result, t0)
-            elif result.status == SolverStatus.INFEASIBLE and p:
+            if result.status == SolverStatus.INFEASIBLE and p:
                 result.status_message += "; most violated: " + self._worst_row(result, p)
             t3 = time.perf_counter()
             result.computation_time_ms = (t3 - t0) * 1e3
@@ -570,18 +569,6 @@ class VelocityEngine:
             if rows is not None and rows.start <= row < rows.stop:
                 return f"{c.describe_row(row - rows.start)}, violated by {excess[row]:.3g}"
         return f"row {row}, violated by {excess[row]:.3g}"  # pragma: no cover
-
-    def _numerical_failure(self, result: VelocitySolverResult, t0: float) -> VelocitySolverResult:
-        """A non-finite solution is never returned: zeros with NUMERICAL_ERROR instead."""
-        bad = np.flatnonzero(~np.isfinite(result.solution)).tolist()
-        return VelocitySolverResult(
-            solution=np.zeros(self.robot.nv),
-            status=SolverStatus.NUMERICAL_ERROR,
-            status_message=f"the solve gave non-finite joint velocities at {bad}; returned zeros",
-            task_scales=np.zeros_like(result.task_scales),
-            task_errors=np.zeros_like(result.task_errors),
-            computation_time_ms=(time.perf_counter() - t0) * 1e3,
-        )
 
     def _invalid(self, message: str, t0: float) -> VelocitySolverResult:
         nlev = len({t.priority for t in self._tasks.values() if t.active})
