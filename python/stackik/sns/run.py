@@ -426,6 +426,16 @@ def task_residuals(
         errs[k] = math.sqrt(acc2)
 
 
+@kernel(inline=True)
+def at_bound(v: float, lo: float, hi: float, acttol: float) -> bool:
+    """Whether ``v`` is within the activity tolerance of a finite bound ``lo`` or ``hi``.
+
+    (Infinite bounds are never active; the guard also avoids ``inf - inf``.)
+    """
+    at_lo = lo > -_INF and v <= lo + acttol * (1.0 + abs(lo))
+    return at_lo or (hi < _INF and v >= hi - acttol * (1.0 + abs(hi)))
+
+
 @kernel
 def box_activity(
     dq: np.ndarray, bl: np.ndarray, bu: np.ndarray, acttol: float, act: np.ndarray
@@ -443,10 +453,7 @@ def box_activity(
         if not math.isfinite(v):
             return _INF, 0
         viol = max(viol, bl[j] - v, v - bu[j])
-        # (infinite bounds are never active; the guard also avoids inf - inf)
-        at_lo = bl[j] > -_INF and v <= bl[j] + acttol * (1.0 + abs(bl[j]))
-        at_hi = bu[j] < _INF and v >= bu[j] - acttol * (1.0 + abs(bu[j]))
-        if at_lo or at_hi:
+        if at_bound(v, bl[j], bu[j], acttol):
             act[nact] = j
             nact += 1
     return viol, nact
@@ -474,9 +481,7 @@ def general_activity(
         for j in range(n):
             v += Cg[i, j] * dq[j]
         viol = max(viol, gl[i] - v, v - gu[i])
-        at_lo = gl[i] > -_INF and v <= gl[i] + acttol * (1.0 + abs(gl[i]))
-        at_hi = gu[i] < _INF and v >= gu[i] - acttol * (1.0 + abs(gu[i]))
-        if at_lo or at_hi:
+        if at_bound(v, gl[i], gu[i], acttol):
             act[nact] = i
             nact += 1
     return viol, nact
