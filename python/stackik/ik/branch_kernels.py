@@ -30,6 +30,20 @@ def _sign(x: float) -> int:
     return 1 if x > 0.0 else -1
 
 
+@kernel(inline=True)
+def nearest_copy(v: float, ref: float, lo: float, hi: float) -> float:
+    """The 2 pi copy of angle ``v`` nearest ``ref``, then turned into ``[lo, hi]`` if it can be.
+
+    The result is outside the limits only when no copy fits (the caller checks).
+    """
+    v += _TWO_PI * math.floor((ref - v) / _TWO_PI + 0.5)
+    if v < lo:
+        v += _TWO_PI * math.ceil((lo - v) / _TWO_PI)
+    if v > hi:
+        v -= _TWO_PI * math.ceil((v - hi) / _TWO_PI)
+    return v
+
+
 @kernel
 def closed_form_rows(
     Q: np.ndarray,
@@ -86,13 +100,7 @@ def closed_form_rows(
         if status[i] == DUPLICATE:
             continue
         for j in range(n):
-            v = Q[i, j]
-            if angle[j]:
-                v += _TWO_PI * math.floor((ref[j] - v) / _TWO_PI + 0.5)
-                if v < lo[j]:
-                    v += _TWO_PI * math.ceil((lo[j] - v) / _TWO_PI)
-                if v > hi[j]:
-                    v -= _TWO_PI * math.ceil((v - hi[j]) / _TWO_PI)
+            v = nearest_copy(Q[i, j], ref[j], lo[j], hi[j]) if angle[j] else Q[i, j]
             reps[i, j] = v
             if not lo[j] <= v <= hi[j]:
                 status[i] = LIMITS
@@ -147,13 +155,7 @@ def candidate_row(
             return DUPLICATE
     status = OK
     for j in range(n):
-        v = qc[j]
-        if angle[j]:
-            v += _TWO_PI * math.floor((ref[j] - v) / _TWO_PI + 0.5)
-            if v < lo[j]:
-                v += _TWO_PI * math.ceil((lo[j] - v) / _TWO_PI)
-            if v > hi[j]:
-                v -= _TWO_PI * math.ceil((v - hi[j]) / _TWO_PI)
+        v = nearest_copy(qc[j], ref[j], lo[j], hi[j]) if angle[j] else qc[j]
         rep[j] = v
         if not lo[j] <= v <= hi[j]:
             status = LIMITS
