@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import enum
 import math
-import pickle
 import time
 import warnings
 from collections.abc import Sequence
@@ -891,8 +890,11 @@ class CollisionConstraint(Constraint):
     ) -> int:
         """Rows of hits ``h0:h1`` written from row ``row0`` on; return the new row count."""
         first, second, dist, d_eff, d_min, normal, p1, p2, reach = (a[h0:h1] for a in arrays)
+        J = self._kin.joint_jacobians_view()
+        if self._has_mimic:  # extended columns: the rows are recomputed in _rows_python
+            J = np.zeros((6, self._robot.nv))
         n = contact_rows(
-            self._kin.data.J,
+            J,
             self._support,
             first,
             second,
@@ -973,24 +975,48 @@ class CollisionConstraint(Constraint):
         return np.array([state.distance(int(k)).min_distance for k in self._pairs if k >= 0])
 
     def debug_at(self, q: np.ndarray, dt: float) -> list[CollisionDebugInfo]:
-        """:meth:`debug_info` of every watched pair at ``q``, nearest first (no side effects).
+        """Every watched pair at ``q`` with its witness row, nearest first (no side effects).
 
-        A copy of this constraint, with every pair active, writes its rows at ``q``.
+        Runs on a kinematics cache and a collision state of its own: this constraint's
+        step-to-step state (broadphase, learned margins) is neither read nor changed, so
+        the row is the damper a first step at ``q`` would write for the pair.
         """
-        probe: CollisionConstraint = pickle.loads(pickle.dumps(self))
-        probe.kinematics.update(q)
-        probe.reset()
-        probe.activation_margin = _validate.MAX_MAGNITUDE
-        probe.proximity_gating = False
-        probe.max_constraints = max(len(self._pairs), 1)
-        probe.patch_tolerance = 0.0
-        nv = self._robot.nv
-        cap = probe.max_rows()
-        probe.write(dt, np.zeros((cap, nv)), np.zeros(cap), np.zeros(cap))
-        out = sorted(probe.debug_info(), key=lambda info: info.distance)
-        for info in out:
-            info.active = info.distance < info.min_distance + self.activation
-        return out
+        kin = self._robot.create_kinematics(q)
+        state = CollisionState(self._col)
+        state.distances(kin.data)  # one call into coal for every active pair
+        results = state.geom_data.distanceResults
+        objs, links = self._gm.geometryObjects, self._col.link_names
+        jacobians: dict[int, np.ndarray] = {}
+        out = []
+        for k in range(len(self._pairs)):
+            if self._pairs[k] < 0:
+                continue
+            res = results[int(self._pairs[k])]
+            f, s = int(self._first[k]), int(self._second[k])
+            d, d_min = float(res.min_distance), float(self._pair_min[k])
+            p1, p2 = np.array(res.getNearestPoint1()), np.array(res.getNearestPoint2())
+            normal = np.array(res.normal)
+            row = self._point_rate(s, p1, normal, kin, jacobians)
+            row -= self._point_rate(f, p1, normal, kin, jacobians)
+            hold = d_min + self.recovery_deadband
+            bound = -self.gain * (self._scaled_recovery(d, hold, dt) - hold) / dt
+            out.append(
+                CollisionDebugInfo(
+                    geometry_a=objs[f].name,
+                    geometry_b=objs[s].name,
+                    link_a=links[f],
+                    link_b=links[s],
+                    distance=d,
+                    min_distance=d_min,
+                    point_a=p1,
+                    point_b=p2,
+                    normal=normal,
+                    jacobian=row,
+                    lower_bound=float(bound),
+                    active=d < d_min + self.activation,
+                )
+            )
+        return sorted(out, key=lambda info: info.distance)
 
     def describe_row(self, row: int) -> str:
         """The pair a row of the last step belongs to, its distance and its limit."""
@@ -1013,6 +1039,31 @@ class CollisionConstraint(Constraint):
         for row in range(len(g1)):
             Js = self._point_jacobian(g2[row], P[row]) - self._point_jacobian(g1[row], P[row])
             C[row] = N[row] @ Js
+
+    def _point_rate(
+        self,
+        geom: int,
+        p: np.ndarray,
+        n: np.ndarray,
+        kin: Kinematics,
+        cache: dict[int, np.ndarray],
+    ) -> np.ndarray:
+        """``n^T J_p`` (size nv): the rate along ``n`` of point ``p`` moving with ``geom``.
+
+        With the joint's world-aligned Jacobian ``[J_v; J_w]`` and ``d = p - o_joint``,
+        ``J_p = J_v - [d]x J_w``, so ``n^T J_p = n^T J_v + (d x n)^T J_w``. ``cache``
+        holds the joint Jacobians already read from ``kin``, by joint index.
+        """
+        j = int(self._joint_of[geom])
+        if j == 0:
+            return np.zeros(kin.model.nv)
+        J = cache.get(j)
+        if J is None:
+            J = cache[j] = kin.joint_jacobian(j, pin.LOCAL_WORLD_ALIGNED)
+        d0, d1, d2 = (p - kin.data.oMi[j].translation).tolist()
+        n0, n1, n2 = n.tolist()
+        c = np.array([d1 * n2 - d2 * n1, d2 * n0 - d0 * n2, d0 * n1 - d1 * n0])
+        return n @ J[:3] + c @ J[3:]
 
     def _point_jacobian(self, geom: int, p: np.ndarray) -> np.ndarray:
         """World linear Jacobian (3 x nv) of point ``p`` moving with a geometry's joint."""

@@ -12,8 +12,11 @@ package's ``errors``, ``spatial`` and ``_validate`` modules; nothing above ``mod
 - ``dynamics.py``: RNEA, CRBA, gravity and Coriolis terms in a private ``Data``.
 - ``collision.py``: :class:`CollisionModel` (geometry and pairs, shared) and
   :class:`CollisionState` (one owner's ``GeometryData``).
+- ``serialization.py``: picklers for Pinocchio models and geometry that round-trip
+  mimic joints and survive a second copy of coal in the process (registered here).
 """
 
+from . import serialization  # noqa: F401  (registers the Pinocchio picklers)
 from .building import DEFAULT_ACCELERATION_LIMIT, DEFAULT_EFFORT_LIMIT, DEFAULT_VELOCITY_LIMIT
 from .collision import CollisionModel, CollisionState
 from .joints import JointInfo, JointKind

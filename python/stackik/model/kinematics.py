@@ -148,13 +148,25 @@ class Kinematics:
         """6 x nv frame Jacobian ``[linear; angular]`` (a new array)."""
         if self._model.nv == 0:  # nothing moves; Pinocchio refuses an empty Jacobian
             return np.zeros((6, 0))
-        return pin.getFrameJacobian(self._model, self.data, frame_id, reference_frame)
+        J = pin.getFrameJacobian(self._model, self.data, frame_id, reference_frame)
+        return J.reshape(6, self._model.nv)  # Pinocchio returns a vector when nv = 1
 
     def joint_jacobian(
         self, joint_id: int, reference_frame: pin.ReferenceFrame = pin.LOCAL_WORLD_ALIGNED
     ) -> np.ndarray:
         """6 x nv Jacobian of a joint frame by Pinocchio index (a new array)."""
-        return pin.getJointJacobian(self._model, self.data, joint_id, reference_frame)
+        J = pin.getJointJacobian(self._model, self.data, joint_id, reference_frame)
+        return J.reshape(6, self._model.nv)  # a vector when nv = 1
+
+    def joint_jacobians_view(self) -> np.ndarray:
+        """Pinocchio's world joint Jacobian ``data.J``, without a copy.
+
+        Same validity as :meth:`com_view`. Pinocchio hands a 6 x 1 matrix back as a
+        vector; this is always a 6-row matrix (a view). Its columns are Pinocchio's
+        extended velocity coordinates: ``nv`` of them, except on a model with folded
+        mimic joints, which has a column per mimic joint too (``model.nvExtended``).
+        """
+        return self.data.J.reshape(6, -1)
 
     def relative_pose_jacobian(self, fa: int, fb: int) -> tuple[pin.SE3, np.ndarray]:
         """``T_ab = T_a^-1 T_b`` and its 6 x nv Jacobian (rows in frame a's axes).
@@ -202,7 +214,7 @@ class Kinematics:
     def com_jacobian_view(self) -> np.ndarray:
         """:attr:`com_jacobian` without the copy (same validity as :meth:`com_view`)."""
         self._ensure_com()
-        return self._data.Jcom
+        return self._data.Jcom.reshape(3, self._model.nv)  # a vector when nv = 1
 
     def com_velocity(self) -> np.ndarray:
         """``J_com v`` for the velocity of the last update [m/s]."""

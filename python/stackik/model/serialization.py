@@ -1,0 +1,211 @@
+"""Pickling Pinocchio models and geometry so that every description round-trips.
+
+Importing :mod:`stackik` registers picklers (:mod:`copyreg`) for ``pinocchio.Model``
+and ``pinocchio.GeometryModel``: everything that pickles one (a robot, a solver, a
+worker's task, or user code in the same process) goes through them. They change
+nothing for models Pinocchio pickles correctly; they fix two faults of the libraries'
+own serialization: of the libraries' own serialization are worked around here:
+
+- **Mimic joints.** Pinocchio's serialization (pickle, text, XML and binary alike)
+  drops a ``JointModelMimic``'s extended velocity size: the restored model crashes the
+  process in its first kinematics pass. :func:`mimic_repairs` records, from the live
+  model, what each mimic joint is (its own joint's kind and axis, its leader, scaling
+  and offset); :func:`repair_mimic_joints` rebuilds those joints in the restored model.
+- **Geometry models.** coal pickles a ``GeometryModel`` through boost's polymorphic
+  registry, which breaks ("unregistered class") when another copy of coal is loaded in
+  the process (EmbodiK ships one). :func:`geometry_state` pickles each geometry object
+  field by field with its concrete shape, which coal pickles without the registry.
+"""
+
+from __future__ import annotations
+
+import copyreg
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from ..errors import InvalidInput
+
+__all__ = [
+    "MimicRepair",
+    "geometry_from_state",
+    "geometry_state",
+    "mimic_repairs",
+    "register",
+    "repair_mimic_joints",
+]
+
+#: Step of the leader used to read a mimic joint's axis from its motion [rad or m].
+_PROBE = 1e-3
+
+
+@dataclass(frozen=True)
+class MimicRepair:
+    """What one mimic joint of a model is, to rebuild it after unpickling.
+
+    Attributes:
+        joint_id: The mimic (follower) joint's Pinocchio index.
+        leader_id: The joint it mimics.
+        kind: ``"revolute"``, ``"revolute_unbounded"`` or ``"prismatic"``.
+        axis: Unit axis of the follower's own motion, in its joint frame.
+        scaling: ``q_follower = scaling * q_leader + offset``.
+        offset: Offset [rad or m].
+    """
+
+    joint_id: int
+    leader_id: int
+    kind: str
+    axis: tuple[float, float, float]
+    scaling: float
+    offset: float
+
+
+def _motion(joint: Any, q: np.ndarray) -> pin.SE3:
+    data = joint.createData()
+    joint.calc(data, q)
+    return pin.SE3(data.M)
+
+
+def _axis_and_kind(model: pin.Model, mimic: Any, leader: Any) -> tuple[str, np.ndarray]:
+    """The follower's own joint kind and axis, read from its motion as the leader moves."""
+    q = pin.neutral(model)
+    m0 = _motion(mimic, q)
+    if leader.nq == 2:  # unbounded revolute leader: (cos, sin)
+        q[leader.idx_q : leader.idx_q + 2] = np.cos(_PROBE), np.sin(_PROBE)
+    else:
+        q[leader.idx_q] += _PROBE
+    rel = m0.actInv(_motion(mimic, q))
+    turn = pin.log3(rel.rotation)
+    step = mimic.scaling * _PROBE
+    if abs(step) < 1e-300:  # a follower that never moves: any axis draws the same
+        return ("revolute", np.array([0.0, 0.0, 1.0]))
+    if np.linalg.norm(turn) > 1e-12:
+        kind = "revolute_unbounded" if leader.nq == 2 else "revolute"
+        return kind, turn / step / np.linalg.norm(turn / step)
+    shift = rel.translation
+    if np.linalg.norm(shift) > 1e-12:
+        return "prismatic", shift / step / np.linalg.norm(shift / step)
+    raise InvalidInput(f"mimic joint {mimic.id} moves neither as a rotation nor a translation")
+
+
+def mimic_repairs(model: pin.Model) -> tuple[MimicRepair, ...]:
+    """A :class:`MimicRepair` for every mimic joint of a (live, intact) model."""
+    out = []
+    for k, jid in enumerate(model.mimicking_joints):
+        mimic = model.joints[jid].extract()
+        leader = model.joints[int(model.mimicked_joints[k])]
+        kind, axis = _axis_and_kind(model, mimic, leader)
+        out.append(
+            MimicRepair(
+                int(jid),
+                int(leader.id),
+                kind,
+                (float(axis[0]), float(axis[1]), float(axis[2])),
+                float(mimic.scaling),
+                float(mimic.offset),
+            )
+        )
+    return tuple(out)
+
+
+_KINDS = {
+    "revolute": pin.JointModelRevoluteUnaligned,
+    "revolute_unbounded": pin.JointModelRevoluteUnboundedUnaligned,
+    "prismatic": pin.JointModelPrismaticUnaligned,
+}
+
+
+def repair_mimic_joints(model: pin.Model, repairs: tuple[MimicRepair, ...]) -> None:
+    """Rebuild the mimic joints of an unpickled model from their records, in place."""
+    for r in repairs:
+        leader = model.joints[r.leader_id]
+        own = _KINDS[r.kind](np.array(r.axis))
+        own.setIndexes(leader.id, leader.idx_q, leader.idx_v, leader.idx_vExtended)
+        old = model.joints[r.joint_id]
+        mimic = pin.JointModelMimic(own, r.scaling, r.offset)
+        mimic.setIndexes(old.id, old.idx_q, old.idx_v, old.idx_vExtended)
+        model.joints[r.joint_id] = pin.JointModel(mimic)
+
+
+# -- geometry --------------------------------------------------------------------------------
+_FIELDS = (
+    "name",
+    "parentJoint",
+    "parentFrame",
+    "meshPath",
+    "meshScale",
+    "overrideMaterial",
+    "meshColor",
+    "meshTexturePath",
+    "disableCollision",
+)
+
+
+def geometry_state(gm: pin.GeometryModel | None) -> dict[str, Any] | None:
+    """A picklable record of a geometry model: its objects and its collision pairs."""
+    if gm is None:
+        return None
+    objects = []
+    for obj in gm.geometryObjects:
+        fields = {f: getattr(obj, f) for f in _FIELDS}
+        fields["placement"] = obj.placement.homogeneous.copy()
+        fields["geometry"] = obj.geometry  # concrete shapes pickle without the registry
+        objects.append(fields)
+    pairs = [(int(cp.first), int(cp.second)) for cp in gm.collisionPairs]
+    return {"objects": objects, "pairs": pairs}
+
+
+def geometry_from_state(state: dict[str, Any] | None) -> pin.GeometryModel | None:
+    """The geometry model of a :func:`geometry_state` record."""
+    if state is None:
+        return None
+    gm = pin.GeometryModel()
+    for f in state["objects"]:
+        obj = pin.GeometryObject(
+            f["name"],
+            int(f["parentJoint"]),
+            int(f["parentFrame"]),
+            pin.SE3(f["placement"]),
+            f["geometry"],
+            f["meshPath"],
+            np.asarray(f["meshScale"], dtype=float),
+            bool(f["overrideMaterial"]),
+            np.asarray(f["meshColor"], dtype=float),
+            f["meshTexturePath"],
+        )
+        obj.disableCollision = bool(f["disableCollision"])
+        gm.addGeometryObject(obj)
+    for a, b in state["pairs"]:
+        gm.addCollisionPair(pin.CollisionPair(a, b))
+    return gm
+
+
+# -- the picklers ----------------------------------------------------------------------------
+def _restore_model(reduced: tuple[Any, ...], repairs: tuple[MimicRepair, ...]) -> pin.Model:
+    cls, args, state = reduced
+    model = cls(*args)
+    model.__setstate__(state)
+    repair_mimic_joints(model, repairs)
+    return model
+
+
+def _reduce_model(model: pin.Model) -> tuple[Any, ...]:
+    reduced = model.__reduce_ex__(2)
+    if not len(model.mimicking_joints):
+        return reduced
+    return _restore_model, (reduced[:3], mimic_repairs(model))
+
+
+def _reduce_geometry(gm: pin.GeometryModel) -> tuple[Any, ...]:
+    return geometry_from_state, (geometry_state(gm),)
+
+
+def register() -> None:
+    """Register the picklers of ``pinocchio.Model`` and ``pinocchio.GeometryModel``."""
+    copyreg.pickle(pin.Model, _reduce_model)
+    copyreg.pickle(pin.GeometryModel, _reduce_geometry)
+
+
+register()
