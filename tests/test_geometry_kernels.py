@@ -70,6 +70,14 @@ TOL_PEN = 1e-5
 #: a sum of a few support points weighted by GJK/EPA, exact to rounding on polytopes and
 #: within the 1e-9 stopping gap on curved shapes.
 TOL_WIT = 1e-6
+#: A depth from EPA stopped at its vertex cap (status 2: deep, nearly symmetric overlaps
+#: of curved shapes, about 1 % of overlapping ellipsoids): its shortest separating move,
+#: an upper bound of the depth. Measured: within 1.2e-5 of coal tight; 1.5e-4 above the
+#: exact depth of two coincident cones (see test_degenerate).
+TOL_CAP = 2e-4
+#: Its witnesses: the support points along the move, their offset across the normal
+#: shared between them (off the surfaces by a second-order amount). Measured: 2e-6.
+TOL_CAP_WIT = 1e-5
 #: coal's default GJK stops when its upper bound is within 1e-6 (1 + d_core) of its
 #: lower bound, the exact distance in between; d_core, the distance of the sphere
 #: centres and capsule axes, exceeds d by at most 0.5 m here.
@@ -234,24 +242,42 @@ def check_pairs(geoms, table, rot, trans, report: dict | None = None) -> None:
             check_one(geoms, rot, trans, i, j, d, w, ref, report)
 
 
+def touch_after(geoms, rot, trans, i, j, d, n) -> float:
+    """coal tight's distance once shape j moved by ``-d n`` (0: a separating move)."""
+    moved = trans[j] - d * n
+    return coal_reference(geoms[i], rot[i], trans[i], geoms[j], rot[j], moved)
+
+
 def check_one(geoms, rot, trans, i, j, d, w, ref, report) -> None:
     p1, p2, n = w[0:3], w[3:6], w[6:9]
     tag = f"{type(geoms[i]).__name__}-{type(geoms[j]).__name__} pair ({i}, {j})"
+    capped = w[9] == STATUS_EPA_CAP
+    wit = TOL_CAP_WIT if capped else TOL_WIT
     if ref > 0.0:
         assert abs(d - ref) <= TOL_SEP, f"{tag}: d {d} coal {ref}"
-    else:
-        assert d <= 0.0 and abs(d - ref) <= TOL_PEN, f"{tag}: d {d} coal {ref}"
+    elif capped:
+        # EPA at its vertex cap returns its shortest separating move: moving shape 2 by
+        # it separates the shapes, and it is near coal's depth.
+        assert abs(d - ref) <= TOL_CAP, f"{tag}: d {d} coal {ref}"
+        assert touch_after(geoms, rot, trans, i, j, d, n) >= -TOL_WIT, tag
+    elif abs(d - ref) > TOL_PEN:
+        # coal's EPA can end on a deeper local optimum than the minimal translation:
+        # accept a shallower answer of ours when moving shape 2 by it makes them touch.
+        assert ref < d <= 0.0, f"{tag}: d {d} coal {ref}"
+        assert abs(touch_after(geoms, rot, trans, i, j, d, n)) <= TOL_WIT, tag
+        if report is not None:
+            report["coal deeper"] = report.get("coal deeper", 0) + 1
     assert abs(np.linalg.norm(n) - 1.0) <= 1e-12
     assert np.allclose(p2 - p1, d * n, rtol=0.0, atol=TOL_WIT), tag
     assert abs(np.linalg.norm(p2 - p1) - abs(d)) <= TOL_WIT, tag
-    assert abs(residual(geoms[i], rot[i], trans[i], p1)) <= TOL_WIT, f"{tag}: p1 off shape 1"
-    assert abs(residual(geoms[j], rot[j], trans[j], p2)) <= TOL_WIT, f"{tag}: p2 off shape 2"
+    assert abs(residual(geoms[i], rot[i], trans[i], p1)) <= wit, f"{tag}: p1 off shape 1"
+    assert abs(residual(geoms[j], rot[j], trans[j], p2)) <= wit, f"{tag}: p2 off shape 2"
     if d > TOL_WIT:
         assert np.allclose(n, (p2 - p1) / d, rtol=0.0, atol=TOL_WIT), tag
         # coal's default GJK: its answer is an upper bound within its stopping rule.
         dc = coal_distance(geoms[i], rot[i], trans[i], geoms[j], rot[j], trans[j])[0]
         assert abs(dc - d) <= COAL_DEFAULT_GJK * (1.5 + d) + 1e-9, f"{tag}: {d} {dc}"
-    if report is not None:
+    if report is not None and abs(d - ref) <= TOL_PEN and not capped:
         key = "sep" if ref > 0.0 else "pen"
         report[key] = max(report.get(key, 0.0), abs(d - ref))
 
@@ -366,7 +392,27 @@ DEGENERATE = {
 }
 
 
-CAPPED = {"coincident cylinders", "coincident cones", "coincident ellipsoids"}
+def cone_min_width(r: float, h: float) -> float:
+    """The smallest width of a cone (apex at h, base radius r at -h) over all directions."""
+
+    def width(theta):
+        s, c = np.sin(theta), np.cos(theta)
+        return np.maximum(h * c, r * s - h * c) + np.maximum(-h * c, r * s + h * c)
+
+    theta = np.linspace(0.0, np.pi / 2, 20001)
+    k = int(np.argmin(width(theta)))
+    fine = np.linspace(theta[max(k - 1, 0)], theta[min(k + 1, len(theta) - 1)], 20001)
+    return float(width(fine).min())
+
+
+#: Coincident curved shapes: the depth is reached along a whole circle of directions (or
+#: nearly), which a polytope approaches slowly; EPA stops at its vertex cap (coal's
+#: too) and returns its shortest separating move. Exact depths by hand.
+CAPPED = {
+    "coincident cylinders": 0.4,
+    "coincident ellipsoids": 0.2,
+    "coincident cones": cone_min_width(0.2, 0.3),
+}
 
 
 @pytest.mark.parametrize("name", list(DEGENERATE))
@@ -376,13 +422,15 @@ def test_degenerate(name):
         args = (g2, R2, t2, g1, R1, t1) if swap else (g1, R1, t1, g2, R2, t2)
         d, out = one(*args)
         assert np.isfinite(d) and np.isfinite(out).all()
-        # Coincident curved shapes: the depth is reached along a whole circle of
-        # directions, which a polytope approaches slowly: EPA stops at its vertex cap
-        # (coal's too), within 1e-5 of coal tight (exact depths: 0.4 for the cylinders, 0.2
-        # for the ellipsoids; we get 0.3995 and 0.1999998, coal default 0.3981 and 0.19994).
-        assert out[9] == (STATUS_EPA_CAP if name in CAPPED else STATUS_OK)
         assert abs(np.linalg.norm(out[6:9]) - 1.0) <= 1e-12
         assert np.allclose(out[3:6] - out[0:3], d * out[6:9], atol=TOL_WIT)
+        if name in CAPPED:
+            # A separating move: never shallower than the exact depth, and close to it
+            # (coal tight is off by 5e-4 on the cylinders, coal default by 2e-3).
+            assert out[9] == STATUS_EPA_CAP
+            assert -CAPPED[name] - TOL_CAP <= d <= -CAPPED[name] + 1e-12, (d, CAPPED[name])
+            continue
+        assert out[9] == STATUS_OK
         ref = coal_reference(*args)
         assert abs(d - ref) <= (TOL_SEP if ref > 0.0 else TOL_PEN), (d, ref)
 
