@@ -229,23 +229,26 @@ def speed_table(poses: int) -> None:
 
 PROBE = """
 import time, numpy as np
-t0 = time.perf_counter()
+c0, t0 = time.process_time(), time.perf_counter()
 from stackik.geometry import ShapeTable, batch_distance, shape_distance, table_distance
 from stackik import _jit
 _jit.load()
-t1 = time.perf_counter()
+marks = [(time.perf_counter(), time.process_time())]
 out = np.empty(9); p = np.array([0.1, 0.2, 0, 0]); e = np.zeros((0, 3)); R = np.eye(3)
 shape_distance(1, p, R, np.zeros(3), e, 2, p, R, np.ones(3), e, out)
-t2 = time.perf_counter()
+marks.append((time.perf_counter(), time.process_time()))
 kind = np.array([4, 7], dtype=np.int64); params = np.array([[.1, .2, .3, 0], [.1, .2, .3, 0]])
 vstart = np.zeros(3, dtype=np.int64); rot = np.array([R, R])
 trans = np.array([[0, 0, 0], [.1, .5, 0.]])
 table_distance(0, 1, kind, params, vstart, e, rot, trans, out)
-t3 = time.perf_counter()
+marks.append((time.perf_counter(), time.process_time()))
 f = np.array([0], dtype=np.int64); s = np.array([1], dtype=np.int64)
 batch_distance(f, s, kind, params, vstart, e, rot, trans, np.empty(1), np.empty((1, 9)))
-t4 = time.perf_counter()
-print(t1 - t0, t2 - t1, t3 - t2, t4 - t3)
+marks.append((time.perf_counter(), time.process_time()))
+prev = (t0, c0)
+for wall, cpu in marks:
+    print(wall - prev[0], cpu - prev[1])
+    prev = (wall, cpu)
 """
 
 
@@ -259,9 +262,11 @@ def compile_times() -> None:
             out = subprocess.run(
                 [sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True
             )
-            times = [float(x) for x in out.stdout.split()]
-            cells = "  ".join(f"{n} {t:6.2f} s" for n, t in zip(names, times, strict=True))
-            print(f"{label:24s} {cells}")
+            rows = [[float(x) for x in line.split()] for line in out.stdout.strip().splitlines()]
+            cells = "  ".join(
+                f"{n} {w:5.2f} s ({c:5.2f} s CPU)" for n, (w, c) in zip(names, rows, strict=True)
+            )
+            print(f"{label:22s} {cells}")
 
 
 def main() -> None:

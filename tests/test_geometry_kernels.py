@@ -568,6 +568,12 @@ def test_pure_python_path_matches_compiled():
     assert np.allclose(got, np.array(expected), rtol=0.0, atol=1e-12)
 
 
+def test_warm_up_runs():
+    from stackik.geometry import kernels
+
+    kernels._warm_up_distance_kernels()
+
+
 # -- unsupported kinds and the table -------------------------------------------------------
 def test_mesh_and_flat_pairs_give_nan():
     mesh = coal.BVHModelOBBRSS()

@@ -52,7 +52,7 @@ import math
 
 import numpy as np
 
-from .._jit import kernel
+from .._jit import kernel, register_warmup
 from .shapes import (
     BOX,
     CAPSULE,
@@ -1411,3 +1411,21 @@ def batch_distance(
         dist[k] = r[0]
         for c in range(m):
             witness[k, c] = r[c + 1]
+
+
+@register_warmup
+def _warm_up_distance_kernels() -> None:
+    """Run each public kernel once (a box against an ellipsoid: every kernel compiles)."""
+    kind = np.array([BOX, ELLIPSOID], dtype=np.int64)
+    params = np.array([[0.1, 0.2, 0.3, 0.0], [0.1, 0.2, 0.3, 0.0]])
+    vstart = np.zeros(3, dtype=np.int64)
+    verts = np.zeros((0, 3))
+    rot = np.array([np.eye(3), np.eye(3)])
+    trans = np.array([[0.0, 0.0, 0.0], [0.1, 0.5, 0.0]])
+    out = np.empty(10)
+    shape_distance(BOX, params[0], rot[0], trans[0], verts, ELLIPSOID, params[1], rot[1],
+                   trans[1], verts, out)  # fmt: skip
+    table_distance(0, 1, kind, params, vstart, verts, rot, trans, out)
+    pair = np.array([0], dtype=np.int64)
+    batch_distance(pair, pair + 1, kind, params, vstart, verts, rot, trans, np.empty(1),
+                   np.empty((1, 10)))  # fmt: skip
