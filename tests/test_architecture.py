@@ -35,22 +35,28 @@ LAYERS = {
     "_version": 0,
     "_jit": 0,
     "_pickling": 0,
-    "model": 1,
+    "geometry": 1,
     "sns": 1,
-    "tasks": 2,
-    "constraints": 2,
-    "engine": 3,
-    "analytic": 3,
-    "ik": 4,
-    "solver": 5,
-    "control": 6,
-    "reach": 6,
-    "viz": 6,
-    "cli": 7,
+    "model": 2,
+    "tasks": 3,
+    "constraints": 3,
+    "engine": 4,
+    "analytic": 4,
+    "ik": 5,
+    "solver": 6,
+    "control": 7,
+    "reach": 7,
+    "viz": 7,
+    "cli": 8,
 }
 
 #: Third-party modules a room may never import.
-FORBIDDEN = {"sns": {"pinocchio", "coal"}, "tasks": {"quadprog"}, "constraints": {"quadprog"}}
+FORBIDDEN = {
+    "sns": {"pinocchio", "coal"},
+    "geometry": {"pinocchio"},
+    "tasks": {"quadprog"},
+    "constraints": {"quadprog"},
+}
 
 #: Optional dependencies: imported inside the function that needs them, never at module
 #: level (``import stackik`` must not pull them in).

@@ -46,6 +46,9 @@ def independent_min_distance(robot: RobotModel, pairs: list[tuple[str, str]], q)
     for a, b in pairs:
         gm.addCollisionPair(pin.CollisionPair(gm.getGeometryId(a), gm.getGeometryId(b)))
     gd = pin.GeometryData(gm)
+    for req in gd.distanceRequests:  # coal's default GJK tolerance (1e-6) is too loose
+        req.enable_signed_distance = True
+        req.gjk_tolerance = 1e-10
     data = robot.model.createData()
     pin.computeDistances(robot.model, data, gm, gd, q)
     return min(r.min_distance for r in gd.distanceResults)
@@ -170,7 +173,12 @@ def test_query_budget_sphere_switch_cache_and_presets(panda):
 # -- collision evaluation and debug --------------------------------------------------------------
 def test_evaluate_distances_are_exact_and_side_effect_free(panda):
     solver = collision_solver(panda, 0.01)
-    assert KinematicsSolver(panda).evaluate_min_collision_distance() is None
+    # Before a collision constraint: every active pair of the robot (as EmbodiK), at the
+    # robot's current configuration when no q is given.
+    panda.update_kinematics(PANDA_READY)
+    bare = KinematicsSolver(panda).evaluate_min_collision_distance()
+    every = panda.get_collision_pair_names()
+    assert bare == pytest.approx(independent_min_distance(panda, every, PANDA_READY), abs=1e-9)
     q = panda.random_configuration(5)
     before = solver.kinematics.q.copy()
     d = solver.evaluate_min_collision_distance(q)

@@ -25,10 +25,12 @@ from .errors import (
     InvalidTransform,
     JointNotFound,
     MalformedDescription,
+    MalformedScene,
     MeshNotFound,
     NameNotFound,
     NonFiniteInput,
     NotWithinLimits,
+    ObstacleNotFound,
     RobotFileNotFound,
     RobotLoadError,
     ShapeError,
@@ -39,6 +41,7 @@ from .ik.batch import BatchIKOptions
 from .ik.branches import BranchFlags
 from .ik.position import PositionIKOptions, PositionStepOptions, ResolutionMethod, TaskTarget
 from .model import JointKind, Kinematics, ReferenceFrame, RobotModel
+from .model.world import World
 from .results import (
     BatchIKResult,
     CollisionDebugInfo,
@@ -102,12 +105,14 @@ __all__ = [
     "LoopState",
     "LoopStats",
     "MalformedDescription",
+    "MalformedScene",
     "MeshNotFound",
     "MotionLimits",
     "MultiJointTask",
     "NameNotFound",
     "NonFiniteInput",
     "NotWithinLimits",
+    "ObstacleNotFound",
     "PathResult",
     "PoseData",
     "PositionIKOptions",
@@ -132,6 +137,7 @@ __all__ = [
     "TaskType",
     "VelocityEngine",
     "VelocitySolverResult",
+    "World",
     "__version__",
     "as_se3",
     "clamp_configuration",

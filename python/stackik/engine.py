@@ -40,6 +40,7 @@ from .constraints.limits import JointLimitsConstraint
 from .constraints.mimic import MimicConstraint
 from .errors import InvalidInput, StackIKError, TaskNotFound
 from .model import Kinematics, RobotModel
+from .model.world import World
 from .results import SolverStatus, VelocitySolverResult
 from .sns import DEFAULT_DAMPING, DEFAULT_TOLERANCE, SNSSolver, TaskSolveMode
 from .tasks.base import Task
@@ -159,6 +160,7 @@ class VelocityEngine:
         robot: The robot description.
         kinematics: The engine's own kinematics cache; starts at the robot's current
             configuration.
+        world: The world of obstacles its layers avoid (None: ``robot.world``).
         lock: Re-entrant lock held by every step; layers that run several steps as one
             operation (position IK) hold it for the whole operation.
     """
@@ -186,6 +188,7 @@ class VelocityEngine:
         self._slices: dict[str, slice] = {}
         self._phase: dict[str, float] = {}  # per-constraint row times of the last step [ms]
         self._row_deadband = 0.0
+        self.world: World | None = None  # None: the robot's world (robot.world)
         self.lock = threading.RLock()
         self.add_constraint(JointLimitsConstraint(JOINT_LIMITS, self.kinematics))
         if robot.kept_mimic_joints:  # mimic="keep": followers are coupled to their leaders

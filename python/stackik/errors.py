@@ -42,6 +42,15 @@ class MalformedDescription(RobotLoadError):
     """The URDF, XACRO or SRDF text is not valid (the parser's message is kept)."""
 
 
+class MalformedScene(MalformedDescription):
+    """A scene file (obstacles, attached objects) is not valid; the entry is named."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        StackIKError.__init__(self, f"cannot load scene {path!r}: {reason}")
+
+
 class MeshNotFound(RobotLoadError):
     """A mesh referenced by the description could not be resolved.
 
@@ -115,6 +124,12 @@ class CollisionGeometryNotFound(NameNotFound):
     """A collision geometry or link name has no collision geometry."""
 
     kind = "collision geometry"
+
+
+class ObstacleNotFound(NameNotFound):
+    """An obstacle or attached-object name is not in the world."""
+
+    kind = "obstacle"
 
 
 class InvalidInput(StackIKError, ValueError):

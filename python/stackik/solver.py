@@ -47,6 +47,7 @@ from .ik.paths import generate_path
 from .ik.position import PositionIK, PositionIKOptions, PositionStepOptions
 from .ik.recovery import ElasticBand, StallHandler
 from .model import Kinematics, RobotModel
+from .model.world import World
 from .results import (
     BatchIKResult,
     CollisionDebugInfo,
@@ -98,6 +99,7 @@ class KinematicsSolver:
         self._global = GlobalIK(self._engine)
         self._stall = StallHandler()
         self._band = ElasticBand(robot.nv)
+        self._collision_probe: CollisionConstraint | None = None
 
     # -- composition -------------------------------------------------------------------
     @property
@@ -114,6 +116,37 @@ class KinematicsSolver:
     def robot(self) -> RobotModel:
         """The robot model."""
         return self._engine.robot
+
+    # -- the world -------------------------------------------------------------------------
+    @property
+    def _world(self) -> World | None:
+        return self._engine.world
+
+    @property
+    def world(self) -> World:
+        """The world this solver avoids: its own (:meth:`set_world`) or the robot's."""
+        return self._engine.world if self._engine.world is not None else self.robot.world
+
+    def set_world(self, world: World | None) -> None:
+        """Avoid ``world`` (obstacles, attached objects) instead of ``robot.world``.
+
+        Velocity steps (the collision constraint), position and global IK and paths
+        then read it; None returns to the robot's world.
+
+        Raises:
+            InvalidInput: Not a :class:`~stackik.model.world.World`, or its attached
+                objects name links the robot lacks.
+        """
+        if world is not None:
+            if not isinstance(world, World):
+                raise InvalidInput(f"expected a stackik World, got {type(world).__name__}")
+            world.bind(
+                self, self.robot.get_frame_names(), self.robot.get_collision_geometry_names()
+            )
+        self._engine.world = world
+        col = self._collision_constraint()
+        if col is not None:
+            col.set_world(world)
 
     # -- settings --------------------------------------------------------------------------
     @property
@@ -305,12 +338,20 @@ class KinematicsSolver:
         patch_tolerance: float = 0.01,
         recovery_deadband: float = 5e-5,
     ) -> None:
-        """Enable self-collision avoidance (see :mod:`~stackik.constraints.collision`).
+        """Enable collision avoidance: self-collision and the world's obstacles.
+
+        Every pair of the robot's own (minus exclusions), every robot geometry against
+        every obstacle of the world (``robot.world``, or the solver's own from
+        :meth:`set_world`) and the attached objects are watched; obstacles added, moved
+        or removed later take effect at the next step. See
+        :mod:`~stackik.constraints.collision`.
 
         Args:
-            min_distance: Minimum separation [m].
-            include_pairs: Pairs (link or geometry names) to watch; empty: all active.
-            exclude_pairs: Pairs to ignore.
+            min_distance: Minimum separation [m] (an obstacle may carry its own).
+            include_pairs: Robot pairs (link or geometry names) to watch; empty: all
+                active. World pairs are always watched unless excluded.
+            exclude_pairs: Pairs to ignore, by link, geometry, obstacle or attached
+                object name (``"*"``: anything).
             nearest_points_all_pairs: Query every broadphase candidate exactly.
             max_constraints: Largest number of watched pairs with rows per step.
             gain: Damper gain in (0, 1].
@@ -330,6 +371,7 @@ class KinematicsSolver:
             activation_margin,
             patch_tolerance,
             recovery_deadband,
+            self._world,
         )
         self._engine.add_constraint(c, replace=True)
 
@@ -1086,34 +1128,67 @@ class KinematicsSolver:
 
     # -- collision evaluation and debug ----------------------------------------------------------
     def _checked_q(self, current_q: object | None) -> np.ndarray:
+        """``current_q`` checked; the robot's current configuration when omitted or empty."""
         if current_q is None or _validate.is_empty(current_q):
-            return self.kinematics.q.copy()
+            return self.robot.get_current_configuration()
         return self.robot.check_configuration(current_q, "current_q")
+
+    def _evaluator(self) -> CollisionConstraint | None:
+        """The collision constraint, or a probe over every pair before one is configured.
+
+        The probe watches every pair of the robot and its world at ``min_distance`` 0;
+        None without collision geometry.
+        """
+        col = self._collision_constraint()
+        if col is not None or not self.robot.has_collision_geometry():
+            return col
+        probe = self._collision_probe
+        if probe is None or probe.world is not (self._world or self.robot.world):
+            kin = self.robot.create_kinematics()
+            probe = CollisionConstraint(_COLLISION, kin, 0.0, world=self._world)
+            self._collision_probe = probe
+        return probe
 
     def evaluate_min_collision_distance(self, current_q: object | None = None) -> float | None:
         """Smallest distance [m] over the watched pairs at ``current_q`` (no side effects).
 
-        None without a collision constraint; the solver's configuration when omitted.
+        The pairs are the collision constraint's (self and world); before one is
+        configured, every active pair of the robot and every robot-obstacle pair. With
+        no ``current_q`` (or an empty one): the robot's current configuration
+        (``robot.get_current_configuration()``). None without collision geometry.
         """
-        col = self._collision_constraint()
+        col = self._evaluator()
         if col is None:
             return None
         d = col.distances_at(self._checked_q(current_q))
         return float(d.min()) if d.size else float("inf")
 
-    def evaluate_post_step_collision_distance(self, current_q: object) -> float | None:
+    def evaluate_post_step_collision_distance(
+        self, current_q: object | None = None
+    ) -> float | None:
         """The distance checked after a step [m]: exact, over the watched pairs at ``current_q``."""
         return self.evaluate_min_collision_distance(current_q)
 
     def evaluate_collision_debug(
         self, current_q: object | None = None
     ) -> CollisionDebugInfo | None:
-        """The nearest watched pair at ``current_q`` with its row (no side effects), or None."""
-        col = self._collision_constraint()
+        """The nearest watched pair at ``current_q`` with its row (no side effects).
+
+        Pairs and configuration as :meth:`evaluate_min_collision_distance`; obstacle
+        pairs carry the obstacle's name. None without collision geometry or pairs.
+        """
+        col = self._evaluator()
         if col is None:
             return None
         infos = col.debug_at(self._checked_q(current_q), self.dt)
         return infos[0] if infos else None
+
+    def evaluate_collision_debug_list(
+        self, current_q: object | None = None
+    ) -> list[CollisionDebugInfo]:
+        """Every watched pair at ``current_q`` with its row, nearest first (no side effects)."""
+        col = self._evaluator()
+        return col.debug_at(self._checked_q(current_q), self.dt) if col is not None else []
 
     def get_last_collision_debug(self) -> CollisionDebugInfo | None:
         """The nearest pair with rows in the last step, or None."""

@@ -149,6 +149,11 @@ def _is_valid_homogeneous(T: np.ndarray) -> bool:
     )
 
 
+def is_rigid(T: np.ndarray) -> bool:
+    """Whether a float 4x4 array is a rigid transform :func:`as_se3` accepts (no raise)."""
+    return _is_valid_homogeneous(T)
+
+
 def as_se3(pose: object, what: str = "pose") -> pin.SE3:
     """Convert a pose to :class:`pinocchio.SE3`, checking that it is a rigid transform.
 

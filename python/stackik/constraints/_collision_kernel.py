@@ -1,12 +1,37 @@
-"""Compiled kernels of the collision constraint (see :mod:`stackik.constraints.collision`).
+"""Compiled collision step: broadphase, exact distances and damper rows in one call.
 
-Two pieces of the per-step work, written as loops for numba:
+The collision constraint (:mod:`stackik.constraints.collision`) hands one kernel call
+everything a step needs; no pair costs a Python call:
 
-- :func:`motion_broadphase`: conservative lower bounds on every pair's distance from
-  the last exact distance and how far each geometry can have moved since (temporal
-  coherence), so pairs that cannot be near skip the exact GJK/EPA query;
-- :func:`contact_rows`: the velocity-damper rows of the near pairs (witness points and
-  contact-patch support points) from the world joint Jacobian ``data.J``.
+1. :func:`advance_bounds`: each watched pair's lower distance bound drops by how far its
+   geometries can have moved since the last step (joint motion times the pair's levers,
+   plus the obstacle's own displacement); the pairs whose bound reaches their activation
+   distance are listed (temporal coherence);
+2. :func:`sphere_filter`: listed pairs whose bounding spheres are apart keep that gap as
+   their bound; the rest get an exact query;
+3. :func:`exact_queries`: exact signed distance, witness points and normal of every
+   remaining pair (:func:`stackik.geometry.kernels.table_distance`);
+4. :func:`record_hits`: distances within the activation distance become hits, with
+   their slack and predicted closing;
+5. :func:`select_and_rows`: the most urgent hits, their hold distance (learned
+   linearization error, recovery deadband and scale) and their damper rows (witness
+   and contact-patch support points, :func:`contact_rows`), corrected for the
+   obstacles' own velocity.
+
+:func:`collision_step` runs all five. Pairs with an exact triangle mesh (kind MESH) are
+left to coal between steps 3 and 4 by the caller.
+
+Array layouts (columns of the per-pair state):
+
+- ``pf`` (float, pairs x 8): :data:`PF_MIN` minimum distance, :data:`PF_PENDING`
+  pending larger minimum (inf: none), :data:`PF_LOW` lower distance bound,
+  :data:`PF_EXACT` last exact distance, :data:`PF_MOTION` this step's motion bound,
+  :data:`PF_LEARNED` learned linearization error, :data:`PF_PROMISE` the distance the
+  last row promised, :data:`PF_ACCEL` closing the acceleration limits allow in a step;
+- ``pi`` (int64, pairs x 3): :data:`PI_EXACT_STEP` step of the last exact query,
+  :data:`PI_PROMISE_STEP` step of the last promise, :data:`PI_CANDIDATE` pair-cache
+  candidate flag;
+- ``cfg`` (float): the settings, indexed by the ``CFG_*`` constants.
 """
 
 from __future__ import annotations
@@ -16,40 +41,484 @@ import math
 import numpy as np
 
 from .._jit import kernel
+from ..geometry.kernels import table_distance
+
+#: Directions (evenly spaced in the contact plane) whose extreme support points are kept
+#: when more points than this lie in a contact patch.
+PATCH_DIRECTIONS = 8
+
+PF_MIN, PF_PENDING, PF_LOW, PF_EXACT, PF_MOTION, PF_LEARNED, PF_PROMISE, PF_ACCEL = range(8)
+PI_EXACT_STEP, PI_PROMISE_STEP, PI_CANDIDATE = range(3)
+(
+    CFG_ACTIVATION,
+    CFG_GAIN,
+    CFG_DT,
+    CFG_DEADBAND,
+    CFG_RECOVERY_SCALE,
+    CFG_MAX_SEPARATION,
+    CFG_PATCH_TOLERANCE,
+    CFG_MAX_CONSTRAINTS,
+    CFG_ALL_PAIRS,
+    CFG_SPHERES,
+    CFG_STEP,
+    CFG_CACHE_INTERVAL,
+    CFG_CACHE_MARGIN,
+    CFG_CACHE_CAP,
+    CFG_QUERY_BUDGET,
+    CFG_MAX_LEARNED,
+    CFG_SIZE,
+) = range(17)
+#: Columns of a hit (``hit_f``): distance, slack, predicted closing, hold distance.
+HF_DIST, HF_SLACK, HF_CLOSING, HF_HOLD = range(4)
+#: Entries of the ``counts`` output.
+N_ROWS, N_HITS, N_QUERIES, N_SKIPPED, N_EXTRA, N_LISTED = range(6)
+
+#: Shape codes :func:`point_distance` knows exactly (those of :mod:`stackik.geometry`);
+#: for any other kind it returns NaN and the caller uses the tangent-plane bound.
+SHAPE_PLANE = 0  # "no exact point distance" (kept for callers of earlier versions)
+SHAPE_SPHERE, SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_BOX = 1, 2, 3, 4
+SHAPE_HALFSPACE, SHAPE_TWO_SIDED_PLANE = 8, 9
+CONE = 6
+
+
+# -- 1. motion bounds --------------------------------------------------------------------------
+@kernel
+def obstacle_motion(
+    obs_rot: np.ndarray,
+    obs_trans: np.ndarray,
+    known: np.ndarray,
+    given: np.ndarray,
+    prev: np.ndarray,
+    reach: np.ndarray,
+    seen: bool,
+    dt: float,
+    disp: np.ndarray,
+    vel: np.ndarray,
+) -> None:
+    """How far each obstacle moved since the last step, and the velocity its rows use.
+
+    Args:
+        obs_rot: World rotations now, ``(n, 3, 3)``.
+        obs_trans: World positions now [m], ``(n, 3)``.
+        known: Whether the world gives each obstacle's velocity.
+        given: The world's velocities, ``(n, 6)``: linear [m/s], angular [rad/s].
+        prev: Poses at the last step, ``(n, 12)`` (rotation by rows, position); updated.
+        reach: Largest distance of a point of each obstacle from its origin [m] (inf
+            for planes).
+        seen: Whether ``prev`` holds the last step's poses (False: no motion known).
+        dt: Time between steps [s].
+        disp: Output: bound of any point's displacement since the last step [m].
+        vel: Output ``(n, 6)``: the given velocity, else the one observed over the last
+            step (displacement / dt; zero at the first step).
+    """
+    for k in range(obs_trans.shape[0]):
+        d = 0.0
+        for c in range(6):
+            vel[k, c] = 0.0
+        if seen:
+            dx = obs_trans[k, 0] - prev[k, 9]
+            dy = obs_trans[k, 1] - prev[k, 10]
+            dz = obs_trans[k, 2] - prev[k, 11]
+            tr = 0.0  # trace of R_now R_prev^T = 1 + 2 cos(angle)
+            for r in range(3):
+                for c in range(3):
+                    tr += obs_rot[k, r, c] * prev[k, 3 * r + c]
+            ang = math.acos(min(1.0, max(-1.0, 0.5 * (tr - 1.0))))
+            d = math.sqrt(dx * dx + dy * dy + dz * dz)
+            if ang > 0.0:
+                d += ang * reach[k]
+            vel[k, 0], vel[k, 1], vel[k, 2] = dx / dt, dy / dt, dz / dt
+            _rotation_vector(obs_rot[k], prev[k], ang, vel[k])
+            for c in range(3, 6):
+                vel[k, c] /= dt
+        if known[k]:
+            for c in range(6):
+                vel[k, c] = given[k, c]
+        disp[k] = d
+        for r in range(3):
+            prev[k, 9 + r] = obs_trans[k, r]
+            for c in range(3):
+                prev[k, 3 * r + c] = obs_rot[k, r, c]
+
+
+@kernel(inline=True)
+def _rotation_vector(R: np.ndarray, prev: np.ndarray, ang: float, vel: np.ndarray) -> None:
+    """``vel[3:6]`` = the rotation vector of ``R prev^T`` (angle ``ang``)."""
+    if ang < 1e-12:
+        return
+    # skew part of M = R prev^T: (M - M^T) / 2 = sin(ang) [axis]x
+    m = np.empty((3, 3))
+    for r in range(3):
+        for c in range(3):
+            m[r, c] = R[r, 0] * prev[3 * c] + R[r, 1] * prev[3 * c + 1] + R[r, 2] * prev[3 * c + 2]
+    f = 0.5 * ang / math.sin(ang) if ang < math.pi - 1e-6 else 0.0
+    vel[3] = f * (m[2, 1] - m[1, 2])
+    vel[4] = f * (m[0, 2] - m[2, 0])
+    vel[5] = f * (m[1, 0] - m[0, 1])
 
 
 @kernel
-def motion_broadphase(
+def refresh_cache(pf: np.ndarray, pi: np.ndarray, cfg: np.ndarray) -> None:
+    """Pair cache: a full scan every ``CFG_CACHE_INTERVAL`` steps, candidates in between.
+
+    On a scan step every bound is forgotten (every pair is checked) and the candidates
+    are cleared; otherwise the ``CFG_CACHE_CAP`` candidates with the smallest last
+    distance are listed whatever their bound (the motion bounds still list every other
+    pair that could come near).
+    """
+    interval = int(cfg[CFG_CACHE_INTERVAL])
+    if interval <= 0:
+        return
+    npairs = pf.shape[0]
+    if int(cfg[CFG_STEP]) % interval == 0:
+        for k in range(npairs):
+            pf[k, PF_LOW] = -np.inf
+            pi[k, PI_CANDIDATE] = 0
+        return
+    count = 0
+    for k in range(npairs):
+        count += pi[k, PI_CANDIDATE]
+    if count == 0:
+        return
+    idx = np.empty(count, dtype=np.int64)
+    n = 0
+    for k in range(npairs):
+        if pi[k, PI_CANDIDATE]:
+            idx[n] = k
+            n += 1
+    keys = np.empty(count)
+    for i in range(count):
+        keys[i] = pf[idx[i], PF_EXACT]
+    order = np.argsort(keys, kind="mergesort")
+    cap = int(cfg[CFG_CACHE_CAP])
+    threshold_add = cfg[CFG_ACTIVATION]
+    for i in range(count):
+        k = idx[order[i]]
+        if i < cap:
+            pf[k, PF_LOW] = min(pf[k, PF_LOW], pf[k, PF_MIN] + threshold_add)
+        else:
+            pi[k, PI_CANDIDATE] = 0
+
+
+@kernel
+def advance_bounds(
     dq_abs: np.ndarray,
-    pair_lever: np.ndarray,
-    d_low: np.ndarray,
-    step_motion: np.ndarray,
-    threshold: np.ndarray,
-    out: np.ndarray,
+    lever: np.ndarray,
+    pairs: np.ndarray,
+    slot: np.ndarray,
+    disp: np.ndarray,
+    pf: np.ndarray,
+    pi: np.ndarray,
+    cfg: np.ndarray,
+    listed: np.ndarray,
 ) -> int:
     """Lower every pair's distance bound by its relative motion; list the near ones.
 
-    Pair ``k``'s two geometries approach each other by at most
-    ``sum_j pair_lever[k, j] |dq_j|`` [m] in the step (a point at distance at most ``L``
-    from a revolute axis moves at most ``L |dtheta|``; prismatic and base translation
-    levers are 1; joints that carry both geometries move them rigidly together and have
-    no lever). ``d_low[k]``, a lower bound of the pair's distance, drops by that much.
+    Pair ``k``'s geometries approach each other by at most ``sum_j lever[k, j] |dq_j|``
+    [m] (a point at most ``L`` from a revolute axis moves at most ``L |dtheta|``) plus
+    the displacement bound of its obstacle, if it has one. Pending larger minimums are
+    latched once the bound shows the pair clear of them.
 
     Returns:
-        The number of pair slots written to ``out`` whose bound is ``<= threshold``.
+        The number of pair slots written to ``listed`` (bound within activation).
     """
-    npairs, nv = pair_lever.shape
+    refresh_cache(pf, pi, cfg)
+    npairs, nv = lever.shape
+    act = cfg[CFG_ACTIVATION]
     count = 0
     for k in range(npairs):
         s = 0.0
         for j in range(nv):
-            s += pair_lever[k, j] * dq_abs[j]
-        step_motion[k] = s
-        d_low[k] -= s
-        if d_low[k] <= threshold[k]:
-            out[count] = k
+            s += lever[k, j] * dq_abs[j]
+        o = slot[pairs[k, 1]]
+        if o >= 0:
+            s += disp[o]
+        pf[k, PF_MOTION] = s
+        pf[k, PF_LOW] -= s
+        if pf[k, PF_PENDING] < np.inf and pf[k, PF_LOW] >= pf[k, PF_PENDING]:
+            pf[k, PF_MIN] = pf[k, PF_PENDING]
+            pf[k, PF_PENDING] = np.inf
+        if pf[k, PF_LOW] <= pf[k, PF_MIN] + act:
+            listed[count] = k
             count += 1
     return count
+
+
+# -- 2. bounding spheres -----------------------------------------------------------------------
+@kernel
+def sphere_filter(
+    listed: np.ndarray,
+    count: int,
+    pairs: np.ndarray,
+    rot: np.ndarray,
+    trans: np.ndarray,
+    center: np.ndarray,
+    radius: np.ndarray,
+    pf: np.ndarray,
+    pi: np.ndarray,
+    cfg: np.ndarray,
+    query: np.ndarray,
+) -> int:
+    """The listed pairs that need an exact query (written to ``query``; returns how many).
+
+    A pair whose bounding spheres are farther apart than its activation distance keeps
+    that gap as its bound (a valid lower bound) and is not queried; a pair queried in
+    the previous step and found near skips the test (it needs the query anyway). With
+    ``CFG_ALL_PAIRS`` off only the pair with the smallest gap is queried; with a
+    ``CFG_QUERY_BUDGET`` the pairs with the smallest bounds come first and the rest
+    are skipped (counted in ``query[count:]`` by the caller).
+    """
+    step = int(cfg[CFG_STEP])
+    all_pairs = cfg[CFG_ALL_PAIRS] > 0.0
+    spheres = cfg[CFG_SPHERES] > 0.0
+    act = cfg[CFG_ACTIVATION]
+    n = 0
+    best, best_gap = -1, np.inf
+    c1 = np.empty(3)
+    c2 = np.empty(3)
+    for i in range(count):
+        k = listed[i]
+        gap = -np.inf
+        if spheres and not (all_pairs and pi[k, PI_EXACT_STEP] == step - 1):
+            a, b = pairs[k, 0], pairs[k, 1]
+            _world_point(rot[a], trans[a], center[a], c1)
+            _world_point(rot[b], trans[b], center[b], c2)
+            dx, dy, dz = c1[0] - c2[0], c1[1] - c2[1], c1[2] - c2[2]
+            gap = math.sqrt(dx * dx + dy * dy + dz * dz) - radius[a] - radius[b]
+            if gap > pf[k, PF_MIN] + act:
+                pf[k, PF_LOW] = gap
+                continue
+        query[n] = k
+        n += 1
+        if gap < best_gap or best < 0:
+            best, best_gap = k, gap
+    if n and not all_pairs:
+        query[0] = best
+        n = 1
+    return n
+
+
+@kernel(inline=True)
+def _world_point(R: np.ndarray, t: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+    for r in range(3):
+        out[r] = R[r, 0] * p[0] + R[r, 1] * p[1] + R[r, 2] * p[2] + t[r]
+
+
+@kernel
+def apply_budget(query: np.ndarray, n: int, pf: np.ndarray, cfg: np.ndarray) -> int:
+    """Keep the ``CFG_QUERY_BUDGET`` queries with the smallest bounds (0: keep all)."""
+    budget = int(cfg[CFG_QUERY_BUDGET])
+    if budget <= 0 or n <= budget:
+        return n
+    keys = np.empty(n)
+    for i in range(n):
+        keys[i] = pf[query[i], PF_LOW]
+    order = np.argsort(keys, kind="mergesort")
+    kept = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        kept[i] = query[order[i]]
+    for i in range(n):
+        query[i] = kept[i]
+    return budget
+
+
+# -- 3. exact distances ------------------------------------------------------------------------
+@kernel
+def exact_queries(
+    query: np.ndarray,
+    n: int,
+    pairs: np.ndarray,
+    kind: np.ndarray,
+    params: np.ndarray,
+    vstart: np.ndarray,
+    verts: np.ndarray,
+    rot: np.ndarray,
+    trans: np.ndarray,
+    dist: np.ndarray,
+    witness: np.ndarray,
+) -> int:
+    """Exact distance and witness (p1, p2, normal) of each queried pair; NaN for meshes.
+
+    Returns:
+        How many distances are NaN (pairs left to coal).
+    """
+    missing = 0
+    for i in range(n):
+        k = query[i]
+        dist[i] = table_distance(
+            pairs[k, 0], pairs[k, 1], kind, params, vstart, verts, rot, trans, witness[i]
+        )
+        if math.isnan(dist[i]):
+            missing += 1
+    return missing
+
+
+# -- 4. hits -----------------------------------------------------------------------------------
+@kernel
+def record_hits(
+    query: np.ndarray,
+    n: int,
+    dist: np.ndarray,
+    pf: np.ndarray,
+    pi: np.ndarray,
+    cfg: np.ndarray,
+    hit_k: np.ndarray,
+    hit_q: np.ndarray,
+    hit_f: np.ndarray,
+) -> int:
+    """Store the exact distances; the pairs within activation become hits.
+
+    A hit carries its slack ``d - d_min`` and the closing predicted for this step: how
+    much the pair closed during the last step (exact when it was queried then, else its
+    motion bound), plus what the acceleration limits add in one step.
+
+    Returns:
+        The number of hits (``hit_k``: pair slots, ``hit_q``: query index).
+    """
+    step = int(cfg[CFG_STEP])
+    act = cfg[CFG_ACTIVATION]
+    margin = cfg[CFG_CACHE_MARGIN] if cfg[CFG_CACHE_INTERVAL] > 0 else -np.inf
+    nh = 0
+    for i in range(n):
+        k = query[i]
+        d = dist[i]
+        if pi[k, PI_EXACT_STEP] == step - 1:
+            closing = pf[k, PF_EXACT] - d
+        else:
+            closing = pf[k, PF_MOTION]
+        pf[k, PF_LOW] = d
+        pf[k, PF_EXACT] = d
+        pi[k, PI_EXACT_STEP] = step
+        if pf[k, PF_PENDING] < np.inf and pf[k, PF_PENDING] <= d:
+            pf[k, PF_MIN] = pf[k, PF_PENDING]
+            pf[k, PF_PENDING] = np.inf
+        threshold = pf[k, PF_MIN] + act
+        if d < threshold:
+            hit_k[nh] = k
+            hit_q[nh] = i
+            hit_f[nh, HF_DIST] = d
+            hit_f[nh, HF_SLACK] = d - pf[k, PF_MIN]
+            hit_f[nh, HF_CLOSING] = max(closing, 0.0) + pf[k, PF_ACCEL]
+            nh += 1
+        elif d < threshold + margin:
+            pi[k, PI_CANDIDATE] = 1
+    return nh
+
+
+# -- 5. selection, hold distances, rows --------------------------------------------------------
+@kernel(inline=True)
+def _before(a: tuple, b: tuple) -> bool:
+    """Lexicographic ``a < b`` on (group, key, distance)."""
+    if a[0] != b[0]:
+        return a[0] < b[0]
+    if a[1] != b[1]:
+        return a[1] < b[1]
+    return a[2] < b[2]
+
+
+@kernel
+def urgency_order(nh: int, hit_f: np.ndarray, max_constraints: int, order: np.ndarray) -> tuple:
+    """Order the hits by urgency; return ``(chosen, beyond the budget)``.
+
+    A hit that can cross its limit within the step (slack <= predicted closing) is never
+    dropped, even past ``max_constraints``; these come first, by slack then distance.
+    The rest of the budget goes to the hits with the shortest time to violation
+    ``slack / closing`` (then distance).
+    """
+    keys = np.empty((nh, 3))
+    must = 0
+    for h in range(nh):
+        slack, closing = hit_f[h, HF_SLACK], hit_f[h, HF_CLOSING]
+        if slack <= closing:
+            must += 1
+            keys[h, 0], keys[h, 1] = 0.0, slack
+        else:
+            keys[h, 0] = 1.0
+            keys[h, 1] = slack / closing if closing > 0.0 else np.inf
+        keys[h, 2] = hit_f[h, HF_DIST]
+        order[h] = h
+    for i in range(1, nh):  # insertion sort: hits are few
+        j = i
+        while j > 0:
+            a, b = keys[order[j]], keys[order[j - 1]]
+            if not _before((a[0], a[1], a[2]), (b[0], b[1], b[2])):
+                break
+            order[j], order[j - 1] = order[j - 1], order[j]
+            j -= 1
+    chosen = max(must, min(nh, max_constraints))
+    return chosen, max(0, must - max_constraints)
+
+
+@kernel(inline=True)
+def recovery_distance(d: float, hold: float, cfg: np.ndarray) -> float:
+    """Distance fed to the damper aiming at ``hold`` (deadband, recovery scale, cap).
+
+    Within half the deadband below ``hold`` the row only forbids approaching; deeper it
+    recovers to ``hold - deadband / 2`` (continuous in ``d``); the recovery speed is
+    scaled by ``CFG_RECOVERY_SCALE`` and, for a pair not penetrating, capped at
+    ``CFG_MAX_SEPARATION`` [m/s].
+    """
+    half = 0.5 * cfg[CFG_DEADBAND]
+    if d >= hold:
+        return d
+    d_eff = hold if d >= hold - half else d + half
+    if d_eff >= hold:
+        return d_eff
+    deficit = cfg[CFG_RECOVERY_SCALE] * (hold - d_eff)
+    if d > 0.0:
+        deficit = min(deficit, cfg[CFG_MAX_SEPARATION] * cfg[CFG_DT] / cfg[CFG_GAIN])
+    return hold - deficit
+
+
+@kernel(inline=True)
+def hold_distance(k: int, d: float, pf: np.ndarray, pi: np.ndarray, cfg: np.ndarray) -> float:
+    """Hold distance of pair ``k`` found at ``d``, after learning from its last promise."""
+    learned = 0.5 * pf[k, PF_LEARNED]
+    if pi[k, PI_PROMISE_STEP] == int(cfg[CFG_STEP]) - 1:
+        learned = max(learned, pf[k, PF_PROMISE] - d)
+    pf[k, PF_LEARNED] = min(learned, cfg[CFG_MAX_LEARNED])
+    return pf[k, PF_MIN] + cfg[CFG_DEADBAND] + pf[k, PF_LEARNED]
+
+
+@kernel
+def hit_arrays(
+    nh: int,
+    order: np.ndarray,
+    hit_k: np.ndarray,
+    hit_q: np.ndarray,
+    hit_f: np.ndarray,
+    witness: np.ndarray,
+    pairs: np.ndarray,
+    pf: np.ndarray,
+    pi: np.ndarray,
+    cfg: np.ndarray,
+    sel: tuple,
+) -> None:
+    """The chosen hits, in urgency order, as the row kernel's per-hit arrays."""
+    first, second, dist, d_eff, d_min, normal, p1, p2, reach, sel_k, sel_f = sel
+    gain = cfg[CFG_GAIN]
+    step = int(cfg[CFG_STEP])
+    for h in range(nh):
+        i = order[h]
+        k = hit_k[i]
+        d = hit_f[i, HF_DIST]
+        hold = hold_distance(k, d, pf, pi, cfg)
+        eff = recovery_distance(d, hold, cfg)
+        pf[k, PF_PROMISE] = d - gain * (eff - hold)
+        pi[k, PI_PROMISE_STEP] = step
+        first[h], second[h] = pairs[k, 0], pairs[k, 1]
+        dist[h], d_eff[h], d_min[h] = d, eff, hold
+        w = witness[hit_q[i]]
+        for c in range(3):
+            p1[h, c] = w[c]
+            p2[h, c] = w[3 + c]
+            normal[h, c] = w[6 + c]
+        tol = cfg[CFG_PATCH_TOLERANCE]
+        reach[h] = tol + hit_f[i, HF_CLOSING] if tol > 0.0 else 0.0
+        sel_k[h] = k
+        for c in range(4):
+            sel_f[h, c] = hit_f[i, c]
+        sel_f[h, HF_HOLD] = hold
 
 
 @kernel
@@ -74,6 +543,43 @@ def _row(
         row_normal[r, c] = n[c]
 
 
+#: Patch rows closer than this to a row of the same pair [m], with normals within
+#: :data:`_SAME_NORMAL` (cosine), are merged into it (nearly equal rows make the
+#: saturated set of the SNS solver rank deficient).
+_SAME_POINT = 1e-3
+_SAME_NORMAL = 0.9998
+
+
+@kernel
+def _patch_row(
+    out: tuple,
+    first: int,
+    nrows: int,
+    f: int,
+    s: int,
+    bound: float,
+    point: np.ndarray,
+    n: np.ndarray,
+) -> int:
+    """Add a patch row for pair (f, s) unless rows ``first:nrows`` already hold it.
+
+    A near-duplicate (same point within :data:`_SAME_POINT`, normal within
+    :data:`_SAME_NORMAL`) is merged: the existing row keeps the tighter bound.
+    Returns the new row count.
+    """
+    lower, row_geom, row_point, row_normal = out
+    for r in range(first, nrows):
+        dx = row_point[r, 0] - point[0]
+        dy = row_point[r, 1] - point[1]
+        dz = row_point[r, 2] - point[2]
+        cos = row_normal[r, 0] * n[0] + row_normal[r, 1] * n[1] + row_normal[r, 2] * n[2]
+        if dx * dx + dy * dy + dz * dz < _SAME_POINT * _SAME_POINT and cos > _SAME_NORMAL:
+            lower[r] = max(lower[r], bound)
+            return nrows
+    _row(lower, nrows, f, s, bound, point, n, row_geom, row_point, row_normal)
+    return nrows + 1
+
+
 @kernel
 def _plane_axes(n: np.ndarray, t1: np.ndarray, t2: np.ndarray) -> None:
     """Two unit axes ``t1``, ``t2`` spanning the plane normal to the unit vector ``n``."""
@@ -88,50 +594,114 @@ def _plane_axes(n: np.ndarray, t1: np.ndarray, t2: np.ndarray) -> None:
     t2[2] = n[0] * t1[1] - n[1] * t1[0]
 
 
-@kernel
-def _near_points(
+@kernel(inline=True)
+def _keep_point(
+    x: float,
+    y: float,
+    z: float,
     geom: int,
     sign: float,
     q: np.ndarray,
     n: np.ndarray,
     rot: np.ndarray,
     trans: np.ndarray,
-    sup_points: np.ndarray,
-    sup_offset: np.ndarray,
-    sup_radius: np.ndarray,
+    rad: float,
+    limit: float,
+    gaps: np.ndarray,
+    world: np.ndarray,
+    count: int,
+) -> int:
+    """Place a local point of ``geom`` in the world; keep it when it is near the plane.
+
+    The point is moved by ``rad`` along ``sign n``; it is kept when its gap to the plane
+    through ``q`` is below ``limit``.
+    """
+    for c in range(3):
+        world[count, c] = (
+            rot[geom, c, 0] * x + rot[geom, c, 1] * y + rot[geom, c, 2] * z + trans[geom, c]
+        ) + rad * n[c]
+    g = sign * (
+        (q[0] - world[count, 0]) * n[0]
+        + (q[1] - world[count, 1]) * n[1]
+        + (q[2] - world[count, 2]) * n[2]
+    )
+    if g < limit:
+        gaps[count] = g
+        return count + 1
+    return count
+
+
+@kernel
+def _generator(
+    geom: int,
+    sign: float,
+    n: np.ndarray,
+    rot: np.ndarray,
+    shape_kind: np.ndarray,
+    shape_params: np.ndarray,
+    ends: np.ndarray,
+) -> bool:
+    """The generator segment a cylinder or cone turns toward the other shape, if any.
+
+    When the direction toward the other shape (``sign n``) is closer to radial than to
+    the axis, the contact patch of a cylinder (or a cone) is a strip along one
+    generator, not its rims: its two ends (local frame) are written to ``ends``.
+    Returns False for other kinds or when a cap (the base) faces the other shape.
+    """
+    kind = shape_kind[geom]
+    if kind != SHAPE_CYLINDER and kind != CONE:
+        return False
+    dx = sign * (rot[geom, 0, 0] * n[0] + rot[geom, 1, 0] * n[1] + rot[geom, 2, 0] * n[2])
+    dy = sign * (rot[geom, 0, 1] * n[0] + rot[geom, 1, 1] * n[1] + rot[geom, 2, 1] * n[2])
+    dz = sign * (rot[geom, 0, 2] * n[0] + rot[geom, 1, 2] * n[1] + rot[geom, 2, 2] * n[2])
+    rho = math.sqrt(dx * dx + dy * dy)
+    if rho < abs(dz) or rho < 1e-12:
+        return False
+    r, h = shape_params[geom, 0], shape_params[geom, 1]
+    ends[0, 0], ends[0, 1], ends[0, 2] = r * dx / rho, r * dy / rho, -h
+    if kind == CONE:
+        ends[1, 0], ends[1, 1], ends[1, 2] = 0.0, 0.0, h
+    else:
+        ends[1, 0], ends[1, 1], ends[1, 2] = r * dx / rho, r * dy / rho, h
+    return True
+
+
+@kernel
+def _near_points(
+    geom: int,
+    sign: float,
+    q: np.ndarray,
+    n: np.ndarray,
+    geometry: tuple,
     limit: float,
     gaps: np.ndarray,
     world: np.ndarray,
 ) -> int:
     """Support points of ``geom`` whose gap to the plane through ``q`` is below ``limit``.
 
-    Each point is moved by the shape's radius along ``sign * n`` (capsule ends); its gap
-    is ``sign * n . (q - w)``. Returns how many were written to ``gaps``/``world``.
+    The shape's support points (box corners, rims, capsule ends, hull vertices), or,
+    for a cylinder or cone whose side faces the other shape, the two ends of the
+    generator facing it (:func:`_generator`). Each point is moved by the shape's radius
+    along ``sign * n`` (capsule ends); its gap is ``sign * n . (q - w)``. Returns how
+    many were written to ``gaps``/``world``.
     """
+    shape_kind, shape_params, rot, trans, sup_points, sup_offset, sup_radius = geometry
     count = 0
     rad = sup_radius[geom] * sign
+    ends = np.empty((2, 3))
+    if _generator(geom, sign, n, rot, shape_kind, shape_params, ends):
+        for i in range(2):
+            count = _keep_point(
+                ends[i, 0], ends[i, 1], ends[i, 2], geom, sign, q, n, rot, trans, rad, limit,
+                gaps, world, count,
+            )  # fmt: skip
+        return count
     for i in range(sup_offset[geom], sup_offset[geom + 1]):
-        for c in range(3):
-            world[count, c] = (
-                rot[geom, c, 0] * sup_points[i, 0]
-                + rot[geom, c, 1] * sup_points[i, 1]
-                + rot[geom, c, 2] * sup_points[i, 2]
-                + trans[geom, c]
-                + rad * n[c]
-            )
-        g = sign * (
-            (q[0] - world[count, 0]) * n[0]
-            + (q[1] - world[count, 1]) * n[1]
-            + (q[2] - world[count, 2]) * n[2]
-        )
-        if g < limit:
-            gaps[count] = g
-            count += 1
+        count = _keep_point(
+            sup_points[i, 0], sup_points[i, 1], sup_points[i, 2], geom, sign, q, n, rot, trans,
+            rad, limit, gaps, world, count,
+        )  # fmt: skip
     return count
-
-
-#: Shape codes of :func:`point_distance` (anything else: the tangent-plane bound).
-SHAPE_PLANE, SHAPE_SPHERE, SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_BOX = 0, 1, 2, 3, 4
 
 
 @kernel
@@ -187,8 +757,9 @@ def point_distance(
     """Exact signed distance from world point ``p`` to a primitive shape placed at (R, t).
 
     ``n`` receives the unit normal of the shape's surface toward ``p`` (world). Shapes:
-    sphere (radius), capsule and cylinder (radius, half length), box (half sides). For
-    :data:`SHAPE_PLANE` nothing is computed (returns NaN).
+    sphere (radius), capsule and cylinder (radius, half length), box (half sides),
+    half-space and plane (unit normal, offset). For any other kind nothing is computed
+    (returns NaN).
     """
     x = y = z = 0.0
     for c in range(3):
@@ -209,6 +780,11 @@ def point_distance(
         d = _cylinder_local(x, y, z, params[0], params[1], nl)
     elif kind == SHAPE_BOX:
         d = _box_local(x, y, z, params, nl)
+    elif kind == SHAPE_HALFSPACE or kind == SHAPE_TWO_SIDED_PLANE:
+        d = x * params[0] + y * params[1] + z * params[2] - params[3]
+        sign = -1.0 if (kind == SHAPE_TWO_SIDED_PLANE and d < 0.0) else 1.0
+        d *= sign
+        nl[0], nl[1], nl[2] = sign * params[0], sign * params[1], sign * params[2]
     else:
         return math.nan
     for c in range(3):
@@ -250,7 +826,7 @@ def _extremes(
 @kernel
 def _jacobian_rows(
     J: np.ndarray,
-    support: np.ndarray,
+    columns: tuple,
     nrows: int,
     row_geom: np.ndarray,
     row_point: np.ndarray,
@@ -260,23 +836,33 @@ def _jacobian_rows(
     """``C[r] = n^T (J_s^(2) - J_s^(1))`` with ``J_s = J_lin - [s]x J_ang`` per body's joints.
 
     ``J`` is Pinocchio's world joint Jacobian ``data.J`` (spatial velocity at the world
-    origin), so ``n . (v_O + w x s) = n . v_O - (s x n) . w``.
+    origin), so ``n . (v_O + w x s) = n . v_O - (s x n) . w``. ``columns`` is
+    ``(support, colmap, factor)``: ``support[g, c]`` whether column ``c`` of ``J`` moves
+    geometry ``g``, and column ``c`` adds ``factor[c]`` times itself to velocity
+    coordinate ``colmap[c]`` (a folded mimic joint's column goes to its leader's,
+    scaled; otherwise the identity).
     """
-    nv = J.shape[1]
+    support, colmap, factor = columns
+    nx = J.shape[1]
     for r in range(nrows):
         f, s = row_geom[r, 0], row_geom[r, 1]
         n0, n1, n2 = row_normal[r, 0], row_normal[r, 1], row_normal[r, 2]
         c0 = n1 * row_point[r, 2] - n2 * row_point[r, 1]
         c1 = n2 * row_point[r, 0] - n0 * row_point[r, 2]
         c2 = n0 * row_point[r, 1] - n1 * row_point[r, 0]
-        for k in range(nv):
+        for k in range(C.shape[1]):
+            C[r, k] = 0.0
+        for k in range(nx):
+            sign = (1.0 if support[s, k] else 0.0) - (1.0 if support[f, k] else 0.0)
+            if sign == 0.0:
+                continue
             val = (
                 n0 * J[0, k]
                 + n1 * J[1, k]
                 + n2 * J[2, k]
                 - (c0 * J[3, k] + c1 * J[4, k] + c2 * J[5, k])
             )
-            C[r, k] = (val if support[s, k] else 0.0) - (val if support[f, k] else 0.0)
+            C[r, colmap[k]] += sign * factor[k] * val
 
 
 @kernel
@@ -307,6 +893,77 @@ def _support_gap(
 
 
 @kernel
+def _polygon_order(
+    pts: np.ndarray, count: int, t1: np.ndarray, t2: np.ndarray, uv: np.ndarray
+) -> np.ndarray:
+    """Plane coordinates ``uv`` of ``count`` points and their order around their centroid."""
+    cu = cv = 0.0
+    for c in range(count):
+        uv[c, 0] = pts[c, 0] * t1[0] + pts[c, 1] * t1[1] + pts[c, 2] * t1[2]
+        uv[c, 1] = pts[c, 0] * t2[0] + pts[c, 1] * t2[1] + pts[c, 2] * t2[2]
+        cu += uv[c, 0]
+        cv += uv[c, 1]
+    angle = np.empty(count)
+    for c in range(count):
+        angle[c] = math.atan2(uv[c, 1] - cv / count, uv[c, 0] - cu / count)
+    return np.argsort(angle, kind="mergesort")
+
+
+@kernel(inline=True)
+def _cross2(ax: float, ay: float, bx: float, by: float) -> float:
+    return ax * by - ay * bx
+
+
+@kernel
+def _crossings(
+    side_pts: np.ndarray,
+    side_count: np.ndarray,
+    t1: np.ndarray,
+    t2: np.ndarray,
+    max_out: int,
+    out: np.ndarray,
+) -> int:
+    """Where the outlines of the two sides' patch points cross, as points on side 0.
+
+    Each side's points (support points of one shape near the contact plane) are ordered
+    around their centroid in the plane; an edge of side 0's outline that crosses an edge
+    of side 1's bounds the contact patch at the crossing (e.g. a cylinder's generator
+    leaving a box face over its edge), a point that neither shape's own support points
+    reach. The crossing is lifted onto side 0's edge (a point of geometry 1).
+
+    Returns:
+        How many points were written to ``out`` (at most ``max_out``).
+    """
+    n0, n1 = side_count[0], side_count[1]
+    if n0 < 2 or n1 < 2:
+        return 0
+    uv0 = np.empty((n0, 2))
+    uv1 = np.empty((n1, 2))
+    o0 = _polygon_order(side_pts[0], n0, t1, t2, uv0)
+    o1 = _polygon_order(side_pts[1], n1, t1, t2, uv1)
+    e0 = n0 if n0 > 2 else 1
+    e1 = n1 if n1 > 2 else 1
+    found = 0
+    for i in range(e0):
+        a, b = o0[i], o0[(i + 1) % n0]
+        rx, ry = uv0[b, 0] - uv0[a, 0], uv0[b, 1] - uv0[a, 1]
+        for j in range(e1):
+            c, d = o1[j], o1[(j + 1) % n1]
+            sx, sy = uv1[d, 0] - uv1[c, 0], uv1[d, 1] - uv1[c, 1]
+            den = _cross2(rx, ry, sx, sy)
+            if abs(den) < 1e-14:
+                continue  # parallel: the end points are rows already
+            qx, qy = uv1[c, 0] - uv0[a, 0], uv1[c, 1] - uv0[a, 1]
+            u = _cross2(qx, qy, sx, sy) / den
+            v = _cross2(qx, qy, rx, ry) / den
+            if 0.0 < u < 1.0 and 0.0 < v < 1.0 and found < max_out:
+                for k in range(3):
+                    out[found, k] = side_pts[0, a, k] + u * (side_pts[0, b, k] - side_pts[0, a, k])
+                found += 1
+    return found
+
+
+@kernel
 def _patch_rows(
     h: int,
     f: int,
@@ -320,40 +977,53 @@ def _patch_rows(
     out: tuple,
     nrows: int,
 ) -> int:
-    """The support-point rows of pair ``h`` (both sides); returns the new row count."""
-    shape_kind, shape_params, rot, trans, sup_points, sup_offset, sup_radius = geometry
+    """The support-point rows of pair ``h`` (both sides, and where their outlines cross).
+
+    Returns the new row count.
+    """
+    shape_kind, shape_params, rot, trans = geometry[0], geometry[1], geometry[2], geometry[3]
     dist, d_min, normal, p1, p2 = hits
-    gaps, world, chosen, t1, t2, ns = scratch
-    lower, row_geom, row_point, row_normal = out
+    gaps, world, chosen, t1, t2, ns, side_pts, side_count, cross = scratch
+    first = nrows - 1  # the pair's witness row
     n = normal[h]
     _plane_axes(n, t1, t2)
+    limit = dist[h] + reach
     for side in range(2):
         geom, other = (f, s) if side == 0 else (s, f)
         q = p2[h] if side == 0 else p1[h]
         sign = 1.0 if side == 0 else -1.0
-        limit = dist[h] + reach
-        count = _near_points(
-            geom, sign, q, n, rot, trans, sup_points, sup_offset, sup_radius, limit, gaps, world
-        )
+        count = _near_points(geom, sign, q, n, geometry, limit, gaps, world)
         _extremes(count, max_per_side, world, t1, t2, chosen)
+        side_count[side] = 0
         for c in range(count):
             if not chosen[c]:
                 continue
+            side_pts[side, side_count[side]] = world[c]
+            side_count[side] += 1
             g = _support_gap(
                 other, sign, world[c], n, gaps[c], shape_kind, shape_params, rot, trans, ns
             )
             if g >= limit:
                 continue  # the other shape curves away: this point is not in the patch
             bound = -gain_over_dt * (max(g, d_min[h]) - d_min[h])
-            _row(lower, nrows, f, s, bound, world[c], ns, row_geom, row_point, row_normal)
-            nrows += 1
+            nrows = _patch_row(out, first, nrows, f, s, bound, world[c], ns)
+    found = _crossings(side_pts, side_count, t1, t2, max_per_side, cross)
+    q = p2[h]
+    for c in range(found):
+        w = cross[c]
+        plane = n[0] * (q[0] - w[0]) + n[1] * (q[1] - w[1]) + n[2] * (q[2] - w[2])
+        g = _support_gap(s, 1.0, w, n, plane, shape_kind, shape_params, rot, trans, ns)
+        if g >= limit:
+            continue
+        bound = -gain_over_dt * (max(g, d_min[h]) - d_min[h])
+        nrows = _patch_row(out, first, nrows, f, s, bound, w, ns)
     return nrows
 
 
 @kernel
 def contact_rows(
     J: np.ndarray,
-    support: np.ndarray,
+    columns: tuple,
     first: np.ndarray,
     second: np.ndarray,
     dist: np.ndarray,
@@ -406,6 +1076,9 @@ def contact_rows(
         np.empty(3),
         np.empty(3),
         np.empty(3),
+        np.empty((2, max(npts, 1), 3)),
+        np.zeros(2, dtype=np.int64),
+        np.empty((max_per_side, 3)),
     )
     geometry = (shape_kind, shape_params, rot, trans, sup_points, sup_offset, sup_radius)
     hits = (dist, d_min, normal, p1, p2)
@@ -430,5 +1103,158 @@ def contact_rows(
                 out,
                 nrows,
             )
-    _jacobian_rows(J, support, nrows, row_geom, row_point, row_normal, C)
+    _jacobian_rows(J, columns, nrows, row_geom, row_point, row_normal, C)
     return nrows
+
+
+@kernel
+def obstacle_velocity_bounds(
+    nrows: int,
+    row_geom: np.ndarray,
+    row_point: np.ndarray,
+    row_normal: np.ndarray,
+    slot: np.ndarray,
+    obs_trans: np.ndarray,
+    obs_vel: np.ndarray,
+    lower: np.ndarray,
+) -> None:
+    """Take each obstacle's own velocity out of its rows' bounds.
+
+    A row on a pair whose second geometry is an obstacle bounds ``n . (v2 - v1)``; the
+    obstacle's part ``n . (v + w x (s - o))`` at the row point ``s`` is known, so the
+    robot's part gets ``lower - n . v_obstacle(s)`` (an approaching obstacle makes the
+    robot give way).
+    """
+    for r in range(nrows):
+        o = slot[row_geom[r, 1]]
+        if o < 0:
+            continue
+        dx = row_point[r, 0] - obs_trans[o, 0]
+        dy = row_point[r, 1] - obs_trans[o, 1]
+        dz = row_point[r, 2] - obs_trans[o, 2]
+        wx, wy, wz = obs_vel[o, 3], obs_vel[o, 4], obs_vel[o, 5]
+        vx = obs_vel[o, 0] + wy * dz - wz * dy
+        vy = obs_vel[o, 1] + wz * dx - wx * dz
+        vz = obs_vel[o, 2] + wx * dy - wy * dx
+        lower[r] -= row_normal[r, 0] * vx + row_normal[r, 1] * vy + row_normal[r, 2] * vz
+
+
+@kernel
+def select_and_rows(
+    nh: int,
+    hits: tuple,
+    pairs: np.ndarray,
+    pf: np.ndarray,
+    pi: np.ndarray,
+    cfg: np.ndarray,
+    geometry: tuple,
+    motion: tuple,
+    J: np.ndarray,
+    columns: tuple,
+    sel: tuple,
+    out: tuple,
+    counts: np.ndarray,
+) -> None:
+    """Steps 5: the chosen hits' hold distances and rows; counts in ``counts``.
+
+    ``hits`` is ``(hit_k, hit_q, hit_f, witness)``; ``geometry`` the shape and support
+    tables and placements of :func:`contact_rows`; ``motion`` is ``(slot, obs_trans,
+    obs_vel)``; ``out`` is ``(C, lower, row_geom, row_point, row_normal)``.
+    """
+    hit_k, hit_q, hit_f, witness = hits
+    order = np.empty(nh, dtype=np.int64)
+    chosen, extra = urgency_order(nh, hit_f, int(cfg[CFG_MAX_CONSTRAINTS]), order)
+    hit_arrays(chosen, order, hit_k, hit_q, hit_f, witness, pairs, pf, pi, cfg, sel)
+    first, second, dist, d_eff, d_min, normal, p1, p2, reach, _, _ = sel
+    kind, params, rot, trans, sup_points, sup_offset, sup_radius = geometry
+    C, lower, row_geom, row_point, row_normal = out
+    nrows = contact_rows(
+        J,
+        columns,
+        first[:chosen],
+        second[:chosen],
+        dist[:chosen],
+        d_eff[:chosen],
+        d_min[:chosen],
+        normal[:chosen],
+        p1[:chosen],
+        p2[:chosen],
+        kind,
+        params,
+        rot,
+        trans,
+        sup_points,
+        sup_offset,
+        sup_radius,
+        reach[:chosen],
+        cfg[CFG_GAIN] / cfg[CFG_DT],
+        PATCH_DIRECTIONS,
+        C,
+        lower,
+        row_geom,
+        row_point,
+        row_normal,
+    )
+    slot, obs_trans, obs_vel = motion
+    obstacle_velocity_bounds(
+        nrows, row_geom, row_point, row_normal, slot, obs_trans, obs_vel, lower
+    )
+    counts[N_ROWS] = nrows
+    counts[N_HITS] = chosen
+    counts[N_EXTRA] = extra
+
+
+@kernel
+def collision_step(
+    dq_abs: np.ndarray,
+    lever: np.ndarray,
+    pairs: np.ndarray,
+    pf: np.ndarray,
+    pi: np.ndarray,
+    cfg: np.ndarray,
+    geometry: tuple,
+    shapes: tuple,
+    motion: tuple,
+    J: np.ndarray,
+    columns: tuple,
+    work: tuple,
+    sel: tuple,
+    out: tuple,
+    counts: np.ndarray,
+) -> None:
+    """One collision step, all five stages (see the module docstring).
+
+    ``shapes`` is ``(kind, params, vstart, verts, center, radius)``; ``motion`` is
+    ``(slot, obs_trans, obs_vel, disp)``; ``work`` holds the scratch arrays
+    ``(listed, query, dist, witness, hit_k, hit_q, hit_f)``. On return ``counts`` holds
+    the rows, hits, exact queries, skipped queries, urgent pairs beyond the budget and
+    listed pairs. Pairs with triangle meshes must not be watched (use the staged calls).
+    """
+    listed, query, dist, witness, hit_k, hit_q, hit_f = work
+    kind, params, vstart, verts, center, radius = shapes
+    slot, obs_trans, obs_vel, disp = motion
+    rot, trans = geometry[2], geometry[3]
+    count = advance_bounds(dq_abs, lever, pairs, slot, disp, pf, pi, cfg, listed)
+    counts[N_LISTED] = count
+    n = sphere_filter(listed, count, pairs, rot, trans, center, radius, pf, pi, cfg, query)
+    kept = apply_budget(query, n, pf, cfg)
+    counts[N_SKIPPED] = n - kept
+    exact_queries(query, kept, pairs, kind, params, vstart, verts, rot, trans, dist, witness)
+    counts[N_QUERIES] = kept
+    nh = record_hits(query, kept, dist, pf, pi, cfg, hit_k, hit_q, hit_f)
+    hits = (hit_k, hit_q, hit_f, witness)
+    select_and_rows(
+        nh,
+        hits,
+        pairs,
+        pf,
+        pi,
+        cfg,
+        geometry,
+        (slot, obs_trans, obs_vel),
+        J,
+        columns,
+        sel,
+        out,
+        counts,
+    )

@@ -104,6 +104,17 @@ class Constraint:
     def reset(self) -> None:
         """Forget state carried from step to step (called when a new motion starts)."""
 
+    def step_fraction(self, delta_v: np.ndarray) -> float:
+        """Largest fraction in [0, 1] of a displacement this constraint allows in one go.
+
+        ``delta_v`` (size nv) is the last step's solution times its period.
+
+        Rows bound the first-order motion; a layer taking long steps (position IK) also
+        asks this, so that nothing the rows did not see is crossed in one step. 1 for
+        families with nothing to add.
+        """
+        return 1.0
+
     def describe_row(self, row: int) -> str:
         """What row ``row`` of this step's rows stands for (used in status messages)."""
         return f"row {row} of constraint {self.name!r}"

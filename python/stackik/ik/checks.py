@@ -5,25 +5,26 @@ Every configuration global IK returns passes these on the full
 
 1. Pinocchio forward kinematics puts the frame within the tolerances of the target;
 2. the chain joints are inside their limits, shrunk by the solver's limit margin;
-3. when a collision constraint is configured, no watched pair is closer than its
-   ``min_distance`` (global value or per-pair override);
+3. when a collision constraint is configured, no watched pair (the robot's own, its
+   attached objects, the world's obstacles) is closer than its minimum distance;
 4. the user's ``validate(q) -> bool`` accepts it.
 
 The checker computes in a :class:`Workspace` (a Pinocchio ``Data`` and a collision
-state) owned by its global-IK layer, never in the robot's or the engine's caches.
+pipeline) owned by its global-IK layer, never in the robot's or the engine's caches.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pinocchio as pin
 
-from ..model import CollisionState, RobotModel
+from ..model import RobotModel
+from ..model.kinematics import joint_placements_copy, joint_placements_view
+from ..model.pipeline import CollisionPipeline, CollisionWatch
 from .chains import ChainSetup
 
 __all__ = ["POSE_SLACK", "CandidateChecker", "CollisionWatch", "Validator", "Workspace"]
@@ -33,19 +34,6 @@ Validator = Callable[[np.ndarray], bool]
 #: Slack of the pose test of a candidate over the tolerance [m or rad] (compiled FK and
 #: Pinocchio's differ by rounding only).
 POSE_SLACK = 1e-9
-
-
-@dataclass
-class CollisionWatch:
-    """The pairs a collision check watches and their minimum distances.
-
-    Attributes:
-        pairs: Indices in the robot's active pair list.
-        thresholds: Minimum distance of each pair [m].
-    """
-
-    pairs: np.ndarray
-    thresholds: np.ndarray
 
 
 class Workspace:
@@ -71,7 +59,8 @@ class Workspace:
         robot = self._robot
         self._revision = robot.revision
         self._data = robot.model.createData()
-        self._state = CollisionState(robot.collision) if robot.collision is not None else None
+        self._view = joint_placements_view(self._data)
+        self._pipeline = CollisionPipeline(robot) if robot.collision is not None else None
 
     @property
     def data(self) -> pin.Data:
@@ -80,12 +69,25 @@ class Workspace:
             self._rebuild()
         return self._data
 
-    @property
-    def collision(self) -> CollisionState | None:
-        """The scratch collision state (None without collision geometry)."""
+    def min_margin(self, q: np.ndarray, watch: CollisionWatch) -> float:
+        """Smallest ``distance - threshold`` [m] over the watched pairs at ``q``.
+
+        The forward kinematics runs into :attr:`data`; distances are the collision
+        pipeline's exact ones (compiled; coal for triangle meshes). ``inf`` without
+        collision geometry or pairs.
+        """
         if self._revision != self._robot.revision:
             self._rebuild()
-        return self._state
+        pipeline = self._pipeline
+        if pipeline is None or watch.geometry_pairs is None or not len(watch.geometry_pairs):
+            return math.inf
+        pipeline.world = watch.world
+        pin.forwardKinematics(self._robot.model, self._data, q)
+        view = self._view
+        pipeline.place(view if view is not None else joint_placements_copy(self._data))
+        d = pipeline.distances(watch.geometry_pairs)
+        assert watch.geometry_thresholds is not None
+        return float(np.min(d - watch.geometry_thresholds))
 
     def frame_pose(self, q: np.ndarray, fid: int) -> pin.SE3:
         """World pose of frame ``fid`` at ``q`` (a copy)."""
@@ -127,7 +129,11 @@ class CandidateChecker:
         self.tol_p = tol_p + POSE_SLACK
         self.tol_o = tol_o + POSE_SLACK
         self.validate = validate
-        self.watch = watch if watch is not None and watch.pairs.size else None
+        self.watch = (
+            watch
+            if watch is not None and watch.geometry_pairs is not None and len(watch.geometry_pairs)
+            else None
+        )
         kept = robot.kept_mimic_joints
         self.couple: Callable[[np.ndarray], np.ndarray] | None = robot.apply_mimic if kept else None
         # kept followers that are chain joints: coupling them moves the chain
@@ -187,16 +193,9 @@ class CandidateChecker:
     def collision_ok(self, q: np.ndarray) -> bool:
         """No watched pair below its minimum distance (True without a constraint)."""
         watch = self.watch
-        state = self.workspace.collision
-        if watch is None or state is None:
+        if watch is None:
             return True
-        data = self.workspace.data
-        pin.forwardKinematics(self.model, data, q)
-        state.update_placements(data)
-        for k, threshold in zip(watch.pairs, watch.thresholds, strict=True):
-            if state.distance(int(k)).min_distance < threshold:
-                return False
-        return True
+        return self.workspace.min_margin(q, watch) >= 0.0
 
     def reason(self, q: np.ndarray, qc: np.ndarray, check_pose: bool = True) -> str:
         """``""`` when ``q`` passes every test, else the first failed test's name.

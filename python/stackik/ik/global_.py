@@ -84,22 +84,15 @@ class GlobalIK:
         return self.chains.setup(frame_name, locked_joints, q_ref, margin)
 
     def collision_watch(self) -> CollisionWatch | None:
-        """Pairs and minimum distances of the engine's collision constraint (None without)."""
+        """Pairs and minimum distances of the engine's collision constraint (None without).
+
+        Every pair the constraint watches (robot, attached objects, world obstacles) at
+        its current minimum distance (global, obstacle's own or per-pair override).
+        """
         col = self._engine.get_constraint("collision")
         if not isinstance(col, CollisionConstraint) or not col.active:
             return None
-        names = {pair: k for k, pair in enumerate(self._robot.get_collision_pair_names())}
-        overrides = dict(col.pair_min_distance_overrides())
-        pairs, thresholds = [], []
-        for a, b in col.pair_names():
-            k = names.get((a, b), names.get((b, a)))
-            if k is None:
-                continue
-            pairs.append(k)
-            thresholds.append(
-                overrides.get(f"{a}|{b}", overrides.get(f"{b}|{a}", col.min_distance))
-            )
-        return CollisionWatch(np.array(pairs, dtype=int), np.array(thresholds, dtype=float))
+        return col.watch()
 
     def checker(
         self,

@@ -803,6 +803,9 @@ class PositionIK:
             ratio = float(np.max(np.abs(delta_q) / loop.max_joint_step))
             if ratio > 1.0:
                 delta_q /= ratio
+        for c in self._engine.constraints:  # nothing crossed that the rows did not see
+            if c.active:
+                delta_q *= c.step_fraction(delta_q)
         state.still = state.still + 1 if float(np.linalg.norm(delta_q)) <= loop.dq_tol else 0
         state.q = self._engine.robot.integrate(state.q, delta_q)
         state.iterations += 1

@@ -24,7 +24,53 @@ from ..errors import InvalidInput
 if TYPE_CHECKING:
     from .robot import RobotModel
 
-__all__ = ["Kinematics", "as_kinematics"]
+__all__ = ["Kinematics", "as_kinematics", "joint_placements_copy", "joint_placements_view"]
+
+
+class _PlacementBuffer:
+    """Exposes the memory of ``data.oMi`` to NumPy and keeps its ``Data`` alive."""
+
+    def __init__(self, data: pin.Data, address: int, njoints: int) -> None:
+        self.data = data  # the array's base holds this object, and so the Data
+        self.__array_interface__ = {
+            "shape": (njoints, 12),
+            "typestr": "<f8",
+            "data": (address, False),
+            "version": 3,
+        }
+
+
+def joint_placements_copy(data: pin.Data) -> np.ndarray:
+    """``data.oMi`` as a new ``(njoints, 12)`` array (rotation by columns, translation)."""
+    out = np.empty((len(data.oMi), 12))
+    for j, M in enumerate(data.oMi):
+        out[j, :9] = M.rotation.ravel(order="F")
+        out[j, 9:] = M.translation
+    return out
+
+
+def joint_placements_view(data: pin.Data) -> np.ndarray | None:
+    """A live, zero-copy ``(njoints, 12)`` view of ``data.oMi``, or None.
+
+    Row ``j`` holds joint ``j``'s world rotation column by column (9) and its
+    translation (3): Pinocchio stores ``oMi`` as a contiguous vector of SE3 (an
+    Eigen 3x3 column-major matrix and a 3-vector each). The layout is verified
+    against ``data.oMi`` before the view is handed out; None when it does not hold
+    (then read ``data.oMi`` itself). The view keeps ``data`` alive.
+    """
+    n = len(data.oMi)
+    if n < 2:
+        return None
+    first = data.oMi[0].rotation.__array_interface__["data"][0]
+    second = data.oMi[1].rotation.__array_interface__["data"][0]
+    shift = data.oMi[0].translation.__array_interface__["data"][0] - first
+    if second - first != 96 or shift != 72:
+        return None
+    view = np.asarray(_PlacementBuffer(data, first, n))
+    view.flags.writeable = False
+    if not np.array_equal(view, joint_placements_copy(data)):
+        return None
+    return view
 
 
 class Kinematics:
@@ -55,7 +101,7 @@ class Kinematics:
 
     # -- pickling: the Data is rebuilt from the pickled configuration ---------------------
     def __getstate__(self) -> dict[str, Any]:
-        return _pickling.without(self.__dict__, ("_data",))
+        return _pickling.without(self.__dict__, ("_data", "_placements"))
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -68,6 +114,7 @@ class Kinematics:
         self._model = self.robot.model
         self._data = self._model.createData()
         self._refresh()
+        self._placements = joint_placements_view(self._data)
 
     @property
     def model(self) -> pin.Model:
@@ -80,6 +127,19 @@ class Kinematics:
         if self._revision != self.robot.revision:
             self._rebuild()
         return self._data
+
+    def joint_placements(self) -> np.ndarray:
+        """World placements of every joint, ``(njoints, 12)``.
+
+        Each row: the rotation by columns, then the translation [m].
+
+        A live view of the Pinocchio data (no copy) where the memory layout allows (see
+        :func:`joint_placements_view`), else a copy. Valid until the next update; read
+        it again after each update rather than keeping it.
+        """
+        data = self.data
+        view = self._placements
+        return view if view is not None else joint_placements_copy(data)
 
     @property
     def q(self) -> np.ndarray:

@@ -59,6 +59,7 @@ from .joints import (
 from .kinematics import Kinematics
 from .mimic import couple
 from .validation import check_srdf_links
+from .world import World
 
 __all__ = [
     "DEFAULT_ACCELERATION_LIMIT",
@@ -315,6 +316,8 @@ class RobotModel:
         self._collision_state = CollisionState(self._collision) if self._collision else None
         self._distances: tuple[int, int, np.ndarray] | None = None
         self._pair_ranges: tuple[tuple, np.ndarray, np.ndarray] | None = None
+        self._world = World()
+        self._bind_world(self._world)
 
     # -- pickling: a description for worker processes ----------------------------------------
     _TRANSIENT = (
@@ -344,6 +347,7 @@ class RobotModel:
         col = self._collision
         self._collision_state = CollisionState(col) if col is not None else None
         self._distances = None
+        self._bind_world(self._world)
 
     def _index(self) -> None:
         """Name and joint tables (rebuilt when frames are added)."""
@@ -599,6 +603,8 @@ class RobotModel:
         """
         if name in self._frame_ids:
             raise InvalidInput(f"frame {name!r} already exists")
+        if name in self._world.state.layout.names():
+            raise InvalidInput(f"{name!r} names an object of the robot's world")
         pid = self.get_frame_id(parent_frame)
         T = as_se3(placement, "placement")
         with self._lock:
@@ -613,6 +619,7 @@ class RobotModel:
             self._dynamics = Dynamics(self._model)
             self._changed()
             self._kin.set_unchecked(self._kin.q, self._kin.v)
+        self._bind_world(self._world)  # attached objects may ride on the new frame
         return fid
 
     @property
@@ -903,6 +910,129 @@ class RobotModel:
         """
         q = sample_configuration(self._model, self._joints, np.random.default_rng(rng))
         return couple(self._model, self._mimic, q) if self._mimic_layout == "keep" else q
+
+    # -- the world: obstacles and attached objects (see stackik.model.world) ------------------
+    @property
+    def world(self) -> World:
+        """The world of this robot (its default world unless :meth:`set_world` replaced it).
+
+        Every solver on the robot reads it at each step (unless the solver was given a
+        world of its own), so obstacle updates take effect at their next step.
+        """
+        return self._world
+
+    def set_world(self, world: World) -> None:
+        """Use ``world`` (shared with other robots, say) instead of the current one.
+
+        Raises:
+            InvalidInput: Not a :class:`World`, or its objects clash with this robot
+                (an attached object on a link the robot lacks, a name taken by a link).
+        """
+        if not isinstance(world, World):
+            raise InvalidInput(f"expected a stackik World, got {type(world).__name__}")
+        self._bind_world(world)
+        if world is not self._world:
+            self._world.unbind(self)
+        self._world = world
+
+    def _bind_world(self, world: World) -> None:
+        geometry = self.get_collision_geometry_names()
+        world.bind(self, self.get_frame_names(), geometry)
+
+    def add_obstacle(
+        self,
+        name: str,
+        shape: object,
+        pose: object = None,
+        *,
+        min_distance: float | None = None,
+    ) -> None:
+        """Add an obstacle to the robot's world (see :meth:`World.add_obstacle`).
+
+        Args:
+            name: Unique name (not a link or collision geometry name of the robot).
+            shape: A coal ``Box``, ``Sphere``, ``Capsule``, ``Cylinder``, ``Cone``,
+                ``Ellipsoid``, ``Plane``, ``Halfspace``, ``ConvexBase`` or BVH mesh.
+            pose: World pose (``pinocchio.SE3``, ``stackik.SE3`` or 4x4) [m].
+            min_distance: Distance [m] to keep from it (None: the collision constraint's).
+        """
+        self._world.add_obstacle(name, shape, pose, min_distance=min_distance)
+
+    def add_obstacle_mesh(
+        self,
+        name: str,
+        path: str | os.PathLike[str],
+        pose: object = None,
+        scale: float | Sequence[float] = 1.0,
+        *,
+        convex: bool = True,
+        min_distance: float | None = None,
+    ) -> None:
+        """Add an STL/OBJ/DAE obstacle, as its convex hull unless ``convex=False``."""
+        self._world.add_obstacle_mesh(
+            name, path, pose, scale, convex=convex, min_distance=min_distance
+        )
+
+    def set_obstacle_pose(self, name: str, pose: object, stamp: float | None = None) -> None:
+        """Move an obstacle (atomic, from any thread; ``stamp`` [s] gives its velocity)."""
+        self._world.set_obstacle_pose(name, pose, stamp)
+
+    def set_obstacle_velocity(
+        self, name: str, linear: object, angular: object = (0.0, 0.0, 0.0)
+    ) -> None:
+        """Give an obstacle's velocity: linear [m/s] at its origin, angular [rad/s]."""
+        self._world.set_obstacle_velocity(name, linear, angular)
+
+    def remove_obstacle(self, name: str) -> None:
+        """Remove an obstacle (ObstacleNotFound names the known ones)."""
+        self._world.remove_obstacle(name)
+
+    def get_obstacle_names(self) -> list[str]:
+        """Names of the obstacles of the robot's world."""
+        return self._world.get_obstacle_names()
+
+    def get_obstacle_pose(self, name: str) -> pin.SE3:
+        """World pose of an obstacle."""
+        return self._world.get_obstacle_pose(name)
+
+    def attach_object(
+        self,
+        name: str,
+        link: str,
+        shape: object,
+        pose: object = None,
+        allowed_links: Sequence[str] = (),
+    ) -> None:
+        """Attach a shape to a link (see :meth:`World.attach_object`).
+
+        Raises:
+            FrameNotFound: ``link`` (or an allowed link) is not a frame of the robot.
+        """
+        for lk in (link, *allowed_links):
+            self.get_frame_id(lk)
+        self._world.attach_object(name, link, shape, pose, allowed_links)
+
+    def load_scene(self, path: str | os.PathLike[str]) -> list[str]:
+        """Add a YAML scene file's obstacles and attached objects to the robot's world.
+
+        See :mod:`stackik.model.scene` for the format. Returns the names added.
+
+        Raises:
+            RobotFileNotFound: No such file.
+            MalformedDescription: The file breaks the format (the message names the entry).
+            FrameNotFound: An attached object names a link the robot lacks.
+        """
+        from .scene import load_scene
+
+        return load_scene(path, self._world, self)
+
+    def detach_object(self, name: str) -> None:
+        """Remove an attached object."""
+        self._world.detach_object(name)
+
+    def get_attached_object_names(self) -> list[str]:
+        """Names of the attached objects."""
+        return self._world.get_attached_object_names()
 
     # -- collision ---------------------------------------------------------------------------
     def has_collision_geometry(self) -> bool:

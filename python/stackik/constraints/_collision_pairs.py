@@ -1,0 +1,300 @@
+"""The pairs a collision constraint watches, and what the compiled step needs of them.
+
+:func:`build_pairs` turns a :class:`~stackik.model.pipeline.GeometrySet` (robot,
+attached objects, obstacles) and the constraint's selection into a :class:`PairSet`:
+the geometry index pairs, each pair's minimum distance, the motion levers of the
+broadphase, and the column map from Pinocchio's joint Jacobian to the velocity
+coordinates. Everything here runs when the constraint is configured or the world's
+layout changes, never on a step that changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from ..model import RobotModel
+from ..model.joints import JointKind
+from ..model.pipeline import OBSTACLE, GeometrySet
+from ._collision_kernel import PF_LOW, PF_MIN, PF_PENDING, PI_EXACT_STEP, PI_PROMISE_STEP
+
+__all__ = ["PairSet", "build_pairs", "joint_columns", "pair_levers"]
+
+NamePair = tuple[str, str]
+
+
+def _key(a: str, b: str) -> NamePair:
+    return (a, b) if a <= b else (b, a)
+
+
+@dataclass
+class PairSet:
+    """The watched pairs of a collision constraint (see the module docstring).
+
+    Attributes:
+        pairs: Geometry indices ``(P, 2)``; the moving (robot or attached) side first.
+        robot_index: Index of each pair in the robot's active pair list (-1: a pair
+            with an attached object or an obstacle).
+        names: Geometry names of each pair.
+        default_min: Each pair's default minimum distance [m]: the constraint's, an
+            obstacle's own, or a lowered one for a robot pair that can never reach it.
+        follows: Whether each pair's minimum is its default (no override).
+        pf: Per-pair float state (columns ``PF_*`` of the kernel module).
+        pi: Per-pair int state (columns ``PI_*``).
+        lever: Motion levers ``(P, nv)`` [m per rad or m].
+        reach: Largest distance of a point of each obstacle from its origin [m].
+    """
+
+    pairs: np.ndarray
+    robot_index: np.ndarray
+    names: list[NamePair]
+    default_min: np.ndarray
+    follows: np.ndarray
+    pf: np.ndarray
+    pi: np.ndarray
+    lever: np.ndarray
+    reach: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def reset_motion(self) -> None:
+        """Forget every pair's distance bounds and promises (all are checked next step)."""
+        self.pf[:, PF_LOW] = -np.inf
+        self.pf[:, 3:7] = 0.0  # exact distance, motion, learned error, promise
+        self.pi[:, PI_EXACT_STEP] = -2
+        self.pi[:, PI_PROMISE_STEP] = -2
+        self.pi[:, 2] = 0
+
+    def saved_minimums(self) -> dict[NamePair, tuple[float, float, bool]]:
+        """Each pair's (minimum, pending minimum, follows-default), by name."""
+        return {
+            _key(*n): (float(self.pf[k, PF_MIN]), float(self.pf[k, PF_PENDING]), bool(f))
+            for k, (n, f) in enumerate(zip(self.names, self.follows, strict=True))
+        }
+
+    def matching(self, ids_a: set[int], ids_b: set[int]) -> np.ndarray:
+        """Slots of the pairs with one geometry in ``ids_a`` and the other in ``ids_b``."""
+        f, s = self.pairs[:, 0], self.pairs[:, 1]
+        ia, ib = np.isin(f, list(ids_a)), np.isin(s, list(ids_b))
+        ja, jb = np.isin(s, list(ids_a)), np.isin(f, list(ids_b))
+        return np.flatnonzero((ia & ib) | (ja & jb))
+
+
+def _expand(gs: GeometrySet, specs: Sequence[NamePair]) -> list[tuple[set[int], set[int]]]:
+    return [(set(gs.resolve(a)), set(gs.resolve(b))) for a, b in specs]
+
+
+def _select(
+    gs: GeometrySet,
+    robot_pairs: np.ndarray,
+    include: Sequence[NamePair],
+    exclude: Sequence[NamePair],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Watched pairs and their robot pair indices.
+
+    ``include`` (when given) selects among the robot's own pairs; every pair with an
+    attached object or an obstacle is watched. ``exclude`` removes pairs of any origin.
+    """
+    n_robot = len(robot_pairs)
+    robot_ids = np.arange(n_robot)
+    if include:
+        keep = np.zeros(n_robot, dtype=bool)
+        for a, b in _expand(gs, include):
+            f, s = robot_pairs[:, 0], robot_pairs[:, 1]
+            keep |= (np.isin(f, list(a)) & np.isin(s, list(b))) | (
+                np.isin(s, list(a)) & np.isin(f, list(b))
+            )
+        robot_pairs, robot_ids = robot_pairs[keep], robot_ids[keep]
+    pairs = gs.world_pairs(robot_pairs)
+    index = np.concatenate([robot_ids, np.full(len(pairs) - len(robot_ids), -1)])
+    drop = np.zeros(len(pairs), dtype=bool)
+    for a, b in _expand(gs, exclude):
+        f, s = pairs[:, 0], pairs[:, 1]
+        drop |= (np.isin(f, list(a)) & np.isin(s, list(b))) | (
+            np.isin(s, list(a)) & np.isin(f, list(b))
+        )
+    return pairs[~drop], index[~drop].astype(np.int64)
+
+
+def _defaults(
+    gs: GeometrySet,
+    pairs: np.ndarray,
+    index: np.ndarray,
+    min_distance: float,
+    highest: np.ndarray,
+) -> tuple[np.ndarray, list[tuple[str, str, float, float]]]:
+    """Default minimum of each pair, and the robot pairs whose minimum is lowered.
+
+    A robot pair that can never be ``min_distance`` apart (largest sampled distance below
+    it) gets half that distance; NaN when always in collision (not watched).
+    """
+    out = np.full(len(pairs), float(min_distance))
+    lowered: list[tuple[str, str, float, float]] = []
+    for k, (a, b) in enumerate(pairs):
+        obstacle_min = gs.obstacle_min[b]
+        if not np.isnan(obstacle_min):
+            out[k] = obstacle_min
+        r = index[k]
+        if r < 0 or r >= len(highest) or highest[r] >= min_distance:
+            continue
+        d_max = float(highest[r])
+        out[k] = 0.5 * d_max if d_max > 0 else np.nan
+        lowered.append((gs.names[a], gs.names[b], d_max, float(out[k])))
+    return out, lowered
+
+
+def joint_columns(robot: RobotModel, gs: GeometrySet) -> tuple[np.ndarray, ...]:
+    """``(support, colmap, factor)`` of the row kernel for Pinocchio's joint Jacobian.
+
+    ``data.J`` has a column per extended velocity coordinate (a folded mimic joint has
+    its own); ``support[g, c]`` says whether column ``c`` moves geometry ``g`` (one of
+    its joint's ancestors), and column ``c`` counts ``factor[c]`` times toward velocity
+    coordinate ``colmap[c]`` (a mimic column toward its leader's, scaled).
+    """
+    m = robot.model
+    nx = int(getattr(m, "nvExtended", m.nv))
+    colmap = np.arange(nx, dtype=np.int64)
+    factor = np.ones(nx)
+    for j in range(1, m.njoints):
+        jm = m.joints[j]
+        start = int(getattr(jm, "idx_vExtended", jm.idx_v))
+        width = int(getattr(jm, "nvExtended", jm.nv))
+        colmap[start : start + width] = jm.idx_v + np.arange(width)
+        if jm.shortname() == "JointModelMimic":
+            factor[start : start + width] = jm.extract().scaling
+    support = np.zeros((gs.size, nx), dtype=np.bool_)
+    for g in range(gs.size):
+        j = int(gs.joint[g])
+        if j <= 0:
+            continue
+        for i in list(m.supports[j])[1:]:
+            jm = m.joints[i]
+            start = int(getattr(jm, "idx_vExtended", jm.idx_v))
+            support[g, start : start + int(getattr(jm, "nvExtended", jm.nv))] = True
+    return support, colmap, factor
+
+
+def _geometry_levers(robot: RobotModel, gs: GeometrySet) -> tuple[np.ndarray, ...]:
+    """Per-geometry levers ``(n, nv)``, and which joints carry each geometry rigidly.
+
+    ``lever[g, k]`` bounds how far a point of geometry g moves per unit of velocity
+    coordinate k: 1 for translations; for rotations the distance from the joint to the
+    geometry's bounding sphere, at most the joint placements along the path plus the
+    sphere's offset and radius. Obstacles have none (their motion is their own).
+    """
+    m = robot.model
+    infos = robot.joint_infos  # by Pinocchio joint id - 1
+    shapes = gs.shapes
+    center = np.einsum("gij,gj->gi", gs.local_rot, shapes.center) + gs.local_trans
+    offset = np.linalg.norm(center, axis=1) + np.where(np.isfinite(shapes.radius), shapes.radius, 0)
+    step = [float(np.linalg.norm(m.jointPlacements[k].translation)) for k in range(m.njoints)]
+    n = gs.size
+    lever = np.zeros((n, m.nv))
+    rigid = np.zeros((n, m.nv), dtype=np.bool_)
+    coupled = np.zeros((n, m.nv), dtype=np.bool_)
+    for g in range(n):
+        if gs.origin[g] == OBSTACLE or gs.joint[g] <= 0:
+            continue
+        path = list(m.supports[int(gs.joint[g])])[1:]
+        for pos, i in enumerate(path):
+            reach = sum(step[k] for k in path[pos + 1 :]) + offset[g]
+            _add_lever(lever[g], rigid[g], coupled[g], infos[i - 1], reach)
+    return lever, rigid, coupled
+
+
+def _add_lever(
+    lever: np.ndarray, rigid: np.ndarray, coupled: np.ndarray, info: object, reach: float
+) -> None:
+    """Lever of one joint on a geometry's path (``reach``: its distance bound) [m]."""
+    kind, lo = info.kind, info.idx_v  # type: ignore[attr-defined]
+    n = info.nv  # type: ignore[attr-defined]
+    if kind == JointKind.MIMIC:
+        lever[lo] += abs(info.mimic_scaling) * reach  # type: ignore[attr-defined]
+        coupled[lo] = True
+        return
+    rigid[lo : lo + n] = True
+    if kind == JointKind.PRISMATIC:
+        lever[lo : lo + n] += 1.0
+    elif kind == JointKind.FREE_FLYER:
+        lever[lo : lo + 3] += 1.0
+        lever[lo + 3 : lo + 6] += reach
+    elif n == 1:  # revolute, bounded or continuous
+        lever[lo] += reach
+    else:  # planar, spherical, composite: conservative
+        lever[lo : lo + n] += reach + 1.0
+
+
+def pair_levers(robot: RobotModel, gs: GeometrySet, pairs: np.ndarray) -> np.ndarray:
+    """Per pair, the levers of the joints that move its geometries relative to each other.
+
+    A joint that carries both geometries (a common ancestor, not through a mimic
+    coupling) moves them rigidly together: it cannot change their distance.
+    """
+    lever, rigid, coupled = _geometry_levers(robot, gs)
+    f, s = pairs[:, 0], pairs[:, 1]
+    shared = rigid[f] & rigid[s] & ~coupled[f] & ~coupled[s]
+    return np.where(shared, 0.0, lever[f] + lever[s])
+
+
+def obstacle_reach(gs: GeometrySet) -> np.ndarray:
+    """Largest distance of a point of each obstacle from its origin [m] (by world slot)."""
+    obstacles = np.flatnonzero(gs.origin == OBSTACLE)
+    shapes = gs.shapes
+    out = np.empty(len(obstacles))
+    for g in obstacles:
+        out[gs.slot[g]] = float(np.linalg.norm(shapes.center[g]) + shapes.radius[g])
+    return out
+
+
+def build_pairs(
+    robot: RobotModel,
+    gs: GeometrySet,
+    include: Sequence[NamePair],
+    exclude: Sequence[NamePair],
+    min_distance: float,
+    saved: dict[NamePair, tuple[float, float, bool]],
+) -> tuple[PairSet, list[tuple[str, str, float, float]]]:
+    """The :class:`PairSet` of a geometry set; ``saved`` minimums are restored by name.
+
+    Returns:
+        The pair set, and the robot pairs whose minimum was lowered (for a warning).
+    """
+    col = robot.collision
+    robot_pairs = col.pair_geometries() if col is not None else np.zeros((0, 2), np.int64)
+    pairs, index = _select(gs, robot_pairs, include, exclude)
+    highest = robot.sampled_pair_distance_range()[1] if (index >= 0).any() else np.zeros(0)
+    default, lowered = _defaults(gs, pairs, index, min_distance, highest)
+    keep = ~np.isnan(default)
+    pairs, index, default = pairs[keep], index[keep], default[keep]
+    names = [(gs.names[a], gs.names[b]) for a, b in pairs]
+    npairs = len(pairs)
+    pf = np.zeros((npairs, 8))
+    pf[:, PF_MIN] = default
+    pf[:, PF_PENDING] = np.inf
+    follows = np.ones(npairs, dtype=bool)
+    for k, n in enumerate(names):
+        value = saved.get(_key(*n))
+        if value is not None and not value[2]:
+            pf[k, PF_MIN], pf[k, PF_PENDING], follows[k] = value[0], value[1], False
+    ps = PairSet(
+        pairs=pairs.astype(np.int64),
+        robot_index=index,
+        names=names,
+        default_min=default,
+        follows=follows,
+        pf=pf,
+        pi=np.zeros((npairs, 3), dtype=np.int64),
+        lever=pair_levers(robot, gs, pairs) if npairs else np.zeros((0, robot.nv)),
+        reach=obstacle_reach(gs),
+    )
+    ps.reset_motion()
+    return ps, lowered
+
+
+def configuration_difference(robot: RobotModel, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+    """``|q1 - q0|`` in the tangent space (size nv)."""
+    return np.abs(pin.difference(robot.model, q0, q1))

@@ -1,0 +1,293 @@
+"""Scene files: a world of named obstacles and attached objects, written in YAML.
+
+A scene file has two optional lists, ``obstacles`` and ``attached``::
+
+    # units: metres and radians
+    obstacles:
+      - name: table
+        box: [1.0, 0.6, 0.05]              # full side lengths
+        pose: {xyz: [0.5, 0.0, -0.025]}
+        min_distance: 0.02                 # optional: kept from this obstacle
+      - name: post
+        cylinder: {radius: 0.05, length: 1.0}
+        pose: {xyz: [0.4, 0.4, 0.5], rpy: [0.0, 0.0, 0.3]}
+      - name: floor
+        halfspace: {normal: [0, 0, 1], offset: -0.3}
+      - name: bin
+        mesh: {path: meshes/bin.stl, scale: 0.001, convex: true}
+    attached:
+      - name: tool
+        link: panda_hand
+        capsule: {radius: 0.02, length: 0.12}
+        pose: {xyz: [0.0, 0.0, 0.1]}
+        allowed_links: [panda_link7]
+
+**Shapes** (exactly one per entry): ``box: [x, y, z]`` (full sizes), ``sphere: r``,
+``cylinder``/``capsule``/``cone: {radius, length}`` (along the local z axis; ``length``
+is the full length), ``ellipsoid: [rx, ry, rz]``, ``plane``/``halfspace: {normal,
+offset}`` (the set ``n . x = d`` / ``n . x <= d``), ``mesh: {path, scale, convex}``
+(STL/OBJ/DAE; ``path`` relative to the scene file; its convex hull unless ``convex:
+false``).
+
+**Poses**: ``{xyz: [x, y, z], rpy: [roll, pitch, yaw]}`` (URDF's fixed-axis rpy) or
+``{xyz, quat: [x, y, z, w]}`` (scalar last), or a 4x4 matrix as four rows; identity when
+omitted. Obstacle poses are in the world frame, attached objects' in their link frame.
+
+Every mistake is a :class:`~stackik.errors.MalformedScene` (a
+:class:`~stackik.errors.MalformedDescription`) naming the file, the
+entry and the fault.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import coal
+import numpy as np
+import pinocchio as pin
+
+from ..errors import MalformedScene, StackIKError
+from .world import World, check_shape, load_mesh
+
+__all__ = ["SHAPE_KEYS", "load_scene", "parse_scene"]
+
+#: The shape keys an entry may have (exactly one).
+SHAPE_KEYS = (
+    "box",
+    "sphere",
+    "cylinder",
+    "capsule",
+    "cone",
+    "ellipsoid",
+    "plane",
+    "halfspace",
+    "mesh",
+)
+
+
+class _Entry:
+    """One list entry being read, for messages that name it."""
+
+    def __init__(self, source: str, where: str, data: object) -> None:
+        self.source = source
+        self.where = where
+        if not isinstance(data, Mapping):
+            self.fail(f"must be a mapping, got {type(data).__name__}")
+        self.data: Mapping[str, Any] = data  # type: ignore[assignment]
+
+    def fail(self, message: str) -> None:
+        raise MalformedScene(self.source, f"{self.where}: {message}")
+
+    def floats(self, value: object, n: int, what: str) -> np.ndarray:
+        try:
+            arr = np.asarray(value, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            arr = np.zeros(0)
+        if arr.shape != (n,) or not np.isfinite(arr).all():
+            self.fail(f"{what} must be {n} finite numbers, got {value!r}")
+        return arr
+
+    def number(self, value: object, what: str) -> float:
+        return float(self.floats([value] if np.isscalar(value) else value, 1, what)[0])
+
+    def name(self) -> str:
+        name = self.data.get("name")
+        if not isinstance(name, str) or not name.strip():
+            self.fail(f"needs a non-empty 'name', got {name!r}")
+        self.where = f"{self.where} ({name!r})"
+        return str(name)
+
+
+def _radius_length(e: _Entry, value: object, kind: str) -> tuple[float, float]:
+    if not isinstance(value, Mapping) or set(value) != {"radius", "length"}:
+        e.fail(f"{kind} needs {{radius, length}}, got {value!r}")
+    assert isinstance(value, Mapping)
+    return e.number(value["radius"], f"{kind} radius"), e.number(value["length"], f"{kind} length")
+
+
+def _flat(e: _Entry, value: object, kind: str) -> tuple[np.ndarray, float]:
+    if not isinstance(value, Mapping) or set(value) != {"normal", "offset"}:
+        e.fail(f"{kind} needs {{normal, offset}}, got {value!r}")
+    assert isinstance(value, Mapping)
+    n = e.floats(value["normal"], 3, f"{kind} normal")
+    norm = float(np.linalg.norm(n))
+    if norm == 0.0:
+        e.fail(f"{kind} normal must not be zero")
+    return n / norm, e.number(value["offset"], f"{kind} offset") / norm
+
+
+def _mesh(e: _Entry, value: object, folder: Path) -> Any:
+    if not isinstance(value, Mapping) or "path" not in value:
+        e.fail(f"mesh needs at least {{path}}, got {value!r}")
+    assert isinstance(value, Mapping)
+    extra = set(value) - {"path", "scale", "convex"}
+    if extra:
+        e.fail(f"mesh has unknown keys {sorted(extra)}")
+    path = folder / str(value["path"])
+    scale = value.get("scale", 1.0)
+    scale = e.number(scale, "mesh scale") if np.isscalar(scale) else e.floats(scale, 3, "scale")
+    convex = value.get("convex", True)
+    if not isinstance(convex, bool):
+        e.fail(f"mesh convex must be true or false, got {convex!r}")
+    try:
+        return load_mesh(path, scale, convex=convex)
+    except StackIKError as exc:
+        e.fail(str(exc))
+
+
+def _shape(e: _Entry, folder: Path) -> Any:
+    keys = [k for k in SHAPE_KEYS if k in e.data]
+    if len(keys) != 1:
+        e.fail(f"needs exactly one shape key of {list(SHAPE_KEYS)}, got {keys or 'none'}")
+    kind = keys[0]
+    value = e.data[kind]
+    if kind == "box":
+        size = e.floats(value, 3, "box")
+        shape: Any = coal.Box(*size)
+    elif kind == "sphere":
+        shape = coal.Sphere(e.number(value, "sphere radius"))
+    elif kind in ("cylinder", "capsule", "cone"):
+        r, length = _radius_length(e, value, kind)
+        shape = {"cylinder": coal.Cylinder, "capsule": coal.Capsule, "cone": coal.Cone}[kind](
+            r, length
+        )
+    elif kind == "ellipsoid":
+        shape = coal.Ellipsoid(*e.floats(value, 3, "ellipsoid radii"))
+    elif kind in ("plane", "halfspace"):
+        n, d = _flat(e, value, kind)
+        shape = (coal.Plane if kind == "plane" else coal.Halfspace)(n, d)
+    else:
+        shape = _mesh(e, value, folder)
+    try:
+        return check_shape(shape, e.where)
+    except StackIKError as exc:
+        e.fail(str(exc))
+
+
+def _pose(e: _Entry, value: object) -> pin.SE3:
+    if value is None:
+        return pin.SE3.Identity()
+    if isinstance(value, list):
+        T = e.floats(value, 16, "pose matrix").reshape(4, 4)
+        try:
+            from ..spatial import as_se3
+
+            return as_se3(T, f"{e.where} pose")
+        except StackIKError as exc:
+            e.fail(str(exc))
+    if not isinstance(value, Mapping) or not set(value) <= {"xyz", "rpy", "quat"}:
+        e.fail(f"pose must be {{xyz, rpy}} or {{xyz, quat}} or a 4x4 matrix, got {value!r}")
+    assert isinstance(value, Mapping)
+    if "rpy" in value and "quat" in value:
+        e.fail("pose has both rpy and quat")
+    xyz = e.floats(value.get("xyz", [0, 0, 0]), 3, "xyz")
+    if "quat" in value:
+        q = e.floats(value["quat"], 4, "quat (x, y, z, w)")
+        if abs(np.linalg.norm(q) - 1.0) > 1e-6:
+            e.fail(f"quat must be a unit quaternion, got {q.tolist()}")
+        R = pin.Quaternion(q[3], q[0], q[1], q[2]).toRotationMatrix()
+    else:
+        R = pin.rpy.rpyToMatrix(*e.floats(value.get("rpy", [0, 0, 0]), 3, "rpy"))
+    return pin.SE3(R, xyz)
+
+
+def _optional_distance(e: _Entry) -> float | None:
+    if "min_distance" not in e.data:
+        return None
+    d = e.number(e.data["min_distance"], "min_distance")
+    if d < 0:
+        e.fail(f"min_distance must be >= 0, got {d}")
+    return d
+
+
+def _known_keys(e: _Entry, allowed: set[str]) -> None:
+    extra = set(e.data) - allowed - set(SHAPE_KEYS)
+    if extra:
+        e.fail(f"unknown keys {sorted(extra)} (shapes: {', '.join(SHAPE_KEYS)})")
+
+
+def parse_scene(text: str, source: str = "<scene>", folder: Path | None = None) -> dict:
+    """Read scene YAML into ``{"obstacles": [...], "attached": [...]}`` (shapes built).
+
+    Each obstacle is ``(name, shape, pose, min_distance)``, each attached object
+    ``(name, link, shape, pose, allowed_links)``.
+
+    Raises:
+        MalformedScene: Invalid YAML, or an entry that breaks the format.
+    """
+    import yaml
+
+    folder = Path.cwd() if folder is None else folder
+    try:
+        doc = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise MalformedScene(source, f"invalid YAML: {exc}") from exc
+    if not isinstance(doc, Mapping) or not set(doc) <= {"obstacles", "attached"}:
+        keys = sorted(doc) if isinstance(doc, Mapping) else type(doc).__name__
+        raise MalformedScene(source, f"top level must hold obstacles/attached, got {keys}")
+    out: dict[str, list] = {"obstacles": [], "attached": []}
+    for k, item in enumerate(doc.get("obstacles") or []):
+        e = _Entry(source, f"obstacles[{k}]", item)
+        name = e.name()
+        _known_keys(e, {"name", "pose", "min_distance"})
+        out["obstacles"].append(
+            (name, _shape(e, folder), _pose(e, e.data.get("pose")), _optional_distance(e))
+        )
+    for k, item in enumerate(doc.get("attached") or []):
+        e = _Entry(source, f"attached[{k}]", item)
+        name = e.name()
+        _known_keys(e, {"name", "link", "pose", "allowed_links"})
+        link = e.data.get("link")
+        if not isinstance(link, str):
+            e.fail(f"needs a 'link' name, got {link!r}")
+        allowed = e.data.get("allowed_links", [])
+        if not isinstance(allowed, list) or not all(isinstance(a, str) for a in allowed):
+            e.fail(f"allowed_links must be a list of link names, got {allowed!r}")
+        out["attached"].append(
+            (name, link, _shape(e, folder), _pose(e, e.data.get("pose")), allowed)
+        )
+    return out
+
+
+def load_scene(
+    path: str | os.PathLike[str], world: World, robot: object | None = None
+) -> list[str]:
+    """Add the obstacles and attached objects of a scene file to ``world``.
+
+    Args:
+        path: The YAML scene file.
+        world: The world to fill (a robot's ``robot.world``, or one of your own).
+        robot: When given, attached objects' links are checked against it.
+
+    Returns:
+        The names added, in file order.
+
+    Raises:
+        RobotFileNotFound: No such file.
+        MalformedScene: The file breaks the format (the message names the entry).
+        InvalidInput, FrameNotFound: A name is taken, or a link does not exist.
+    """
+    from .loading import read_text
+
+    text = read_text(path)
+    scene = parse_scene(text, str(path), Path(path).resolve().parent)
+    names = [entry[0] for entry in scene["obstacles"] + scene["attached"]]
+    taken = sorted(
+        {n for n in names if names.count(n) > 1} | set(names) & set(world.state.layout.names())
+    )
+    if taken:  # checked before anything is added: a bad file leaves the world as it was
+        raise MalformedScene(str(path), f"names {taken} appear twice or are in use")
+    added = []
+    for name, shape, pose, d in scene["obstacles"]:
+        world.add_obstacle(name, shape, pose, min_distance=d, source=str(path))
+        added.append(name)
+    for name, link, shape, pose, allowed in scene["attached"]:
+        if robot is not None:
+            for lk in (link, *allowed):
+                robot.get_frame_id(lk)  # type: ignore[attr-defined]
+        world.attach_object(name, link, shape, pose, allowed)
+        added.append(name)
+    return added

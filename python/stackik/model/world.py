@@ -1,0 +1,702 @@
+"""The world around a robot: obstacles and attached objects, as shared, swappable data.
+
+A :class:`World` holds named **obstacles** (coal shapes at world poses, optionally with
+a velocity) and **attached objects** (shapes carried by a robot link: a grasped part, a
+tool). It is data, not behaviour: the collision pipeline of each solver reads it.
+
+**Threads.** Obstacle poses are world state that a sensor thread updates while control
+loops run. Everything a reader needs is one immutable :class:`WorldState` (layout,
+poses, velocities), published by swapping one reference (read-copy-update):
+
+- a writer (``set_obstacle_pose`` and friends) builds the next state from the current
+  one under a writer-only lock and publishes it with a single reference assignment;
+- a reader (a solver step) reads :attr:`World.state` once and works on that snapshot:
+  it never holds a lock, never sees a torn pose (the arrays it holds are never written
+  again), and sees every update published before its step began.
+
+Structural changes (adding, removing, attaching) publish a state with a new
+:attr:`WorldLayout.revision`; pose and velocity updates keep the layout and publish new
+pose arrays only. Every solver on a robot reads the robot's world at each step, so an
+update takes effect at the next step of each of them, including solvers configured
+before the obstacle existed.
+
+Units: metres, radians, seconds; velocities in world axes, the linear one at the
+obstacle's origin [m/s], the angular one [rad/s].
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import coal
+import numpy as np
+import pinocchio as pin
+
+from .. import _pickling, _validate
+from ..errors import InvalidInput, MeshNotFound, ObstacleNotFound
+from ..spatial import as_se3, is_rigid
+from .collision import convex_hull
+
+__all__ = [
+    "AttachedObject",
+    "Obstacle",
+    "World",
+    "WorldLayout",
+    "WorldState",
+    "check_shape",
+    "load_mesh",
+]
+
+#: coal shape types an obstacle or attached object may have.
+SHAPE_TYPES: tuple[type, ...] = (
+    coal.Box,
+    coal.Sphere,
+    coal.Capsule,
+    coal.Cylinder,
+    coal.Cone,
+    coal.Ellipsoid,
+    coal.Plane,
+    coal.Halfspace,
+    coal.ConvexBase,
+    coal.BVHModelBase,
+)
+
+#: Largest size accepted for a shape dimension [m].
+MAX_SIZE = _validate.MAX_MAGNITUDE
+
+
+def _sizes(geometry: Any) -> list[tuple[str, float]]:
+    """The named dimensions of a primitive [m] (empty for hulls, meshes and planes)."""
+    g = geometry
+    if isinstance(g, coal.Box):
+        return [(f"half side {a}", float(v)) for a, v in zip("xyz", g.halfSide, strict=True)]
+    if isinstance(g, coal.Sphere):
+        return [("radius", float(g.radius))]
+    if isinstance(g, (coal.Capsule, coal.Cylinder, coal.Cone)):
+        return [("radius", float(g.radius)), ("half length", float(g.halfLength))]
+    if isinstance(g, coal.Ellipsoid):
+        return [(f"radius {a}", float(v)) for a, v in zip("xyz", g.radii, strict=True)]
+    return []
+
+
+def _check_plane(geometry: Any, what: str) -> None:
+    n = np.asarray(geometry.n, dtype=float)
+    d = float(geometry.d)
+    if not (np.isfinite(n).all() and math.isfinite(d)):
+        raise InvalidInput(f"{what}: plane normal and offset must be finite", what=what)
+    if abs(float(np.linalg.norm(n)) - 1.0) > 1e-9:
+        raise InvalidInput(f"{what}: plane normal must be a unit vector, got {n}", what=what)
+    if abs(d) > MAX_SIZE:
+        raise InvalidInput(f"{what}: plane offset {d} beyond {MAX_SIZE:g} m", what=what)
+
+
+def _check_points(geometry: Any, what: str) -> None:
+    pts = (
+        np.asarray(geometry.points(), dtype=float)
+        if isinstance(geometry, coal.ConvexBase)
+        else np.asarray(geometry.vertices(), dtype=float)
+    )
+    if pts.size == 0:
+        raise InvalidInput(f"{what}: the shape has no vertices", what=what)
+    if not np.isfinite(pts).all() or np.abs(pts).max() > MAX_SIZE:
+        raise InvalidInput(f"{what}: vertices must be finite and within {MAX_SIZE:g} m")
+
+
+def check_shape(geometry: object, what: str = "shape") -> coal.CollisionGeometry:
+    """Check that ``geometry`` is a supported coal shape of physical size.
+
+    Raises:
+        InvalidInput: Not a supported coal shape, or a dimension that is not finite, not
+            positive or beyond 1e6 m (a plane normal that is not a unit vector).
+    """
+    if not isinstance(geometry, SHAPE_TYPES):
+        names = sorted(t.__name__ for t in SHAPE_TYPES)
+        raise InvalidInput(
+            f"{what} must be a coal shape ({', '.join(names)}), got {type(geometry).__name__}",
+            what=what,
+        )
+    for name, value in _sizes(geometry):
+        if not (math.isfinite(value) and 0.0 < value <= MAX_SIZE):
+            raise InvalidInput(
+                f"{what}: {name} must be in (0, {MAX_SIZE:g}] m, got {value}", what=what
+            )
+    if isinstance(geometry, (coal.Plane, coal.Halfspace)):
+        _check_plane(geometry, what)
+    elif isinstance(geometry, (coal.ConvexBase, coal.BVHModelBase)):
+        _check_points(geometry, what)
+    return geometry
+
+
+def load_mesh(
+    path: str | os.PathLike[str], scale: float | Sequence[float] = 1.0, convex: bool = True
+) -> coal.CollisionGeometry:
+    """Load an STL/OBJ/DAE mesh with coal; its convex hull unless ``convex`` is False.
+
+    Args:
+        path: Mesh file.
+        scale: Uniform scale, or per-axis scales (3,).
+        convex: Return the convex hull (fast distances, compiled); False keeps the
+            exact triangle mesh (a coal query per pair, about 100x slower).
+
+    Raises:
+        MeshNotFound: The file does not exist.
+        InvalidInput: Bad scale, or a file coal cannot read or that has no vertices.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise MeshNotFound(str(path), str(path), [str(file.parent)])
+    s = np.broadcast_to(np.asarray(scale, dtype=float), (3,)).copy()
+    if not (np.isfinite(s).all() and (s > 0).all() and (s <= MAX_SIZE).all()):
+        raise InvalidInput(f"mesh scale must be positive and finite, got {scale!r}", what="scale")
+    try:
+        mesh = coal.MeshLoader().load(str(file), s)
+    except (RuntimeError, ValueError) as exc:
+        raise InvalidInput(f"coal cannot read mesh {str(path)!r}: {exc}", what="path") from exc
+    check_shape(mesh, f"mesh {str(path)!r}")
+    if not convex:
+        return mesh
+    return convex_hull(np.asarray(mesh.vertices(), dtype=float))
+
+
+@dataclass(frozen=True)
+class Obstacle:
+    """A named shape in the world.
+
+    Attributes:
+        name: Unique name.
+        geometry: The coal shape (in its own frame).
+        min_distance: Minimum distance [m] kept from this obstacle (None: each
+            collision constraint's own ``min_distance``).
+        source: Mesh file it was loaded from, or None.
+    """
+
+    name: str
+    geometry: coal.CollisionGeometry
+    min_distance: float | None = None
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class AttachedObject:
+    """A shape carried by a robot link (a grasped part, a tool).
+
+    Attributes:
+        name: Unique name (obstacles and attached objects share one namespace).
+        link: The robot link (frame) it moves with.
+        geometry: The coal shape.
+        placement: Its pose in the link frame (4x4) [m].
+        allowed_links: Links it may touch besides its own (e.g. the fingers holding it).
+    """
+
+    name: str
+    link: str
+    geometry: coal.CollisionGeometry
+    placement: np.ndarray
+    allowed_links: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class WorldLayout:
+    """The structure of a world at one revision: its obstacles and attached objects.
+
+    Attributes:
+        revision: Changes whenever an obstacle or attached object is added or removed.
+        obstacles: Obstacles in slot order (the rows of the pose arrays).
+        attached: Attached objects.
+    """
+
+    revision: int = 0
+    obstacles: tuple[Obstacle, ...] = ()
+    attached: tuple[AttachedObject, ...] = ()
+    slots: Mapping[str, int] = field(default_factory=dict)
+
+    def slot(self, name: str) -> int:
+        """Row of an obstacle in the pose arrays.
+
+        Raises:
+            ObstacleNotFound: Unknown obstacle (the error lists the known ones).
+        """
+        try:
+            return self.slots[name]
+        except (KeyError, TypeError):
+            raise ObstacleNotFound(str(name), self.slots) from None
+
+    def names(self) -> list[str]:
+        """Every name in use: obstacles, then attached objects."""
+        return [o.name for o in self.obstacles] + [a.name for a in self.attached]
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+@dataclass(frozen=True)
+class WorldState:
+    """One consistent snapshot of a world: layout, poses and velocities (read only).
+
+    Attributes:
+        layout: The structure.
+        rotations: World rotation of each obstacle, (n, 3, 3).
+        translations: World position of each obstacle [m], (n, 3).
+        linear_velocity: Velocity of each obstacle's origin [m/s], (n, 3).
+        angular_velocity: Angular velocity [rad/s], (n, 3).
+        velocity_known: Whether a velocity was given or estimated for each obstacle
+            (else a consumer may estimate it from successive snapshots).
+        version: Increases with every publication.
+    """
+
+    layout: WorldLayout
+    rotations: np.ndarray
+    translations: np.ndarray
+    linear_velocity: np.ndarray
+    angular_velocity: np.ndarray
+    velocity_known: np.ndarray
+    version: int = 0
+
+    @classmethod
+    def empty(cls) -> WorldState:
+        """A world with nothing in it."""
+        z = _frozen(np.zeros((0, 3)))
+        return cls(
+            WorldLayout(),
+            _frozen(np.zeros((0, 3, 3))),
+            z,
+            z,
+            z,
+            _frozen(np.zeros(0, dtype=bool)),
+        )
+
+    def pose(self, name: str) -> pin.SE3:
+        """World pose of an obstacle (a copy)."""
+        k = self.layout.slot(name)
+        return pin.SE3(self.rotations[k].copy(), self.translations[k].copy())
+
+
+def _pose_matrix(pose: object, name: str) -> np.ndarray:
+    """An obstacle pose as a checked 4x4 float matrix (fast for SE3 and float 4x4)."""
+    if isinstance(pose, pin.SE3):
+        H = pose.homogeneous
+    elif isinstance(pose, np.ndarray) and pose.dtype == np.float64 and pose.shape == (4, 4):
+        H = pose.copy()
+    else:
+        H = None
+    if H is not None and is_rigid(H):
+        return H
+    return as_se3(pose, f"obstacle {name!r} pose").homogeneous
+
+
+def _check_name(name: object, what: str = "name") -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInput(f"{what} must be a non-empty string, got {name!r}", what=what)
+    return name
+
+
+def _velocity(value: object, what: str) -> np.ndarray:
+    return _validate.bounded_vector(value, 3, _validate.MAX_MAGNITUDE, what)
+
+
+class World:
+    """Obstacles and attached objects shared by robots and solvers (see the module doc).
+
+    Every robot has a default world (``robot.world``); the ``robot.add_obstacle`` family
+    is a convenience on it. A world may also be built on its own and given to several
+    robots (``robot.set_world``) or to one solver (``solver.set_world``).
+
+    Example:
+        >>> import coal, numpy as np
+        >>> world = World()
+        >>> world.add_obstacle("table", coal.Box(1.0, 0.6, 0.05), np.eye(4))
+        >>> world.get_obstacle_names()
+        ['table']
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._state = WorldState.empty()
+        self._stamps: dict[str, tuple[float, np.ndarray]] = {}
+        self._links: dict[int, frozenset[str]] = {}
+        self._reserved: dict[int, frozenset[str]] = {}
+
+    # -- pickling: the lock is rebuilt; the robots using it bind again --------------------
+    def __getstate__(self) -> dict[str, Any]:
+        return _pickling.without(self.__dict__, ("_lock", "_links", "_reserved"))
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+        self._links = {}
+        self._reserved = {}
+
+    # -- reading ---------------------------------------------------------------------------
+    @property
+    def state(self) -> WorldState:
+        """The current snapshot (one atomic read; never changes afterwards)."""
+        return self._state
+
+    @property
+    def revision(self) -> int:
+        """The layout revision (changes when obstacles are added or removed)."""
+        return self._state.layout.revision
+
+    def get_obstacle_names(self) -> list[str]:
+        """Names of the obstacles, in the order they were added."""
+        return [o.name for o in self._state.layout.obstacles]
+
+    def get_attached_object_names(self) -> list[str]:
+        """Names of the attached objects."""
+        return [a.name for a in self._state.layout.attached]
+
+    def has_obstacle(self, name: str) -> bool:
+        """Whether an obstacle of that name exists."""
+        return name in self._state.layout.slots
+
+    def get_obstacle(self, name: str) -> Obstacle:
+        """The obstacle of that name (ObstacleNotFound lists the known ones)."""
+        layout = self._state.layout
+        return layout.obstacles[layout.slot(name)]
+
+    def get_obstacle_pose(self, name: str) -> pin.SE3:
+        """World pose of an obstacle (ObstacleNotFound lists the known ones)."""
+        return self._state.pose(name)
+
+    def get_obstacle_velocity(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(linear [m/s], angular [rad/s])`` velocity of an obstacle (zeros: unknown)."""
+        state = self._state
+        k = state.layout.slot(name)
+        return state.linear_velocity[k].copy(), state.angular_velocity[k].copy()
+
+    def get_attached_object(self, name: str) -> AttachedObject:
+        """The attached object of that name (ObstacleNotFound lists the known ones)."""
+        for a in self._state.layout.attached:
+            if a.name == name:
+                return a
+        raise ObstacleNotFound(str(name), self.get_attached_object_names())
+
+    # -- binding to robots -----------------------------------------------------------------
+    def bind(self, owner: object, links: Iterable[str], reserved: Iterable[str] = ()) -> None:
+        """Register (or update) a robot that uses this world.
+
+        Attached objects must then name one of its ``links``, and no object may take
+        one of the ``reserved`` names (its links and collision geometries), so that a
+        name in a pair list always means one thing.
+
+        Raises:
+            InvalidInput: An existing object names a link the robot lacks, or takes a
+                reserved name.
+        """
+        known = frozenset(links)
+        names = frozenset(reserved) | known
+        layout = self._state.layout
+        for a in layout.attached:
+            self._check_link(a.link, [known])
+        clash = sorted(names.intersection(layout.names()))
+        if clash:
+            raise InvalidInput(f"world objects {clash} take names of the robot's links/geometries")
+        with self._lock:
+            self._links[id(owner)] = known
+            self._reserved[id(owner)] = names
+
+    def unbind(self, owner: object) -> None:
+        """Forget a robot registered with :meth:`bind` (it uses another world now)."""
+        with self._lock:
+            self._links.pop(id(owner), None)
+            self._reserved.pop(id(owner), None)
+
+    @staticmethod
+    def _check_link(link: str, link_sets: Sequence[frozenset[str]]) -> None:
+        for known in link_sets:
+            if link not in known:
+                raise InvalidInput(
+                    f"link {link!r} is not a link of a robot using this world "
+                    f"(links: {sorted(known)})",
+                    what="link",
+                    value=link,
+                )
+
+    # -- publishing ------------------------------------------------------------------------
+    def _publish(self, state: WorldState) -> None:
+        """Swap in the next state (callers hold the writer lock)."""
+        self._state = replace(state, version=self._state.version + 1)
+
+    def _new_layout(self, obstacles: tuple[Obstacle, ...], attached: tuple) -> WorldLayout:
+        slots = {o.name: k for k, o in enumerate(obstacles)}
+        return WorldLayout(self._state.layout.revision + 1, obstacles, attached, slots)
+
+    def _free_name(self, name: str) -> str:
+        _check_name(name)
+        if name in self._state.layout.names():
+            raise InvalidInput(f"the world already has an object named {name!r}", what="name")
+        if any(name in names for names in self._reserved.values()):
+            raise InvalidInput(
+                f"{name!r} names a link or collision geometry of a robot using this world",
+                what="name",
+            )
+        return name
+
+    # -- obstacles -------------------------------------------------------------------------
+    def add_obstacle(
+        self,
+        name: str,
+        shape: coal.CollisionGeometry,
+        pose: object = None,
+        *,
+        min_distance: float | None = None,
+        source: str | None = None,
+    ) -> None:
+        """Add an obstacle.
+
+        Args:
+            name: Unique name.
+            shape: A coal ``Box``, ``Sphere``, ``Capsule``, ``Cylinder``, ``Cone``,
+                ``Ellipsoid``, ``Plane``, ``Halfspace``, ``ConvexBase`` or BVH mesh.
+            pose: World pose (``pinocchio.SE3``, ``stackik.SE3`` or 4x4); identity when
+                omitted.
+            min_distance: Minimum distance [m] to keep from it (None: the collision
+                constraint's ``min_distance``).
+            source: Where the shape came from (a mesh file), for descriptions.
+
+        Raises:
+            InvalidInput: Name in use or empty, unsupported or absurd shape, bad distance.
+            ShapeError, NonFiniteInput, InvalidTransform: Bad pose.
+        """
+        with self._lock:
+            self._free_name(name)
+            check_shape(shape, f"obstacle {name!r}")
+            T = pin.SE3.Identity() if pose is None else as_se3(pose, f"obstacle {name!r} pose")
+            d = None
+            if min_distance is not None:
+                d = _validate.positive_float(min_distance, "min_distance", allow_zero=True)
+            s = self._state
+            layout = self._new_layout(
+                (*s.layout.obstacles, Obstacle(name, shape, d, source)), s.layout.attached
+            )
+            z = np.zeros((1, 3))
+            self._publish(
+                WorldState(
+                    layout,
+                    _frozen(np.concatenate([s.rotations, T.rotation[None]])),
+                    _frozen(np.concatenate([s.translations, T.translation[None]])),
+                    _frozen(np.concatenate([s.linear_velocity, z])),
+                    _frozen(np.concatenate([s.angular_velocity, z])),
+                    _frozen(np.concatenate([s.velocity_known, [False]])),
+                )
+            )
+
+    def add_obstacle_mesh(
+        self,
+        name: str,
+        path: str | os.PathLike[str],
+        pose: object = None,
+        scale: float | Sequence[float] = 1.0,
+        *,
+        convex: bool = True,
+        min_distance: float | None = None,
+    ) -> None:
+        """Add an obstacle from an STL/OBJ/DAE file (its convex hull unless ``convex=False``).
+
+        Raises:
+            MeshNotFound: No such file.
+            InvalidInput: Unreadable mesh, bad scale or name.
+        """
+        _check_name(name)
+        mesh = load_mesh(path, scale, convex=bool(convex))
+        self.add_obstacle(name, mesh, pose, min_distance=min_distance, source=str(path))
+
+    def remove_obstacle(self, name: str) -> None:
+        """Remove an obstacle (ObstacleNotFound lists the known ones)."""
+        with self._lock:
+            s = self._state
+            k = s.layout.slot(name)
+            keep = [i for i in range(len(s.layout.obstacles)) if i != k]
+            layout = self._new_layout(tuple(s.layout.obstacles[i] for i in keep), s.layout.attached)
+            self._stamps.pop(name, None)
+            self._publish(
+                WorldState(
+                    layout,
+                    _frozen(s.rotations[keep]),
+                    _frozen(s.translations[keep]),
+                    _frozen(s.linear_velocity[keep]),
+                    _frozen(s.angular_velocity[keep]),
+                    _frozen(s.velocity_known[keep]),
+                )
+            )
+
+    def set_obstacle_pose(self, name: str, pose: object, stamp: float | None = None) -> None:
+        """Move an obstacle (atomic; cheap enough for a sensor thread at 1 kHz).
+
+        Args:
+            name: Obstacle name.
+            pose: New world pose (``pinocchio.SE3``, ``stackik.SE3`` or 4x4).
+            stamp: Time of the measurement [s]. Successive stamped poses give the
+                obstacle's velocity (finite differences), which the collision rows use
+                for its approach speed; an explicit :meth:`set_obstacle_velocity` is
+                replaced by the estimate.
+
+        Raises:
+            ObstacleNotFound: Unknown name.
+            ShapeError, NonFiniteInput, InvalidTransform: Bad pose.
+            InvalidInput: Non-finite stamp.
+        """
+        if stamp is not None:
+            self.set_obstacle_poses({name: pose}, stamp)
+            return
+        H = _pose_matrix(pose, name)
+        with self._lock:
+            s = self._state
+            k = s.layout.slot(name)
+            R, p = s.rotations.copy(), s.translations.copy()
+            R[k], p[k] = H[:3, :3], H[:3, 3]
+            R.flags.writeable = p.flags.writeable = False
+            self._state = WorldState(
+                s.layout, R, p, s.linear_velocity, s.angular_velocity, s.velocity_known,
+                s.version + 1,
+            )  # fmt: skip
+
+    def set_obstacle_poses(self, poses: Mapping[str, object], stamp: float | None = None) -> None:
+        """Move several obstacles in one atomic update (one snapshot sees all or none).
+
+        Arguments as :meth:`set_obstacle_pose`, ``poses`` mapping names to poses.
+        """
+        items = [(n, _pose_matrix(p, n)) for n, p in poses.items()]
+        t = None if stamp is None else _validate.real(stamp, "stamp")
+        if t is not None and not math.isfinite(t):
+            raise InvalidInput(f"stamp must be finite, got {stamp!r}", what="stamp")
+        with self._lock:
+            s = self._state
+            slots = [s.layout.slot(n) for n, _ in items]
+            R, p = s.rotations.copy(), s.translations.copy()
+            for k, (_, H) in zip(slots, items, strict=True):
+                R[k], p[k] = H[:3, :3], H[:3, 3]
+            v, w, known = s.linear_velocity, s.angular_velocity, s.velocity_known
+            if t is not None:
+                v, w, known = self._estimate(items, slots, t, v, w, known)
+            R.flags.writeable = p.flags.writeable = False
+            self._state = WorldState(s.layout, R, p, v, w, known, s.version + 1)
+
+    def _estimate(
+        self,
+        items: list[tuple[str, np.ndarray]],
+        slots: list[int],
+        t: float,
+        v: np.ndarray,
+        w: np.ndarray,
+        known: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Velocities from the previous stamped pose of each obstacle (finite differences)."""
+        v, w, known = v.copy(), w.copy(), known.copy()
+        for (name, H), k in zip(items, slots, strict=True):
+            prev = self._stamps.get(name)
+            self._stamps[name] = (t, H)
+            if prev is None or not t > prev[0]:
+                continue
+            h = t - prev[0]
+            v[k] = (H[:3, 3] - prev[1][:3, 3]) / h
+            w[k] = pin.log3(H[:3, :3] @ prev[1][:3, :3].T) / h
+            known[k] = True
+        return _frozen(v), _frozen(w), _frozen(known)
+
+    def set_obstacle_velocity(
+        self, name: str, linear: object, angular: object = (0.0, 0.0, 0.0)
+    ) -> None:
+        """Give an obstacle's velocity: linear [m/s] at its origin and angular [rad/s].
+
+        The collision rows then account for the obstacle's own approach speed. The pose
+        is not integrated: keep updating it with :meth:`set_obstacle_pose`.
+
+        Raises:
+            ObstacleNotFound: Unknown name.
+            ShapeError, NonFiniteInput, InvalidInput: Not 3-vectors of finite values
+                within 1e6.
+        """
+        lin = _velocity(linear, "linear velocity")
+        ang = _velocity(angular, "angular velocity")
+        with self._lock:
+            s = self._state
+            k = s.layout.slot(name)
+            v, w = s.linear_velocity.copy(), s.angular_velocity.copy()
+            known = s.velocity_known.copy()
+            v[k], w[k], known[k] = lin, ang, True
+            self._publish(
+                WorldState(
+                    s.layout, s.rotations, s.translations, _frozen(v), _frozen(w), _frozen(known)
+                )
+            )
+
+    # -- attached objects ----------------------------------------------------------------------
+    def attach_object(
+        self,
+        name: str,
+        link: str,
+        shape: coal.CollisionGeometry,
+        pose: object = None,
+        allowed_links: Sequence[str] = (),
+    ) -> None:
+        """Attach a shape to a robot link (a grasped part, a tool).
+
+        It moves with the link and collides with the world and the rest of the robot,
+        except its own link and ``allowed_links``.
+
+        Args:
+            name: Unique name (shared namespace with obstacles).
+            link: Robot link (frame) carrying it.
+            shape: A coal shape, as for :meth:`add_obstacle`.
+            pose: Its pose in the link frame (identity when omitted).
+            allowed_links: Links it may touch (e.g. the gripper's fingers).
+
+        Raises:
+            InvalidInput: Name in use, bad shape, or a link that a robot using this
+                world does not have.
+        """
+        _check_name(link, "link")
+        allowed = tuple(_check_name(a, "allowed link") for a in allowed_links)
+        with self._lock:
+            self._free_name(name)
+            check_shape(shape, f"attached object {name!r}")
+            T = pin.SE3.Identity() if pose is None else as_se3(pose, f"{name!r} pose")
+            for lk in (link, *allowed):
+                self._check_link(lk, list(self._links.values()))
+            s = self._state
+            obj = AttachedObject(name, link, shape, _frozen(T.homogeneous.copy()), allowed)
+            layout = self._new_layout(s.layout.obstacles, (*s.layout.attached, obj))
+            self._publish(replace(s, layout=layout))
+
+    def detach_object(self, name: str) -> None:
+        """Remove an attached object (ObstacleNotFound lists the attached ones)."""
+        with self._lock:
+            s = self._state
+            names = [a.name for a in s.layout.attached]
+            if name not in names:
+                raise ObstacleNotFound(str(name), names)
+            attached = tuple(a for a in s.layout.attached if a.name != name)
+            self._publish(replace(s, layout=self._new_layout(s.layout.obstacles, attached)))
+
+    def load_scene(self, path: str | os.PathLike[str]) -> list[str]:
+        """Add the obstacles and attached objects of a YAML scene file; return their names.
+
+        See :mod:`stackik.model.scene` for the format.
+        """
+        from .scene import load_scene
+
+        return load_scene(path, self)
+
+    def clear(self) -> None:
+        """Remove every obstacle and attached object."""
+        with self._lock:
+            self._stamps.clear()
+            empty = WorldState.empty()
+            layout = replace(empty.layout, revision=self._state.layout.revision + 1)
+            self._publish(replace(empty, layout=layout))
+
+    def __repr__(self) -> str:
+        layout = self._state.layout
+        return (
+            f"World(obstacles={[o.name for o in layout.obstacles]}, "
+            f"attached={[a.name for a in layout.attached]})"
+        )

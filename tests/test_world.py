@@ -1,0 +1,650 @@
+"""The world around the robot: obstacles, attached objects, and their pairs in every layer.
+
+Distances are checked against coal called directly on shapes placed with Pinocchio's
+own forward kinematics (never through stackik's pipeline), rows against finite
+differences of those distances.
+"""
+
+from __future__ import annotations
+
+import pickle
+import threading
+from pathlib import Path
+
+import coal
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import stackik
+from stackik import (
+    InvalidInput,
+    KinematicsSolver,
+    RobotModel,
+    SolverStatus,
+    TaskType,
+)
+from stackik.errors import (
+    CollisionGeometryNotFound,
+    InvalidTransform,
+    MalformedScene,
+    MeshNotFound,
+    NonFiniteInput,
+    ObstacleNotFound,
+)
+from stackik.model.world import World
+
+ROBOTS = Path(__file__).resolve().parents[1] / "robots"
+PANDA_READY = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])
+TCP = "panda_hand_tcp"
+
+
+def load_panda() -> RobotModel:
+    return RobotModel(ROBOTS / "panda" / "panda.urdf", srdf_path=ROBOTS / "panda" / "panda.srdf")
+
+
+def pose(x: float = 0.0, y: float = 0.0, z: float = 0.0, yaw: float = 0.0) -> np.ndarray:
+    T = np.eye(4)
+    T[:3, :3] = pin.rpy.rpyToMatrix(0.0, 0.0, yaw)
+    T[:3, 3] = (x, y, z)
+    return T
+
+
+# -- independent distances: Pinocchio FK + coal ----------------------------------------------
+def _request() -> tuple[coal.DistanceRequest, coal.DistanceResult]:
+    req = coal.DistanceRequest()
+    req.enable_signed_distance = True
+    req.gjk_tolerance = 1e-10
+    return req, coal.DistanceResult()
+
+
+def robot_obstacle_distances(robot: RobotModel, q: np.ndarray) -> dict[tuple[str, str], float]:
+    """coal's distance of every robot geometry to every obstacle of ``robot.world``."""
+    gm = robot.collision_model
+    data = robot.model.createData()
+    gd = pin.GeometryData(gm)
+    pin.updateGeometryPlacements(robot.model, data, gm, gd, q)
+    world = robot.world
+    out = {}
+    for name in world.get_obstacle_names():
+        T = world.get_obstacle_pose(name)
+        shape = world.get_obstacle(name).geometry
+        for g, obj in enumerate(gm.geometryObjects):
+            req, res = _request()
+            M = gd.oMg[g]
+            d = coal.distance(
+                obj.geometry,
+                coal.Transform3s(M.rotation, M.translation),
+                shape,
+                coal.Transform3s(T.rotation, T.translation),
+                req,
+                res,
+            )
+            out[(obj.name, name)] = float(d)
+    return out
+
+
+def min_obstacle_distance(robot: RobotModel, q: np.ndarray) -> float:
+    return min(robot_obstacle_distances(robot, q).values())
+
+
+# -- the World object -----------------------------------------------------------------------------
+def test_obstacles_are_added_moved_and_removed_by_name():
+    world = World()
+    world.add_obstacle("table", coal.Box(1.0, 0.6, 0.05), pose(0.5, 0.0, 0.1))
+    world.add_obstacle("ball", coal.Sphere(0.1), pin.SE3(np.eye(3), np.array([0.1, 0.2, 0.3])))
+    world.add_obstacle("post", coal.Cylinder(0.05, 1.0), stackik.SE3.Trans(1.0, 0.0, 0.0))
+    assert world.get_obstacle_names() == ["table", "ball", "post"]
+    np.testing.assert_allclose(world.get_obstacle_pose("post").translation, [1, 0, 0])
+    world.set_obstacle_pose("ball", pose(0.0, 0.0, 1.0, yaw=0.3))
+    M = world.get_obstacle_pose("ball")
+    np.testing.assert_allclose(M.homogeneous, pose(0.0, 0.0, 1.0, yaw=0.3), atol=1e-15)
+    revision = world.revision
+    world.set_obstacle_pose("ball", pose(0.0, 0.0, 2.0))
+    assert world.revision == revision  # a move keeps the layout
+    world.remove_obstacle("table")
+    assert world.get_obstacle_names() == ["ball", "post"]
+    assert world.revision == revision + 1
+    with pytest.raises(ObstacleNotFound) as err:
+        world.remove_obstacle("tabel")
+    assert err.value.available == ["ball", "post"] and "ball" in str(err.value)
+    with pytest.raises(ObstacleNotFound):
+        world.set_obstacle_pose("nope", np.eye(4))
+
+
+@pytest.mark.parametrize(
+    ("shape", "pose_", "error"),
+    [
+        ("box", np.full((4, 4), np.nan), NonFiniteInput),
+        ("box", np.eye(3), stackik.ShapeError),
+        ("box", 2 * np.eye(4), InvalidTransform),
+        ("not a shape", np.eye(4), InvalidInput),
+        (coal.Box(1e300, 1.0, 1.0), np.eye(4), InvalidInput),
+        (coal.Sphere(-1.0), np.eye(4), InvalidInput),
+        (coal.Sphere(float("nan")), np.eye(4), InvalidInput),
+    ],
+)
+def test_bad_obstacles_get_typed_errors(shape, pose_, error):
+    world = World()
+    geometry = coal.Box(0.1, 0.1, 0.1) if shape == "box" else shape
+    with pytest.raises(error):
+        world.add_obstacle("o", geometry, pose_)
+    assert world.get_obstacle_names() == []
+
+
+def test_names_are_unique_and_never_a_robot_link():
+    robot = load_panda()
+    robot.add_obstacle("table", coal.Box(1, 1, 0.1), pose(z=-0.1))
+    for name in ("table", "panda_link3", "", 5):
+        with pytest.raises(InvalidInput):
+            robot.add_obstacle(name, coal.Sphere(0.1))  # type: ignore[arg-type]
+    with pytest.raises(stackik.FrameNotFound):
+        robot.attach_object("part", "no_such_link", coal.Sphere(0.02))
+
+
+def test_mesh_obstacles_load_as_hulls_or_exact(tmp_path):
+    obj = tmp_path / "tetra.obj"
+    obj.write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 2 4\nf 1 3 4\nf 2 3 4\n")
+    world = World()
+    world.add_obstacle_mesh("hull", obj, pose(2.0), scale=0.5)
+    world.add_obstacle_mesh("exact", obj, pose(4.0), scale=[0.5, 0.5, 0.5], convex=False)
+    assert isinstance(world.get_obstacle("hull").geometry, coal.ConvexBase)
+    assert isinstance(world.get_obstacle("exact").geometry, coal.BVHModelBase)
+    pts = np.asarray(world.get_obstacle("hull").geometry.points())
+    np.testing.assert_allclose(pts.max(axis=0), [0.5, 0.5, 0.5])
+    with pytest.raises(MeshNotFound):
+        world.add_obstacle_mesh("missing", tmp_path / "missing.stl")
+    with pytest.raises(InvalidInput):
+        world.add_obstacle_mesh("bad_scale", obj, scale=-1.0)
+
+
+def test_stamped_poses_give_the_velocity():
+    world = World()
+    world.add_obstacle("ball", coal.Sphere(0.1))
+    world.set_obstacle_pose("ball", pose(0.0), stamp=1.0)
+    world.set_obstacle_pose("ball", pose(0.02, 0.0, 0.0, yaw=0.01), stamp=1.01)
+    v, w = world.get_obstacle_velocity("ball")
+    np.testing.assert_allclose(v, [2.0, 0.0, 0.0], atol=1e-9)
+    np.testing.assert_allclose(w, [0.0, 0.0, 1.0], atol=1e-9)
+    world.set_obstacle_velocity("ball", [0.0, 0.1, 0.0])
+    np.testing.assert_allclose(world.get_obstacle_velocity("ball")[0], [0.0, 0.1, 0.0])
+    with pytest.raises(InvalidInput):
+        world.set_obstacle_velocity("ball", [np.inf, 0, 0])
+
+
+def test_a_reader_never_sees_a_torn_pose():
+    """A writer thread publishes poses whose rotation and translation encode one number;
+    every snapshot a reader takes must decode to a single number, for all obstacles of a
+    batch update too."""
+    world = World()
+    names = [f"o{k}" for k in range(10)]
+    for n in names:
+        world.add_obstacle(n, coal.Sphere(0.1))
+    stop = threading.Event()
+
+    def write():
+        k = 0
+        while not stop.is_set():
+            a = (k % 1000) * 1e-3
+            T = pose(a, 2 * a, 3 * a, yaw=a)
+            world.set_obstacle_poses({n: T for n in names})
+            k += 1
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        for _ in range(20000):
+            state = world.state
+            a = state.translations[:, 0]
+            assert np.all(a == a[0])  # every obstacle from one update
+            np.testing.assert_array_equal(state.translations[:, 1], 2 * a)
+            np.testing.assert_allclose(
+                np.arctan2(state.rotations[:, 1, 0], state.rotations[:, 0, 0]), a, atol=1e-12
+            )
+    finally:
+        stop.set()
+        writer.join()
+
+
+def test_world_pickles_with_its_robot():
+    robot = load_panda()
+    robot.add_obstacle("table", coal.Box(1, 1, 0.1), pose(0.5, 0, -0.2))
+    robot.attach_object("part", "panda_hand", coal.Box(0.05, 0.05, 0.05), pose(z=0.1))
+    copy = pickle.loads(pickle.dumps(robot))
+    assert copy.get_obstacle_names() == ["table"]
+    assert copy.get_attached_object_names() == ["part"]
+    np.testing.assert_array_equal(
+        copy.get_obstacle_pose("table").homogeneous, robot.get_obstacle_pose("table").homogeneous
+    )
+    with pytest.raises(InvalidInput):  # the copy's world is bound to the copy
+        copy.add_obstacle("panda_link3", coal.Sphere(0.1))
+
+
+# -- velocity IK ----------------------------------------------------------------------
+def reach_through(robot, q, target, steps, min_distance=0.02, world_moves=None, dt=0.01):
+    """Drive the tool toward ``target``; coal's robot-obstacle minimum after every step."""
+    solver = KinematicsSolver(robot, dt=dt)
+    solver.configure_collision_constraint(min_distance)
+    task = solver.add_frame_task("tool", TCP, TaskType.FRAME_POSITION)
+    task.set_target_position(target)
+    task.gain = 1.0
+    dmin = []
+    for k in range(steps):
+        if world_moves is not None:
+            world_moves(k)
+        res = solver.solve_velocity(q)
+        assert res.status in (SolverStatus.SUCCESS, SolverStatus.INFEASIBLE), res.status_message
+        q = robot.integrate(q, res.solution, dt)
+        dmin.append(min_obstacle_distance(robot, q))
+    return np.array(dmin), q, solver
+
+
+def test_an_obstacle_added_after_configuration_is_avoided():
+    robot = load_panda()
+    q = PANDA_READY.copy()
+    robot.update_kinematics(q)
+    tool = robot.get_frame_pose(TCP).translation
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.configure_collision_constraint(0.02)
+    solver.solve_velocity(q)  # configured and stepping before the obstacle exists
+    # A plate 10 cm below the tool, between it and its target.
+    robot.add_obstacle("plate", coal.Box(0.4, 0.4, 0.02), pose(*(tool - np.array([0, 0, 0.1]))))
+    task = solver.add_frame_task("tool", TCP, TaskType.FRAME_POSITION)
+    task.set_target_position(tool - np.array([0, 0, 0.3]))
+    task.gain = 1.0
+    dmin = []
+    for _ in range(150):
+        res = solver.solve_velocity(q)
+        q = robot.integrate(q, res.solution, 0.01)
+        dmin.append(min_obstacle_distance(robot, q))
+    dmin = np.array(dmin)
+    assert dmin.min() >= 0.02 - 1e-4  # never closer than min_distance (0.1 mm)
+    assert dmin.min() < 0.0205  # the plate stopped the arm
+    assert any(b == "plate" for _, b in solver.get_active_collision_pairs())
+
+
+def test_every_robot_geometry_is_watched_against_every_obstacle():
+    robot = load_panda()
+    robot.add_obstacle("a", coal.Sphere(0.05), pose(2.0))
+    robot.add_obstacle("b", coal.Capsule(0.05, 0.3), pose(3.0))
+    solver = KinematicsSolver(robot)
+    solver.configure_collision_constraint(0.01)
+    pairs = set(solver.get_active_collision_pairs())
+    geoms = robot.get_collision_geometry_names()
+    assert {(g, o) for g in geoms for o in ("a", "b")} <= pairs
+    assert len(pairs) == len(robot.get_collision_pair_names()) + 2 * len(geoms)
+    # exclusions by obstacle, by link, and "*"
+    solver.configure_collision_constraint(0.01, exclude_pairs=[("*", "a"), ("panda_link0", "b")])
+    pairs = set(solver.get_active_collision_pairs())
+    assert not any(o == "a" for _, o in pairs)
+    assert ("panda_link0_0", "b") not in pairs and ("panda_link1_0", "b") in pairs
+    with pytest.raises(CollisionGeometryNotFound):
+        solver.configure_collision_constraint(0.01, exclude_pairs=[("*", "nope")])
+
+
+def test_world_rows_match_finite_differences_of_coal_distances():
+    robot = load_panda()
+    robot.add_obstacle("box", coal.Box(0.3, 0.3, 0.3), pose(0.55, 0.0, 0.35, yaw=0.4))
+    robot.add_obstacle("ball", coal.Sphere(0.08), pose(0.3, 0.35, 0.5))
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.configure_collision_constraint(
+        0.0, max_constraints=10_000, activation_margin=10.0, patch_tolerance=0.0
+    )
+    cc = solver.get_constraint("collision")
+    rng = np.random.default_rng(4)
+    checked = 0
+    for _ in range(3):
+        q = robot.random_configuration(rng)
+        solver.kinematics.update(q)
+        C, _, _ = cc.rows(0.01)
+        names = cc.pair_names()
+        for row, (k, d) in enumerate(zip(cc.last_pairs, cc.last_distances, strict=True)):
+            a, b = names[k]
+            if b not in ("box", "ball") or d < 5e-3:
+                continue
+            ref = robot_obstacle_distances(robot, q)[(a, b)]
+            assert d == pytest.approx(ref, abs=1e-6)
+            fd = np.array(
+                [
+                    (
+                        robot_obstacle_distances(robot, robot.integrate(q, 1e-6 * e))[(a, b)]
+                        - robot_obstacle_distances(robot, robot.integrate(q, -1e-6 * e))[(a, b)]
+                    )
+                    / 2e-6
+                    for e in np.eye(robot.nv)
+                ]
+            )
+            np.testing.assert_allclose(C[row], fd, atol=2e-5)
+            checked += 1
+    assert checked > 10
+
+
+def test_a_removed_obstacle_is_no_longer_avoided():
+    robot = load_panda()
+    q = PANDA_READY.copy()
+    robot.update_kinematics(q)
+    tool = robot.get_frame_pose(TCP).translation
+    robot.add_obstacle("plate", coal.Box(0.4, 0.4, 0.02), pose(*(tool - np.array([0, 0, 0.1]))))
+    target = tool - np.array([0, 0, 0.25])
+    dmin, q1, solver = reach_through(robot, q, target, 100)
+    assert dmin.min() >= 0.02 - 1e-4
+    robot.remove_obstacle("plate")
+    solver.get_task("tool").gain = 3.0
+    for _ in range(300):
+        q1 = robot.integrate(q1, solver.solve_velocity(q1).solution, 0.01)
+    robot.update_kinematics(q1)
+    reached = robot.get_frame_pose(TCP).translation
+    assert reached[2] < tool[2] - 0.2  # through where the plate was
+    assert np.linalg.norm(reached - target) < 0.01
+
+
+def test_an_obstacle_moving_half_a_millimetre_per_tick_is_kept_away():
+    """No velocity given: the constraint still holds against 0.5 mm per tick."""
+    robot = load_panda()
+    q = PANDA_READY.copy()
+    robot.update_kinematics(q)
+    tool = robot.get_frame_pose(TCP).translation
+    start = tool + np.array([0.15, 0.0, 0.0])
+    robot.add_obstacle("ball", coal.Sphere(0.05), pose(*start))
+
+    def approach(k):
+        robot.set_obstacle_pose("ball", pose(*(start - [0.0005 * k, 0.0, 0.0])))
+
+    solver = KinematicsSolver(robot, dt=0.001)
+    solver.configure_collision_constraint(0.03)
+    hold = solver.add_frame_task("hold", TCP, TaskType.FRAME_POSITION)
+    hold.set_target_position(tool)
+    dmin = []
+    for k in range(300):  # 15 cm in 0.3 s: it pushes the hand away
+        approach(k)
+        res = solver.solve_velocity(q)
+        q = robot.integrate(q, res.solution, 0.001)
+        approach(k + 1)  # where the obstacle is when the step has been taken
+        dmin.append(min_obstacle_distance(robot, q))
+    dmin = np.array(dmin)
+    assert dmin.min() >= 0.03 - 1e-4
+    assert dmin.min() < 0.0305  # the ball did push
+
+
+def test_a_given_obstacle_velocity_enters_the_bound():
+    """lower = -gain (d - hold) / dt - n . v_obstacle(p) for a pair with a moving obstacle."""
+    robot = load_panda()
+    robot.update_kinematics(PANDA_READY)
+    tool = robot.get_frame_pose(TCP).translation
+    robot.add_obstacle("ball", coal.Sphere(0.05), pose(*(tool + np.array([0.1, 0.0, 0.0]))))
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.configure_collision_constraint(0.02, activation_margin=0.2, patch_tolerance=0.0)
+    cc = solver.get_constraint("collision")
+    p0 = solver.build_problem(PANDA_READY)
+    v = np.array([-0.3, 0.1, 0.05])
+    w = np.array([0.0, 0.0, 2.0])
+    robot.set_obstacle_velocity("ball", v, w)
+    cc.reset()
+    p1 = solver.build_problem(PANDA_READY)
+    names = cc.pair_names()
+    rows = p1.constraint_slices["collision"]
+    checked = 0
+    for row, k in enumerate(cc.last_pairs):
+        if names[k][1] != "ball":
+            continue
+        point, n = cc.last_row_points[row], cc.last_row_normals[row]
+        v_point = v + np.cross(w, point - robot.get_obstacle_pose("ball").translation)
+        assert p1.lower[rows][row] == pytest.approx(p0.lower[rows][row] - n @ v_point, abs=1e-9)
+        checked += 1
+    assert checked >= 1
+
+
+# -- attached objects -----------------------------------------------------------------------------
+def test_attached_object_pairs_skip_its_link_and_the_allowed_ones():
+    robot = load_panda()
+    robot.add_obstacle("table", coal.Box(1, 1, 0.05), pose(0.5, 0, -0.3))
+    robot.attach_object(
+        "part", "panda_hand", coal.Box(0.04, 0.04, 0.1), pose(z=0.15),
+        allowed_links=["panda_link7"],
+    )  # fmt: skip
+    solver = KinematicsSolver(robot)
+    solver.configure_collision_constraint(0.01)
+    pairs = solver.get_active_collision_pairs()
+    with_part = {a for a, b in pairs if b == "part"} | {b for a, b in pairs if a == "part"}
+    links = dict(
+        zip(
+            robot.get_collision_geometry_names(),
+            [g["parent_frame"] for g in robot.get_collision_geometries()],
+            strict=True,
+        )
+    )
+    assert with_part
+    assert all(links[g] not in ("panda_hand", "panda_link7") for g in with_part if g in links)
+    assert ("part", "table") in pairs
+    robot.detach_object("part")
+    assert not any("part" in p for p in solver.get_active_collision_pairs())
+
+
+def test_an_attached_object_keeps_away_from_the_world():
+    """A part held below the hand is lowered toward a table: it stops above it (coal on the
+    part placed by Pinocchio's frame pose, independent of the pipeline)."""
+    robot = load_panda()
+    q = PANDA_READY.copy()
+    robot.update_kinematics(q)
+    tool = robot.get_frame_pose(TCP).translation
+    part = coal.Box(0.06, 0.06, 0.06)
+    in_hand = pose(z=0.14)
+    robot.attach_object("part", "panda_hand", part, in_hand)
+    table_z = tool[2] - 0.2
+    table = coal.Box(1.0, 1.0, 0.02)
+    robot.add_obstacle("table", table, pose(tool[0], tool[1], table_z))
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.configure_collision_constraint(0.015)
+    task = solver.add_frame_task("tool", TCP, TaskType.FRAME_POSITION)
+    task.set_target_position(tool - np.array([0, 0, 0.3]))
+    task.gain = 1.0
+    gaps = []
+    for _ in range(150):
+        q = robot.integrate(q, solver.solve_velocity(q).solution, 0.01)
+        robot.update_kinematics(q)
+        M = robot.get_frame_pose("panda_hand") * pin.SE3(in_hand)
+        req, res = _request()
+        gaps.append(
+            coal.distance(
+                part,
+                coal.Transform3s(M.rotation, M.translation),
+                table,
+                coal.Transform3s(np.eye(3), np.array([tool[0], tool[1], table_z])),
+                req,
+                res,
+            )
+        )
+    assert min(gaps) >= 0.015 - 1e-4
+    assert min(gaps) < 0.0155
+
+
+# -- debug and evaluation -------------------------------------------------------------
+def test_debug_and_evaluation_report_obstacle_pairs_by_name():
+    robot = load_panda()
+    robot.update_kinematics(PANDA_READY)
+    tool = robot.get_frame_pose(TCP).translation
+    robot.add_obstacle("ball", coal.Sphere(0.03), pose(*(tool + np.array([0.0, 0.0, -0.06]))))
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.configure_collision_constraint(0.01)
+    ref = min_obstacle_distance(robot, PANDA_READY)
+    d = solver.evaluate_min_collision_distance(PANDA_READY)
+    assert d == pytest.approx(min(ref, min(robot.compute_collision_distances())), abs=1e-6)
+    info = solver.evaluate_collision_debug(PANDA_READY)
+    assert info.geometry_b == "ball" and info.link_b == "ball"
+    assert info.distance == pytest.approx(ref, abs=1e-6)
+    solver.solve_velocity(PANDA_READY)
+    last = solver.get_last_collision_debug_list()
+    assert any(i.geometry_b == "ball" for i in last)
+
+
+def test_a_solver_with_its_own_world():
+    robot = load_panda()
+    world = World()
+    world.add_obstacle("wall", coal.Box(0.05, 2.0, 2.0), pose(0.45))
+    solver = KinematicsSolver(robot)
+    solver.set_world(world)
+    solver.configure_collision_constraint(0.01)
+    assert any(b == "wall" for _, b in solver.get_active_collision_pairs())
+    other = KinematicsSolver(robot)
+    other.configure_collision_constraint(0.01)
+    assert not any(b == "wall" for _, b in other.get_active_collision_pairs())
+    copy = pickle.loads(pickle.dumps(solver))
+    q = PANDA_READY
+    a, b = solver.solve_velocity(q), copy.solve_velocity(q)
+    np.testing.assert_array_equal(a.solution, b.solution)
+
+
+# -- position IK, global IK, paths ----------------------------------------------------------------
+def test_position_and_global_ik_reject_configurations_in_the_world():
+    robot = load_panda()
+    q = PANDA_READY.copy()
+    robot.update_kinematics(q)
+    target = robot.get_frame_pose(TCP)
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.configure_collision_constraint(0.01)
+    before = solver.find_configs(target, TCP, max_solutions=8, seed=0)
+    assert len(before) >= 2
+    # A post through the elbow region of the ready pose's solution.
+    robot.update_kinematics(before[0])
+    elbow = robot.get_frame_pose("panda_link4").translation
+    robot.add_obstacle("post", coal.Cylinder(0.06, 2.0), pose(*elbow))
+    after = solver.find_configs(target, TCP, max_solutions=8, seed=0)
+    for qs in after:
+        assert min_obstacle_distance(robot, qs) >= 0.01 - 1e-9
+    assert after.rejected.get("collision", 0) > 0 or len(after) < len(before)
+
+
+def test_a_cartesian_path_through_an_obstacle_stops_at_it():
+    robot = load_panda()
+    q = PANDA_READY.copy()
+    robot.update_kinematics(q)
+    start = robot.get_frame_pose(TCP)
+    end = pin.SE3(start.rotation, start.translation + np.array([0.0, 0.4, 0.0]))
+    solver = KinematicsSolver(robot)
+    solver.configure_collision_constraint(0.01)
+    free = solver.generate_path(q, end, TCP, 31)
+    assert free.success, free.status_message
+    # A wall across the middle of the line.
+    robot.add_obstacle(
+        "wall", coal.Box(0.1, 0.02, 0.1), pose(*(start.translation + np.array([0, 0.25, 0])))
+    )
+    assert min_obstacle_distance(robot, q) > 0.05  # a clear start
+    blocked = solver.generate_path(q, end, TCP, 31)
+    assert not blocked.success and blocked.reason == "collision"
+    assert 3 < blocked.bad_index < 25
+    for qs in blocked.configurations:
+        assert min_obstacle_distance(robot, qs) >= 0.01 - 1e-9
+    assert min_obstacle_distance(robot, free.configurations[blocked.bad_index]) < 0.01
+
+
+def test_position_ik_keeps_clear_of_the_world():
+    """solve_position steps with the collision constraint: the result never enters the world."""
+    robot = load_panda()
+    q = PANDA_READY.copy()
+    robot.update_kinematics(q)
+    start = robot.get_frame_pose(TCP)
+    target = pin.SE3(start.rotation, start.translation - np.array([0.0, 0.0, 0.25]))
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.configure_collision_constraint(0.01)
+    robot.add_obstacle(
+        "plate", coal.Box(0.15, 0.15, 0.02), pose(*(start.translation - np.array([0, 0, 0.12])))
+    )
+    assert min_obstacle_distance(robot, q) > 0.05  # a clear start
+    res = solver.solve_position(q, target, TCP)
+    assert not res.success
+    assert min_obstacle_distance(robot, res.solution) >= 0.01 - 1e-4
+
+
+# -- scene files ---------------------------------------------------------------------------------
+SCENE = """
+obstacles:
+  - name: table
+    box: [1.0, 0.6, 0.05]
+    pose: {xyz: [0.5, 0.0, -0.025]}
+    min_distance: 0.02
+  - name: post
+    cylinder: {radius: 0.05, length: 1.0}
+    pose: {xyz: [0.4, 0.4, 0.5], rpy: [0.0, 0.0, 0.3]}
+  - name: rod
+    capsule: {radius: 0.03, length: 0.4}
+    pose: {xyz: [-0.4, 0.0, 0.5], quat: [0.0, 0.7071067811865476, 0.0, 0.7071067811865476]}
+  - name: funnel
+    cone: {radius: 0.1, length: 0.2}
+    pose: [[1, 0, 0, 2], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]
+  - name: egg
+    ellipsoid: [0.1, 0.05, 0.08]
+  - name: ball
+    sphere: 0.1
+  - name: floor
+    halfspace: {normal: [0, 0, 2], offset: -0.6}
+  - name: glass
+    plane: {normal: [1, 0, 0], offset: 3.0}
+  - name: tetra
+    mesh: {path: tetra.obj, scale: 0.5}
+attached:
+  - name: tool
+    link: panda_hand
+    capsule: {radius: 0.02, length: 0.12}
+    pose: {xyz: [0.0, 0.0, 0.1]}
+    allowed_links: [panda_link7]
+"""
+
+
+def test_a_scene_file_builds_its_world(tmp_path):
+    (tmp_path / "tetra.obj").write_text(
+        "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 2 4\nf 1 3 4\nf 2 3 4\n"
+    )
+    path = tmp_path / "cell.yaml"
+    path.write_text(SCENE)
+    robot = load_panda()
+    added = robot.load_scene(path)
+    assert added[-1] == "tool" and robot.get_obstacle_names() == added[:-1]
+    world = robot.world
+    np.testing.assert_allclose(world.get_obstacle("table").geometry.halfSide, [0.5, 0.3, 0.025])
+    assert world.get_obstacle("table").min_distance == 0.02
+    np.testing.assert_allclose(
+        world.get_obstacle_pose("post").homogeneous, pose(0.4, 0.4, 0.5, yaw=0.3), atol=1e-15
+    )
+    R = world.get_obstacle_pose("rod").rotation  # 90 degrees about y
+    np.testing.assert_allclose(R @ [0, 0, 1], [1, 0, 0], atol=1e-12)
+    np.testing.assert_allclose(world.get_obstacle_pose("funnel").translation, [2, 0, 0])
+    floor = world.get_obstacle("floor").geometry
+    np.testing.assert_allclose([*floor.n, floor.d], [0, 0, 1, -0.3])
+    assert world.get_obstacle("tetra").source == str(path)
+    tool = world.get_attached_object("tool")
+    assert tool.link == "panda_hand" and tool.allowed_links == ("panda_link7",)
+    solver = KinematicsSolver(robot)
+    solver.configure_collision_constraint(0.01)
+    assert solver.solve_velocity(PANDA_READY).status != SolverStatus.INVALID_INPUT
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (
+            "obstacles: [{name: a, boxx: [1, 1, 1]}]",
+            ["obstacles[0]", "unknown keys ['boxx']", "shapes: box"],
+        ),
+        ("obstacles: [{box: [1, 1, 1]}]", ["obstacles[0]", "name"]),
+        ("obstacles: [{name: a, box: [1, 1]}]", ["'a'", "box must be 3"]),
+        ("obstacles: [{name: a, box: [1, 1, -1]}]", ["'a'", "half side"]),
+        ("obstacles: [{name: a, sphere: 0.1, pose: {xyz: [0, 0]}}]", ["'a'", "xyz"]),
+        ("obstacles: [{name: a, sphere: 0.1, pose: {xyz: [0,0,0], quat: [1,1,1,1]}}]", ["quat"]),
+        ("obstacles: [{name: a, sphere: 0.1, colour: red}]", ["unknown keys", "colour"]),
+        ("obstacles: [{name: a, mesh: {path: nope.stl}}]", ["'a'", "nope.stl"]),
+        ("obstacles: [{name: a, sphere: 1}, {name: a, sphere: 2}]", ["appear twice"]),
+        ("attached: [{name: t, sphere: 0.1}]", ["attached[0]", "link"]),
+        ("robots: []", ["top level"]),
+        ("obstacles: [unclosed", ["invalid YAML"]),
+    ],
+)
+def test_scene_mistakes_name_the_entry(tmp_path, text, words):
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    robot = load_panda()
+    with pytest.raises(stackik.MalformedDescription) as err:
+        robot.load_scene(path)
+    assert isinstance(err.value, MalformedScene) and "cannot load scene" in str(err.value)
+    for w in words:
+        assert w in str(err.value)
+    assert robot.get_obstacle_names() == []  # nothing half-added
