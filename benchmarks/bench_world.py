@@ -52,7 +52,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=20000)
     args = parser.parse_args()
-    print(f"stackik {stackik.__version__}, Python {platform.python_version()}, {platform.machine()}")
+    py = platform.python_version()
+    print(f"stackik {stackik.__version__}, Python {py}, {platform.machine()}")
     rng = np.random.default_rng(0)
     poses = [pin.SE3(pin.exp3(rng.normal(size=3)), rng.normal(size=3)) for _ in range(64)]
     arrays = [p.homogeneous.copy() for p in poses]
@@ -71,9 +72,10 @@ def main() -> None:
     print(f"{'world.state (a reader)':44s} {med:10.2f} {p99:10.2f}")
 
     # A sensor thread against a control loop.
-    robot = stackik.RobotModel(ROBOTS / "panda" / "panda.urdf", srdf_path=ROBOTS / "panda" / "panda.srdf")
+    panda = ROBOTS / "panda"
+    robot = stackik.RobotModel(panda / "panda.urdf", srdf_path=panda / "panda.srdf")
     for k in range(10):
-        robot.add_obstacle(f"c{k}", coal.Capsule(0.08, 0.5), np.eye(4) + np.diag([0, 0, 0, 0]))
+        robot.add_obstacle(f"c{k}", coal.Capsule(0.08, 0.5), np.eye(4))
     solver = stackik.KinematicsSolver(robot, dt=0.001)
     solver.add_frame_task("tool", "panda_hand_tcp").set_target_position([0.4, 0.2, 0.4])
     solver.configure_collision_constraint(0.02)
@@ -104,7 +106,8 @@ def main() -> None:
         thread.join()
     w = np.array(writes) * 1e6
     print(f"{'with a sensor thread: solve_velocity':44s} {med:10.2f} {p99:10.2f}")
-    print(f"{'with a control loop: set_obstacle_pose':44s} {np.median(w):10.2f} {np.percentile(w, 99):10.2f}")
+    label = "with a control loop: set_obstacle_pose"
+    print(f"{label:44s} {np.median(w):10.2f} {np.percentile(w, 99):10.2f}")
     print(f"({len(writes)} updates during 3000 solves)")
 
 

@@ -1,4 +1,4 @@
-"""Self-collision avoidance: the Panda's tool is sent to a point next to its own base.
+"""Self-collision avoidance: the Panda's tool is sent to a point above its own base.
 
 Reaching the target folds the arm into itself. Without a collision constraint the
 solver reaches it, and two links pass through each other. With
@@ -23,7 +23,7 @@ import numpy as np
 import stackik
 
 ROBOTS = Path(__file__).resolve().parents[1] / "robots"
-TARGET = np.array([0.12, 0.0, 0.12])  # [m], next to the base
+TARGET = np.array([0.0, 0.0, 0.15])  # [m], above the base, inside the arm's own body
 MIN_DISTANCE = 0.02  # [m]
 
 

@@ -389,9 +389,14 @@ def test_a_given_obstacle_velocity_enters_the_bound():
             continue
         point, n = cc.last_row_points[row], cc.last_row_normals[row]
         v_point = v + np.cross(w, point - robot.get_obstacle_pose("ball").translation)
-        assert p1.lower[rows][row] == pytest.approx(p0.lower[rows][row] - n @ v_point, abs=1e-9)
+        closing = min(n @ v_point, 0.0)  # approaching only: a receding one earns no credit
+        assert p1.lower[rows][row] == pytest.approx(p0.lower[rows][row] - closing, abs=1e-9)
         checked += 1
     assert checked >= 1
+    robot.set_obstacle_velocity("ball", -v, [0.0, 0.0, 0.0])  # moving away
+    cc.reset()
+    p2 = solver.build_problem(PANDA_READY)
+    np.testing.assert_allclose(p2.lower[rows], p0.lower[rows], atol=1e-12)
 
 
 # -- attached objects -----------------------------------------------------------------------------

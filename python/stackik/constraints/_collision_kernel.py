@@ -23,11 +23,13 @@ left to coal between steps 3 and 4 by the caller.
 
 Array layouts (columns of the per-pair state):
 
-- ``pf`` (float, pairs x 8): :data:`PF_MIN` minimum distance, :data:`PF_PENDING`
+- ``pf`` (float, pairs x 9): :data:`PF_MIN` minimum distance, :data:`PF_PENDING`
   pending larger minimum (inf: none), :data:`PF_LOW` lower distance bound,
   :data:`PF_EXACT` last exact distance, :data:`PF_MOTION` this step's motion bound,
   :data:`PF_LEARNED` learned linearization error, :data:`PF_PROMISE` the distance the
-  last row promised, :data:`PF_ACCEL` closing the acceleration limits allow in a step;
+  last row promised, :data:`PF_ACCEL` closing the acceleration limits allow in a step,
+  :data:`PF_EXTRA` activation added for a moving obstacle (its closing over the
+  prediction horizon and its braking distance);
 - ``pi`` (int64, pairs x 3): :data:`PI_EXACT_STEP` step of the last exact query,
   :data:`PI_PROMISE_STEP` step of the last promise, :data:`PI_CANDIDATE` pair-cache
   candidate flag;
@@ -47,7 +49,9 @@ from ..geometry.kernels import table_distance
 #: when more points than this lie in a contact patch.
 PATCH_DIRECTIONS = 8
 
-PF_MIN, PF_PENDING, PF_LOW, PF_EXACT, PF_MOTION, PF_LEARNED, PF_PROMISE, PF_ACCEL = range(8)
+PF_MIN, PF_PENDING, PF_LOW, PF_EXACT, PF_MOTION, PF_LEARNED, PF_PROMISE, PF_ACCEL, PF_EXTRA = range(
+    9
+)
 PI_EXACT_STEP, PI_PROMISE_STEP, PI_CANDIDATE = range(3)
 (
     CFG_ACTIVATION,
@@ -66,8 +70,10 @@ PI_EXACT_STEP, PI_PROMISE_STEP, PI_CANDIDATE = range(3)
     CFG_CACHE_CAP,
     CFG_QUERY_BUDGET,
     CFG_MAX_LEARNED,
+    CFG_DECEL,
+    CFG_LEAD,
     CFG_SIZE,
-) = range(17)
+) = range(19)
 #: Columns of a hit (``hit_f``): distance, slack, predicted closing, hold distance.
 HF_DIST, HF_SLACK, HF_CLOSING, HF_HOLD = range(4)
 #: Entries of the ``counts`` output.
@@ -83,65 +89,103 @@ CONE = 6
 
 # -- 1. motion bounds --------------------------------------------------------------------------
 @kernel
+def _pose_change(
+    rot: np.ndarray, trans: np.ndarray, prev: np.ndarray, reach: float, delta: np.ndarray
+) -> float:
+    """Change from the pose ``prev`` (rotation by rows, position) to ``(rot, trans)``.
+
+    ``delta`` receives the translation (3) and the rotation vector (3) of the change;
+    returns a bound of any point's displacement (``reach``: the largest distance of a
+    point from the origin [m]).
+    """
+    for c in range(3):
+        delta[c] = trans[c] - prev[9 + c]
+    tr = 0.0  # trace of R_now R_prev^T = 1 + 2 cos(angle)
+    for r in range(3):
+        for c in range(3):
+            tr += rot[r, c] * prev[3 * r + c]
+    ang = math.acos(min(1.0, max(-1.0, 0.5 * (tr - 1.0))))
+    delta[3] = delta[4] = delta[5] = 0.0
+    _rotation_vector(rot, prev, ang, delta)
+    d = math.sqrt(delta[0] * delta[0] + delta[1] * delta[1] + delta[2] * delta[2])
+    return d + ang * reach if ang > 0.0 else d
+
+
+@kernel(inline=True)
+def _store_pose(rot: np.ndarray, trans: np.ndarray, prev: np.ndarray) -> None:
+    for r in range(3):
+        prev[9 + r] = trans[r]
+        for c in range(3):
+            prev[3 * r + c] = rot[r, c]
+
+
+@kernel(inline=True)
+def _closing_allowance(vel: np.ndarray, reach: float, lead: float, decel: float) -> float:
+    """How much sooner [m] a pair with a moving obstacle must get rows.
+
+    With ``s`` a bound of any obstacle point's speed (``|v| + |w| reach``): its travel
+    over the prediction horizon, ``s lead``, plus the distance in which the robot,
+    giving way at ``decel``, reaches that speed, ``s^2 / (2 decel)``.
+    """
+    w = math.sqrt(vel[3] * vel[3] + vel[4] * vel[4] + vel[5] * vel[5])
+    s = math.sqrt(vel[0] * vel[0] + vel[1] * vel[1] + vel[2] * vel[2])
+    if w > 0.0:
+        s += w * reach  # inf for a rotating plane: every pair with it is listed
+    extra = s * lead
+    if decel < np.inf:
+        extra += s * s / (2.0 * decel)
+    return extra
+
+
+@kernel
 def obstacle_motion(
-    obs_rot: np.ndarray,
-    obs_trans: np.ndarray,
+    poses: tuple,
     known: np.ndarray,
     given: np.ndarray,
     prev: np.ndarray,
     reach: np.ndarray,
     seen: bool,
-    dt: float,
-    disp: np.ndarray,
-    vel: np.ndarray,
+    timing: tuple,
+    out: tuple,
 ) -> None:
-    """How far each obstacle moved since the last step, and the velocity its rows use.
+    """Each obstacle's velocity, how far it moved since the last step, and its allowance.
 
     Args:
-        obs_rot: World rotations now, ``(n, 3, 3)``.
-        obs_trans: World positions now [m], ``(n, 3)``.
+        poses: ``(rot (n, 3, 3), trans (n, 3))``: the world poses now.
         known: Whether the world gives each obstacle's velocity.
         given: The world's velocities, ``(n, 6)``: linear [m/s], angular [rad/s].
-        prev: Poses at the last step, ``(n, 12)`` (rotation by rows, position); updated.
+        prev: ``(n, 12)``: the last step's poses (rotation by rows, position); updated.
         reach: Largest distance of a point of each obstacle from its origin [m] (inf
             for planes).
         seen: Whether ``prev`` holds the last step's poses (False: no motion known).
-        dt: Time between steps [s].
-        disp: Output: bound of any point's displacement since the last step [m].
-        vel: Output ``(n, 6)``: the given velocity, else the one observed over the last
-            step (displacement / dt; zero at the first step).
+        timing: ``(dt, lead, decel)``: time between steps [s], the prediction horizon
+            [s] and the rows' approach deceleration [m/s^2] (inf: none).
+        out: ``(vel (n, 6), disp (n,), extra (n,))``: the velocity the rows use (the
+            given one, else the one observed over the last step: displacement / dt,
+            zero at the first step), a bound of any point's displacement since the last
+            step, and the activation distance a pair with the obstacle gains
+            (:func:`_closing_allowance`).
     """
-    for k in range(obs_trans.shape[0]):
-        d = 0.0
+    rot, trans = poses
+    dt, lead, decel = timing
+    vel, disp, extra = out
+    delta = np.empty(6)
+    for k in range(trans.shape[0]):
+        disp[k] = 0.0
         for c in range(6):
             vel[k, c] = 0.0
         if seen:
-            dx = obs_trans[k, 0] - prev[k, 9]
-            dy = obs_trans[k, 1] - prev[k, 10]
-            dz = obs_trans[k, 2] - prev[k, 11]
-            tr = 0.0  # trace of R_now R_prev^T = 1 + 2 cos(angle)
-            for r in range(3):
-                for c in range(3):
-                    tr += obs_rot[k, r, c] * prev[k, 3 * r + c]
-            ang = math.acos(min(1.0, max(-1.0, 0.5 * (tr - 1.0))))
-            d = math.sqrt(dx * dx + dy * dy + dz * dz)
-            if ang > 0.0:
-                d += ang * reach[k]
-            vel[k, 0], vel[k, 1], vel[k, 2] = dx / dt, dy / dt, dz / dt
-            _rotation_vector(obs_rot[k], prev[k], ang, vel[k])
-            for c in range(3, 6):
-                vel[k, c] /= dt
+            disp[k] = _pose_change(rot[k], trans[k], prev[k], reach[k], delta)
+            for c in range(6):
+                vel[k, c] = delta[c] / dt
         if known[k]:
             for c in range(6):
                 vel[k, c] = given[k, c]
-        disp[k] = d
-        for r in range(3):
-            prev[k, 9 + r] = obs_trans[k, r]
-            for c in range(3):
-                prev[k, 3 * r + c] = obs_rot[k, r, c]
+        _store_pose(rot[k], trans[k], prev[k])
+        extra[k] = _closing_allowance(vel[k], reach[k], lead, decel)
 
 
-@kernel(inline=True)
+@kernel
 def _rotation_vector(R: np.ndarray, prev: np.ndarray, ang: float, vel: np.ndarray) -> None:
     """``vel[3:6]`` = the rotation vector of ``R prev^T`` (angle ``ang``)."""
     if ang < 1e-12:
@@ -195,7 +239,7 @@ def refresh_cache(pf: np.ndarray, pi: np.ndarray, cfg: np.ndarray) -> None:
     for i in range(count):
         k = idx[order[i]]
         if i < cap:
-            pf[k, PF_LOW] = min(pf[k, PF_LOW], pf[k, PF_MIN] + threshold_add)
+            pf[k, PF_LOW] = min(pf[k, PF_LOW], pf[k, PF_MIN] + threshold_add + pf[k, PF_EXTRA])
         else:
             pi[k, PI_CANDIDATE] = 0
 
@@ -206,7 +250,7 @@ def advance_bounds(
     lever: np.ndarray,
     pairs: np.ndarray,
     slot: np.ndarray,
-    disp: np.ndarray,
+    moving: tuple,
     pf: np.ndarray,
     pi: np.ndarray,
     cfg: np.ndarray,
@@ -216,13 +260,15 @@ def advance_bounds(
 
     Pair ``k``'s geometries approach each other by at most ``sum_j lever[k, j] |dq_j|``
     [m] (a point at most ``L`` from a revolute axis moves at most ``L |dtheta|``) plus
-    the displacement bound of its obstacle, if it has one. Pending larger minimums are
+    the displacement bound of its obstacle, if it has one (``moving = (disp, extra)``:
+    per obstacle, that bound and the activation it adds). Pending larger minimums are
     latched once the bound shows the pair clear of them.
 
     Returns:
         The number of pair slots written to ``listed`` (bound within activation).
     """
     refresh_cache(pf, pi, cfg)
+    disp, extra = moving
     npairs, nv = lever.shape
     act = cfg[CFG_ACTIVATION]
     count = 0
@@ -231,14 +277,16 @@ def advance_bounds(
         for j in range(nv):
             s += lever[k, j] * dq_abs[j]
         o = slot[pairs[k, 1]]
+        pf[k, PF_EXTRA] = 0.0
         if o >= 0:
             s += disp[o]
+            pf[k, PF_EXTRA] = extra[o]
         pf[k, PF_MOTION] = s
         pf[k, PF_LOW] -= s
         if pf[k, PF_PENDING] < np.inf and pf[k, PF_LOW] >= pf[k, PF_PENDING]:
             pf[k, PF_MIN] = pf[k, PF_PENDING]
             pf[k, PF_PENDING] = np.inf
-        if pf[k, PF_LOW] <= pf[k, PF_MIN] + act:
+        if pf[k, PF_LOW] <= pf[k, PF_MIN] + act + pf[k, PF_EXTRA]:
             listed[count] = k
             count += 1
     return count
@@ -285,7 +333,7 @@ def sphere_filter(
             _world_point(rot[b], trans[b], center[b], c2)
             dx, dy, dz = c1[0] - c2[0], c1[1] - c2[1], c1[2] - c2[2]
             gap = math.sqrt(dx * dx + dy * dy + dz * dz) - radius[a] - radius[b]
-            if gap > pf[k, PF_MIN] + act:
+            if gap > pf[k, PF_MIN] + act + pf[k, PF_EXTRA]:
                 pf[k, PF_LOW] = gap
                 continue
         query[n] = k
@@ -392,7 +440,7 @@ def record_hits(
         if pf[k, PF_PENDING] < np.inf and pf[k, PF_PENDING] <= d:
             pf[k, PF_MIN] = pf[k, PF_PENDING]
             pf[k, PF_PENDING] = np.inf
-        threshold = pf[k, PF_MIN] + act
+        threshold = pf[k, PF_MIN] + act + pf[k, PF_EXTRA]
         if d < threshold:
             hit_k[nh] = k
             hit_q[nh] = i
@@ -504,7 +552,8 @@ def hit_arrays(
         d = hit_f[i, HF_DIST]
         hold = hold_distance(k, d, pf, pi, cfg)
         eff = recovery_distance(d, hold, cfg)
-        pf[k, PF_PROMISE] = d - gain * (eff - hold)
+        dt = cfg[CFG_DT]
+        pf[k, PF_PROMISE] = d + damper(eff - hold, gain / dt, cfg[CFG_DECEL]) * dt
         pi[k, PI_PROMISE_STEP] = step
         first[h], second[h] = pairs[k, 0], pairs[k, 1]
         dist[h], d_eff[h], d_min[h] = d, eff, hold
@@ -541,6 +590,20 @@ def _row(
     for c in range(3):
         row_point[r, c] = point[c]
         row_normal[r, c] = n[c]
+
+
+@kernel(inline=True)
+def damper(gap: float, gain_over_dt: float, decel: float) -> float:
+    """Lower bound of a distance rate [m/s] for a distance ``gap`` above its target [m].
+
+    The velocity damper ``-gain gap / dt``, no faster than the closing speed from which
+    ``decel`` [m/s^2] still stops in ``gap``, ``sqrt(2 decel gap)`` (inf: no such cap).
+    Below the target (``gap < 0``) it asks for separation, ``-gain gap / dt``.
+    """
+    bound = -gain_over_dt * gap
+    if gap > 0.0 and decel < np.inf:
+        bound = max(bound, -math.sqrt(2.0 * decel * gap))
+    return bound
 
 
 #: Patch rows closer than this to a row of the same pair [m], with normals within
@@ -972,6 +1035,7 @@ def _patch_rows(
     hits: tuple,
     reach: float,
     gain_over_dt: float,
+    decel: float,
     max_per_side: int,
     scratch: tuple,
     out: tuple,
@@ -1005,7 +1069,7 @@ def _patch_rows(
             )
             if g >= limit:
                 continue  # the other shape curves away: this point is not in the patch
-            bound = -gain_over_dt * (max(g, d_min[h]) - d_min[h])
+            bound = damper(max(g, d_min[h]) - d_min[h], gain_over_dt, decel)
             nrows = _patch_row(out, first, nrows, f, s, bound, world[c], ns)
     found = _crossings(side_pts, side_count, t1, t2, max_per_side, cross)
     q = p2[h]
@@ -1015,7 +1079,7 @@ def _patch_rows(
         g = _support_gap(s, 1.0, w, n, plane, shape_kind, shape_params, rot, trans, ns)
         if g >= limit:
             continue
-        bound = -gain_over_dt * (max(g, d_min[h]) - d_min[h])
+        bound = damper(max(g, d_min[h]) - d_min[h], gain_over_dt, decel)
         nrows = _patch_row(out, first, nrows, f, s, bound, w, ns)
     return nrows
 
@@ -1041,6 +1105,7 @@ def contact_rows(
     sup_radius: np.ndarray,
     reach: np.ndarray,
     gain_over_dt: float,
+    decel: float,
     max_per_side: int,
     C: np.ndarray,
     lower: np.ndarray,
@@ -1086,7 +1151,7 @@ def contact_rows(
     nrows = 0
     for h in range(first.shape[0]):
         f, s = first[h], second[h]
-        bound = -gain_over_dt * (d_eff[h] - d_min[h])
+        bound = damper(d_eff[h] - d_min[h], gain_over_dt, decel)
         _row(lower, nrows, f, s, bound, p1[h], normal[h], row_geom, row_point, row_normal)
         nrows += 1
         if reach[h] > 0.0 and dist[h] - d_min[h] <= reach[h]:
@@ -1098,6 +1163,7 @@ def contact_rows(
                 hits,
                 reach[h],
                 gain_over_dt,
+                decel,
                 max_per_side,
                 scratch,
                 out,
@@ -1107,24 +1173,39 @@ def contact_rows(
     return nrows
 
 
+@kernel(inline=True)
+def _gap_of(bound: float, gain_over_dt: float, decel: float) -> float:
+    """The gap a :func:`damper` bound was computed for (the damper is invertible)."""
+    m = -bound
+    gap = m / gain_over_dt
+    if m > 0.0 and decel < np.inf:
+        gap = max(gap, m * m / (2.0 * decel))
+    return gap
+
+
 @kernel
 def obstacle_velocity_bounds(
     nrows: int,
-    row_geom: np.ndarray,
-    row_point: np.ndarray,
-    row_normal: np.ndarray,
+    rows: tuple,
     slot: np.ndarray,
     obs_trans: np.ndarray,
     obs_vel: np.ndarray,
+    cfg: np.ndarray,
     lower: np.ndarray,
 ) -> None:
-    """Take each obstacle's own velocity out of its rows' bounds.
+    """Take each approaching obstacle's own velocity out of its rows' bounds.
 
     A row on a pair whose second geometry is an obstacle bounds ``n . (v2 - v1)``; the
-    obstacle's part ``n . (v + w x (s - o))`` at the row point ``s`` is known, so the
-    robot's part gets ``lower - n . v_obstacle(s)`` (an approaching obstacle makes the
-    robot give way).
+    obstacle's part ``c = n . (v + w x (s - o))`` at the row point ``s`` is known. When
+    it closes (``c < 0``) the robot's part must make up for it, and the gap it damps is
+    the one the obstacle leaves after the prediction horizon ``lead``:
+    ``lower = damper(gap + c lead) - c``. An obstacle moving away earns no credit: the
+    robot may not follow it closer than a static one, since it may stop any time.
+    ``rows`` is ``(row_geom, row_point, row_normal)``.
     """
+    row_geom, row_point, row_normal = rows
+    gain_over_dt = cfg[CFG_GAIN] / cfg[CFG_DT]
+    decel, lead = cfg[CFG_DECEL], cfg[CFG_LEAD]
     for r in range(nrows):
         o = slot[row_geom[r, 1]]
         if o < 0:
@@ -1136,7 +1217,37 @@ def obstacle_velocity_bounds(
         vx = obs_vel[o, 0] + wy * dz - wz * dy
         vy = obs_vel[o, 1] + wz * dx - wx * dz
         vz = obs_vel[o, 2] + wx * dy - wy * dx
-        lower[r] -= row_normal[r, 0] * vx + row_normal[r, 1] * vy + row_normal[r, 2] * vz
+        closing = row_normal[r, 0] * vx + row_normal[r, 1] * vy + row_normal[r, 2] * vz
+        if closing < 0.0:
+            gap = _gap_of(lower[r], gain_over_dt, decel) + closing * lead
+            lower[r] = damper(gap, gain_over_dt, decel) - closing
+
+
+@kernel
+def offset_bounds(
+    nrows: int,
+    C: np.ndarray,
+    offset: np.ndarray,
+    lower: np.ndarray,
+    gain_over_dt: float,
+    decel: float,
+) -> None:
+    """Guard the present configuration too when the step is solved ahead of it.
+
+    A control loop solves at the configuration its braking leads to, ``offset`` (size
+    nv, tangent) ahead of the present one. A row's gap there exceeds the present gap by
+    about ``C[r] . offset`` when the motion carries the pair apart (an arm giving way to
+    an obstacle that follows it): the row then uses the present, smaller gap. The gap
+    is recovered from the bound (:func:`damper` is invertible).
+    """
+    for r in range(nrows):
+        ahead = 0.0
+        for k in range(offset.shape[0]):
+            ahead += C[r, k] * offset[k]
+        if ahead <= 0.0:
+            continue
+        gap = _gap_of(lower[r], gain_over_dt, decel)
+        lower[r] = max(lower[r], damper(gap - ahead, gain_over_dt, decel))
 
 
 @kernel
@@ -1159,7 +1270,8 @@ def select_and_rows(
 
     ``hits`` is ``(hit_k, hit_q, hit_f, witness)``; ``geometry`` the shape and support
     tables and placements of :func:`contact_rows`; ``motion`` is ``(slot, obs_trans,
-    obs_vel)``; ``out`` is ``(C, lower, row_geom, row_point, row_normal)``.
+    obs_vel, offset)`` (:func:`obstacle_velocity_bounds`, :func:`offset_bounds`);
+    ``out`` is ``(C, lower, row_geom, row_point, row_normal)``.
     """
     hit_k, hit_q, hit_f, witness = hits
     order = np.empty(nh, dtype=np.int64)
@@ -1188,6 +1300,7 @@ def select_and_rows(
         sup_radius,
         reach[:chosen],
         cfg[CFG_GAIN] / cfg[CFG_DT],
+        cfg[CFG_DECEL],
         PATCH_DIRECTIONS,
         C,
         lower,
@@ -1195,10 +1308,10 @@ def select_and_rows(
         row_point,
         row_normal,
     )
-    slot, obs_trans, obs_vel = motion
-    obstacle_velocity_bounds(
-        nrows, row_geom, row_point, row_normal, slot, obs_trans, obs_vel, lower
-    )
+    slot, obs_trans, obs_vel, offset = motion
+    offset_bounds(nrows, C, offset, lower, cfg[CFG_GAIN] / cfg[CFG_DT], cfg[CFG_DECEL])
+    rows = (row_geom, row_point, row_normal)
+    obstacle_velocity_bounds(nrows, rows, slot, obs_trans, obs_vel, cfg, lower)
     counts[N_ROWS] = nrows
     counts[N_HITS] = chosen
     counts[N_EXTRA] = extra
@@ -1225,16 +1338,16 @@ def collision_step(
     """One collision step, all five stages (see the module docstring).
 
     ``shapes`` is ``(kind, params, vstart, verts, center, radius)``; ``motion`` is
-    ``(slot, obs_trans, obs_vel, disp)``; ``work`` holds the scratch arrays
+    ``(slot, obs_trans, obs_vel, disp, extra, offset)``; ``work`` holds the scratch arrays
     ``(listed, query, dist, witness, hit_k, hit_q, hit_f)``. On return ``counts`` holds
     the rows, hits, exact queries, skipped queries, urgent pairs beyond the budget and
     listed pairs. Pairs with triangle meshes must not be watched (use the staged calls).
     """
     listed, query, dist, witness, hit_k, hit_q, hit_f = work
     kind, params, vstart, verts, center, radius = shapes
-    slot, obs_trans, obs_vel, disp = motion
+    slot, obs_trans, obs_vel, disp, extra, offset = motion
     rot, trans = geometry[2], geometry[3]
-    count = advance_bounds(dq_abs, lever, pairs, slot, disp, pf, pi, cfg, listed)
+    count = advance_bounds(dq_abs, lever, pairs, slot, (disp, extra), pf, pi, cfg, listed)
     counts[N_LISTED] = count
     n = sphere_filter(listed, count, pairs, rot, trans, center, radius, pf, pi, cfg, query)
     kept = apply_budget(query, n, pf, cfg)
@@ -1251,7 +1364,7 @@ def collision_step(
         pi,
         cfg,
         geometry,
-        (slot, obs_trans, obs_vel),
+        (slot, obs_trans, obs_vel, offset),
         J,
         columns,
         sel,

@@ -272,7 +272,7 @@ def build_pairs(
     pairs, index, default = pairs[keep], index[keep], default[keep]
     names = [(gs.names[a], gs.names[b]) for a, b in pairs]
     npairs = len(pairs)
-    pf = np.zeros((npairs, 8))
+    pf = np.zeros((npairs, 9))
     pf[:, PF_MIN] = default
     pf[:, PF_PENDING] = np.inf
     follows = np.ones(npairs, dtype=bool)

@@ -211,6 +211,9 @@ class CollisionConstraint(Constraint):
         self.skipped_queries = 0
         self._cache: tuple[int, float, int] | None = None
         self._query_us = _QUERY_US
+        self._lead = 0.0
+        self.approach_deceleration = math.inf
+        self._offset = np.zeros(self._robot.nv)
 
     @property
     def activation(self) -> float:
@@ -315,6 +318,8 @@ class CollisionConstraint(Constraint):
         budget = self.refinement_budget_us
         cfg[ck.CFG_QUERY_BUDGET] = max(1, int(budget / self._query_us)) if budget > 0 else 0
         cfg[ck.CFG_MAX_LEARNED] = MAX_LEARNED_ERROR
+        cfg[ck.CFG_DECEL] = self.approach_deceleration
+        cfg[ck.CFG_LEAD] = self._lead
         return cfg
 
     # -- the watched pairs ------------------------------------------------------------------
@@ -328,6 +333,11 @@ class CollisionConstraint(Constraint):
         if world is not None and not isinstance(world, World):
             raise InvalidInput(f"world must be a stackik World, got {type(world).__name__}")
         self._pipeline.world = world
+
+    @property
+    def last_world_state(self) -> WorldState:
+        """The world snapshot the last step read (obstacle poses it avoided)."""
+        return self._state
 
     @property
     def geometry(self) -> GeometrySet:
@@ -379,6 +389,7 @@ class CollisionConstraint(Constraint):
         )
         self._disp = np.zeros(nobs)
         self._obs_vel = np.zeros((nobs, 6))
+        self._obs_extra = np.zeros(nobs)
         self._counts = np.zeros(6, dtype=np.int64)
         cap = self.max_rows()
         self._row_geoms = np.zeros((cap, 2), dtype=np.int64)
@@ -542,12 +553,61 @@ class CollisionConstraint(Constraint):
         self._q_last = q
         if len(self._obs_prev):
             ck.obstacle_motion(
-                state.rotations, state.translations, state.velocity_known,
-                np.hstack([state.linear_velocity, state.angular_velocity]),
-                self._obs_prev, self._pairs.reach, self._obs_seen, dt, self._disp, self._obs_vel,
+                (state.rotations, state.translations), state.velocity_known,
+                np.hstack([state.linear_velocity, state.angular_velocity]), self._obs_prev,
+                self._pairs.reach, self._obs_seen,
+                (dt, self.obstacle_lead, self.approach_deceleration),
+                (self._obs_vel, self._disp, self._obs_extra),
             )  # fmt: skip
             self._obs_seen = True
         return dq
+
+    def set_approach_deceleration(self, decel: float) -> None:
+        """Cap every pair's closing speed at ``sqrt(2 decel gap)`` [m/s] (decel [m/s^2]).
+
+        The damper alone lets a pair close at ``gain gap / dt`` until it is almost at its
+        minimum distance; a robot with bounded accelerations (a jerk-limited command)
+        cannot then stop, or get out of the way of an approaching obstacle, in time.
+        With this cap a pair starts braking (or giving way) ``v^2 / (2 decel)`` before its
+        minimum. ``inf`` (the default) turns it off.
+        """
+        value = _validate.real(decel, "approach_deceleration")
+        if not value > 0.0:
+            raise InvalidInput(
+                f"approach_deceleration must be > 0, got {decel!r}", what="approach_deceleration"
+            )
+        self.approach_deceleration = value
+
+    def set_solve_offset(self, delta_v: np.ndarray | None) -> None:
+        """Tell the constraint that steps are solved ``delta_v`` ahead of the present.
+
+        ``delta_v`` (size nv) is the tangent displacement from the present configuration
+        to the one the solver's kinematics hold (a control loop solving where its
+        braking leads). Each row then also guards the present configuration, to first
+        order: a pair the motion carries apart is held at its present, smaller
+        distance. None (or zeros): the step is solved at the present.
+        """
+        if delta_v is None:
+            self._offset[:] = 0.0
+        else:
+            self._offset[:] = _validate.vector(delta_v, self._robot.nv, "delta_v")
+
+    @property
+    def obstacle_lead(self) -> float:
+        """Horizon [s] over which approaching obstacles are predicted.
+
+        A pair whose obstacle closes in at ``c`` [m/s] is damped on the gap it will
+        have after this time, ``gap - c lead`` (0: the present gap). A control loop that
+        solves at the configuration its braking leads to
+        (:class:`~stackik.control.ControlLoop`) sets it to its braking time, so the
+        pairs it guards are the robot and the obstacles both where they will be.
+        Obstacles moving away are never credited with their motion.
+        """
+        return self._lead
+
+    @obstacle_lead.setter
+    def obstacle_lead(self, seconds: float) -> None:
+        self._lead = _validate.positive_float(seconds, "obstacle_lead", allow_zero=True)
 
     def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """Damper rows for the most urgent pairs within the activation distance."""
@@ -559,8 +619,8 @@ class CollisionConstraint(Constraint):
         self._step += 1
         self._accel(dt)
         cfg = self._fill_cfg(dt)
-        gs = self._pipeline.place(self._kin.joint_placements(), state)
         dq = self._motion(state, dt)
+        gs = self._pipeline.place(self._kin.joint_placements(), state)
         t0 = time.perf_counter() if self.refinement_budget_us > 0 else 0.0
         if gs.has_meshes:
             self._staged_step(gs, state, dq, cfg, C, lower)
@@ -568,7 +628,10 @@ class CollisionConstraint(Constraint):
             ck.collision_step(
                 dq, self._pairs.lever, self._pairs.pairs, self._pairs.pf, self._pairs.pi, cfg,
                 self._geometry_tuple(gs), self._shapes_tuple(gs),
-                (gs.slot, state.translations, self._obs_vel, self._disp),
+                (
+                    gs.slot, state.translations, self._obs_vel, self._disp, self._obs_extra,
+                    self._offset,
+                ),
                 self._kin.joint_jacobians_view(), self._columns, self._work, self._sel,
                 (C, lower, self._row_geoms, self._row_points, self._row_normals), self._counts,
             )  # fmt: skip
@@ -600,8 +663,9 @@ class CollisionConstraint(Constraint):
         t = gs.shapes
         counts = self._counts
         count = ck.advance_bounds(
-            dq, ps.lever, ps.pairs, gs.slot, self._disp, ps.pf, ps.pi, cfg, listed
-        )
+            dq, ps.lever, ps.pairs, gs.slot, (self._disp, self._obs_extra), ps.pf, ps.pi, cfg,
+            listed,
+        )  # fmt: skip
         counts[ck.N_LISTED] = count
         n = ck.sphere_filter(
             listed, count, ps.pairs, p.rot, p.trans, t.center, t.radius, ps.pf, ps.pi, cfg, query
@@ -619,7 +683,7 @@ class CollisionConstraint(Constraint):
         nh = ck.record_hits(query, kept, dist, ps.pf, ps.pi, cfg, hit_k, hit_q, hit_f)
         ck.select_and_rows(
             nh, (hit_k, hit_q, hit_f, witness), ps.pairs, ps.pf, ps.pi, cfg,
-            self._geometry_tuple(gs), (gs.slot, state.translations, self._obs_vel),
+            self._geometry_tuple(gs), (gs.slot, state.translations, self._obs_vel, self._offset),
             self._kin.joint_jacobians_view(), self._columns, self._sel,
             (C, lower, self._row_geoms, self._row_points, self._row_normals), counts,
         )  # fmt: skip
@@ -750,7 +814,8 @@ class CollisionConstraint(Constraint):
             ps.pairs[:, 1].copy(), dist, d_eff, hold, witness[:, 6:9].copy(),
             witness[:, 0:3].copy(), witness[:, 3:6].copy(), gs.shapes.kind, gs.shapes.params,
             probe.rot, probe.trans, gs.sup_points, gs.sup_offset, gs.sup_radius, np.zeros(n),
-            self.gain / dt, ck.PATCH_DIRECTIONS, C, lower, np.zeros((max(n, 1), 2), np.int64),
+            self.gain / dt, self.approach_deceleration, ck.PATCH_DIRECTIONS, C, lower,
+            np.zeros((max(n, 1), 2), np.int64),
             np.zeros((max(n, 1), 3)), np.zeros((max(n, 1), 3)),
         )  # fmt: skip
         assert rows == n

@@ -104,6 +104,12 @@ class ControlLoop:
             change of its setpoint time-optimally, with a pulse at the jerk limit; the
             IK velocity changes in small steps (targets arriving every few ms, rows and
             saturations switching), which would make the arm buzz within its limits.
+        approach_deceleration: Deceleration [m/s^2] the collision constraints assume the
+            robot can give a closing pair (they brake, or give way to a moving obstacle,
+            from ``v^2 / (2 a)`` before the minimum distance; see
+            ``CollisionConstraint.set_approach_deceleration``). None leaves the
+            constraints' own setting. The loop also predicts moving obstacles over the
+            time its solve looks ahead (``CollisionConstraint.obstacle_lead``).
 
     Raises:
         InvalidInput: A period that differs from ``solver.dt`` or the limiter's ``dt``,
@@ -122,6 +128,7 @@ class ControlLoop:
         *,
         anticipate: bool | None = None,
         smoothing: float = 0.01,
+        approach_deceleration: float | None = 2.0,
     ) -> None:
         rate = _validate.positive_float(rate_hz, "rate_hz")
         period = 1.0 / rate
@@ -145,6 +152,11 @@ class ControlLoop:
         if on_command is not None and not callable(on_command):
             raise InvalidInput("on_command must be callable", what="on_command", value=on_command)
         self._smoothing = _validate.positive_float(smoothing, "smoothing", allow_zero=True)
+        self._approach = (
+            None
+            if approach_deceleration is None
+            else _validate.positive_float(approach_deceleration, "approach_deceleration")
+        )
         self._alpha = period / (self._smoothing + period)
         self._solver = solver
         self._robot = robot
@@ -360,11 +372,18 @@ class ControlLoop:
         p, v, a = self._views
         self._motion.set_state(v, a, p)
         q_solve: np.ndarray | None = self._q
+        cols = self._lead_obstacles(v)
+        offset = None
         if not self._limiter.at_rest and (self._smoothing or self._anticipating()):
-            self._present_errors(self._configuration_ahead(p, v))
+            q_ahead = self._configuration_ahead(p, v)
+            self._present_errors(q_ahead)
             q_solve = None  # the solver's kinematics are at q_ahead already
+            if cols:
+                offset = self._robot.difference(self._q, q_ahead)
         elif self._compensating:
             self._restore_feed_forward()
+        for c in cols:
+            c.set_solve_offset(offset)
         result = self._solver.solve_velocity(q_solve)
         counts = self._recorder.counts
         if result.status is not SolverStatus.SUCCESS:
@@ -373,6 +392,28 @@ class ControlLoop:
         if command.braked_joints:
             counts["guard"] += 1
         return command
+
+    def _lead_obstacles(self, v: np.ndarray) -> list:
+        """Predict moving obstacles over the time the solve looks ahead.
+
+        The solve runs where the joints come to rest if they brake now (after the
+        smoothing delay); a moving obstacle goes on meanwhile, so the collision
+        constraints place it where its velocity takes it in that time: the braking
+        time (each joint ``|v| / a_max + a_max / j_max``, the slowest) plus the delay.
+        """
+        cols = [c for c in self._solver.engine.constraints_of("collision") if c.active]
+        if not cols:
+            return cols
+        lead = 2.0 * self._smoothing
+        if self._anticipating():
+            lim = self._limiter
+            brake = np.abs(v) / lim.max_acceleration + lim.max_acceleration / lim.max_jerk
+            lead += float(np.max(brake, initial=0.0)) if np.any(v) else 0.0
+        for c in cols:
+            c.obstacle_lead = lead  # type: ignore[attr-defined]
+            if self._approach is not None:
+                c.approach_deceleration = self._approach  # type: ignore[attr-defined]
+        return cols
 
     def _anticipating(self) -> bool:
         if self.anticipate is not None:

@@ -311,26 +311,26 @@ class CollisionPipeline:
             self.trans = np.zeros((gs.size, 3))
         return gs
 
-    def place(self, oMi: np.ndarray, state: WorldState | None = None) -> GeometrySet:
+    def place(
+        self,
+        oMi: np.ndarray,
+        state: WorldState | None = None,
+        obstacles: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> GeometrySet:
         """World placements of every geometry into :attr:`rot` and :attr:`trans`.
 
         Args:
             oMi: Joint placements, ``(njoints, 12)`` (``Kinematics.joint_placements()``
                 or :func:`~stackik.model.kinematics.joint_placements_view`).
             state: The world snapshot (the current one when omitted).
+            obstacles: Obstacle rotations and positions to use instead of the
+                snapshot's (predicted poses, say), by world slot.
         """
         state = self.world_state() if state is None else state
         gs = self.geometry(state)
+        rot, trans = (state.rotations, state.translations) if obstacles is None else obstacles
         place_geometries(
-            oMi,
-            gs.joint,
-            gs.slot,
-            gs.local_rot,
-            gs.local_trans,
-            state.rotations,
-            state.translations,
-            self.rot,
-            self.trans,
+            oMi, gs.joint, gs.slot, gs.local_rot, gs.local_trans, rot, trans, self.rot, self.trans
         )
         return gs
 

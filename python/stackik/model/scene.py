@@ -128,7 +128,9 @@ def _mesh(e: _Entry, value: object, folder: Path) -> Any:
         e.fail(f"mesh has unknown keys {sorted(extra)}")
     path = folder / str(value["path"])
     scale = value.get("scale", 1.0)
-    scale = e.number(scale, "mesh scale") if np.isscalar(scale) else e.floats(scale, 3, "scale")
+    scale = (
+        e.number(scale, "mesh scale") if np.isscalar(scale) else tuple(e.floats(scale, 3, "scale"))
+    )
     convex = value.get("convex", True)
     if not isinstance(convex, bool):
         e.fail(f"mesh convex must be true or false, got {convex!r}")

@@ -677,15 +677,6 @@ class World:
             attached = tuple(a for a in s.layout.attached if a.name != name)
             self._publish(replace(s, layout=self._new_layout(s.layout.obstacles, attached)))
 
-    def load_scene(self, path: str | os.PathLike[str]) -> list[str]:
-        """Add the obstacles and attached objects of a YAML scene file; return their names.
-
-        See :mod:`stackik.model.scene` for the format.
-        """
-        from .scene import load_scene
-
-        return load_scene(path, self)
-
     def clear(self) -> None:
         """Remove every obstacle and attached object."""
         with self._lock:
