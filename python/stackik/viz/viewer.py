@@ -620,11 +620,11 @@ class Viewer:
         robot = self.robot
         lines = [f"**{self._name}**: {robot.nv} DoF, {len(robot.get_collision_pair_names())} pairs"]
         state = self._world_state
-        if state is not None and (state.layout.obstacles or state.layout.attached):
-            lines[0] += (
-                f", {len(state.layout.obstacles)} obstacles, "
-                f"{len(state.layout.attached)} attached objects"
-            )
+        if state is not None:
+            for count, what in ((len(state.layout.obstacles), "obstacle"),
+                                (len(state.layout.attached), "attached object")):  # fmt: skip
+                if count:
+                    lines[0] += f", {count} {what}{'s' if count > 1 else ''}"
         if self.solver is None:
             lines.append("Joint sliders (no solver).")
         elif snap is not None and snap.status == "ERROR":
