@@ -575,7 +575,9 @@ def test_the_viewer_follows_the_world_moved_from_another_thread(panda_world):
         assert wait_for(lambda: "post" in viewer.obstacle_nodes)
         check_parts(viewer.obstacle_nodes["post"], coal.Cylinder(0.04, 0.8))
         old = viewer.obstacle_nodes["ball"] + [viewer.obstacle_controls["ball"]]
-        threading.Thread(target=robot.remove_obstacle, args=("ball",)).start()
+        remover = threading.Thread(target=robot.remove_obstacle, args=("ball",))
+        remover.start()
+        remover.join()
         assert wait_for(lambda: "ball" not in viewer.obstacle_nodes)
         assert "ball" not in viewer.obstacle_controls
         for node in old:  # gone from the scene: viser warns on a second removal
@@ -641,6 +643,18 @@ def test_dragging_an_obstacle_gizmo_moves_the_obstacle(panda_world, monkeypatch)
         viewer.refresh()
         assert len(calls) == 3 and calls[2][0] == "box"
         np.testing.assert_allclose(calls[2][1].translation, [0.6, 0.0, 0.2])
+        # A degenerate pose (a zero quaternion) is not published; the gizmo goes back.
+        before = robot.get_obstacle_pose("box")
+        gizmo = viewer.obstacle_controls["box"]
+        client_drag(viewer, "box", [1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 0.0])
+
+        def back():
+            viewer.refresh()
+            return np.allclose(gizmo.position, before.translation, atol=1e-12)
+
+        assert wait_for(back)
+        np.testing.assert_allclose(robot.get_obstacle_pose("box").homogeneous, before.homogeneous)
+        assert [name for name, _ in calls] == ["box", "floor", "box"]
         # The checkbox hides the gizmos, not the obstacles.
         viewer.controls["Obstacle gizmos"].value = False
         viewer.refresh()

@@ -169,8 +169,11 @@ class WorldScene:
             R = q2r(quat)
             world.set_obstacle_pose(name, pin.SE3(R, position - R @ drawn.anchor))
         except StackIKError:  # removed by another thread meanwhile, or a degenerate pose
+            drawn.pose = None  # the next sync puts the gizmo back on the obstacle
+            self._version = None
             return False
-        drawn.sent = current
+        finally:
+            drawn.sent = current
         return True
 
     def _apply_pending(self) -> None:
