@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("typer")
@@ -212,3 +213,112 @@ def test_view_names_an_unknown_frame():
     assert res.exit_code == 1
     lines = [ln for ln in res.output.splitlines() if ln.strip()]
     assert len(lines) == 1 and "FrameNotFound" in lines[0] and "panda_hand_tcp" in lines[0]
+
+
+# -- scenes: --scene on view and check ----------------------------------------------------------
+CELL = """
+obstacles:
+  - name: table
+    box: [0.5, 0.9, 0.04]
+    pose: {xyz: [0.55, 0.0, 0.13]}
+  - name: post
+    cylinder: {radius: 0.04, length: 0.8}
+    pose: {xyz: [0.45, 0.25, 0.55], rpy: [0.0, 0.0, 0.3]}
+"""
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def one_line(output: str) -> str:
+    lines = [ln for ln in output.splitlines() if ln.strip()]
+    assert len(lines) == 1, output
+    return lines[0]
+
+
+def test_view_loads_the_scene_into_the_robots_world(tmp_path, monkeypatch):
+    pytest.importorskip("viser")
+    import pinocchio as pin
+
+    from stackik.viz import Viewer
+
+    seen = {}
+    wait = Viewer.wait
+
+    def look_then_wait(self, timeout=None):  # what the page would show, before it closes
+        self.refresh()
+        seen["nodes"] = {n: np.array(v[0].position) for n, v in self.obstacle_nodes.items()}
+        seen["gizmos"] = sorted(self.obstacle_controls)
+        seen["pairs"] = self.solver.get_active_collision_pairs()
+        wait(self, 0.0)
+
+    monkeypatch.setattr(Viewer, "wait", look_then_wait)
+    scene = write(tmp_path / "cell.yaml", CELL)
+    res = run("view", PANDA, "--srdf", PANDA_SRDF, "--frame", "panda_hand_tcp", "--scene",
+              scene, "--port", "0")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert sorted(seen["nodes"]) == seen["gizmos"] == ["post", "table"]
+    np.testing.assert_allclose(seen["nodes"]["post"], [0.45, 0.25, 0.55])
+    np.testing.assert_allclose(seen["nodes"]["table"], [0.55, 0.0, 0.13])
+    assert ("panda_hand_0", "post") in seen["pairs"]  # the solver avoids the scene
+    robot = RobotModel(PANDA, srdf_path=PANDA_SRDF, load_visuals=False)
+    robot.load_scene(scene)  # the library's reading of the same file
+    T = robot.get_obstacle_pose("post")
+    assert np.allclose(T.rotation, pin.rpy.rpyToMatrix(0.0, 0.0, 0.3))
+
+
+def test_a_bad_scene_is_one_line_and_exit_code_1(tmp_path):
+    bad = write(tmp_path / "bad.yaml", "obstacles:\n  - name: table\n    box: [1.0, 0.8]\n")
+    res = run("view", PANDA, "--scene", bad, "--port", "0", "--duration", "0")
+    assert res.exit_code == 1
+    line = one_line(res.output)
+    assert line.startswith("error: MalformedScene") and "obstacles[0] ('table')" in line
+    assert "box must be 3 finite numbers" in line
+    # A YAML syntax error: the parser's report spans lines; the error stays on one.
+    broken = write(tmp_path / "broken.yaml", "obstacles: [\n  - name: x\n")
+    res = run("view", PANDA, "--scene", broken, "--port", "0", "--duration", "0")
+    assert res.exit_code == 1
+    assert one_line(res.output).startswith("error: MalformedScene") and "line 2" in res.output
+    res = run("view", PANDA, "--scene", tmp_path / "none.yaml", "--port", "0", "--duration", "0")
+    assert res.exit_code == 1 and one_line(res.output).startswith("error: RobotFileNotFound")
+    # An attached object on a link the robot lacks.
+    text = "attached:\n  - {name: tool, link: nope, sphere: 0.02}\n"
+    res = run("view", PANDA, "--scene", write(tmp_path / "a.yaml", text), "--port", "0")
+    assert res.exit_code == 1 and one_line(res.output).startswith("error: FrameNotFound")
+    res = run("--debug", "view", PANDA, "--scene", bad, "--port", "0", "--duration", "0")
+    assert type(res.exception).__name__ == "MalformedScene"
+
+
+def test_check_loads_the_scene_and_reports_its_contacts(tmp_path):
+    scene = write(tmp_path / "cell.yaml", CELL)
+    res = run("check", PANDA, "--srdf", PANDA_SRDF, "--samples", "0", "--scene", scene)
+    assert res.exit_code == 0 and "no problem found" in res.output, res.output
+    # A box through the base: every base geometry inside it is reported, at its depth.
+    text = "obstacles:\n  - {name: block, box: [0.3, 0.3, 0.3], pose: {xyz: [0, 0, 0.1]}}\n"
+    scene = write(tmp_path / "block.yaml", text)
+    res = run("check", PANDA, "--srdf", PANDA_SRDF, "--samples", "0", "--scene", scene)
+    assert res.exit_code == 0, res.output  # warnings
+    robot = RobotModel(PANDA, srdf_path=PANDA_SRDF, load_visuals=False)
+    robot.load_scene(scene)
+    q0 = robot.neutral_configuration()
+    inside = [
+        i for i in stackik.KinematicsSolver(robot).evaluate_collision_debug_list(q0)
+        if i.geometry_b == "block" and i.distance <= 0.0
+    ]  # fmt: skip
+    assert inside
+    text = " ".join(res.output.split())
+    for info in inside:
+        assert (
+            f"warning [scene] {info.geometry_a} / block is in collision at the neutral "
+            f"configuration (depth {-1e3 * info.distance:.1f} mm)"
+        ) in text
+    assert run("check", PANDA, "--srdf", PANDA_SRDF, "--samples", "0", "--scene", scene,
+               "--strict").exit_code == 1  # fmt: skip
+    # A scene that does not load is an error of the report.
+    bad = write(tmp_path / "bad.yaml", "obstacles:\n  - name: table\n    sphere: -1\n")
+    res = run("check", PANDA, "--samples", "0", "--scene", bad)
+    assert res.exit_code == 1
+    line = next(ln for ln in res.output.splitlines() if ln.startswith("error [scene]"))
+    assert "MalformedScene" in line and "obstacles[0] ('table')" in line

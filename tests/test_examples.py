@@ -49,6 +49,7 @@ CHECKED = {
     "global_ik.py",
     "cartesian_path.py",
     "viewer.py",
+    "viewer_scene.py",
     "teleop.py",
     "reach_study.py",
     "capability_map.py",
@@ -124,6 +125,21 @@ def test_viewer_example_serves_and_follows():
     out = run_example("viewer.py")
     assert "the robot followed the target" in out
     assert number(r"tool error (\S+),", out) < 1e-4
+
+
+def test_viewer_scene_example_avoids_and_drags_the_post():
+    pytest.importorskip("viser")
+    out = run_example("viewer_scene.py")
+    assert "scene: ['table', 'post', 'floor']" in out
+    # The post stops the arm min_distance (10 mm) away, well short of the target.
+    assert 10.0 - 0.2 <= number(r"is (\S+) mm from it", out) <= 12.0
+    assert number(r"tool (\S+) m short", out) > 0.05
+    assert number(r"the page shows (\d+) segments to the post", out) >= 1
+    # Its gizmo moved it (a drag), and then the arm got there.
+    assert "post dragged to [ 0.45 -0.45  0.55]" in out
+    assert "the tool reached the target: True" in out
+    assert number(r"tool error (\S+) m", out) < 1e-4
+    assert "obstacles drawn: ['floor', 'post', 'table']" in out
 
 
 def test_teleop_runs_headless_and_its_stream_passes_the_controller_checks(tmp_path):

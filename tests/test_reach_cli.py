@@ -143,3 +143,57 @@ def test_errors_are_one_line_with_exit_code_1(tmp_path, csv_targets):
         res = run("reach", *args)
         assert res.exit_code == 1, (args, res.output)
         assert len(lines(res.output)) == 1 and lines(res.output)[0].startswith(f"error: {name}")
+
+
+def test_study_and_map_load_the_scene_into_the_robot(tmp_path, csv_targets, monkeypatch):
+    import stackik.reach as reach
+
+    scene = tmp_path / "cell.yaml"
+    scene.write_text(
+        "obstacles:\n"
+        "  - {name: wall, box: [0.1, 2.0, 2.0], pose: {xyz: [0.6, 0.0, 0.5]}}\n"
+        "  - {name: floor, halfspace: {normal: [0, 0, 1], offset: -0.05}}\n"
+    )
+    seen = {}
+
+    class Recording(reach.ReachStudy):
+        def __init__(self, robot, frame, targets, solver=None, **kwargs):
+            seen["study"] = (robot.get_obstacle_names(), solver.get_active_collision_pairs())
+            super().__init__(robot, frame, targets, solver, **kwargs)
+
+    monkeypatch.setattr(reach, "ReachStudy", Recording)
+    out = tmp_path / "study.zarr"
+    res = run(
+        "reach", "study", "--robot", UR5, "--srdf", UR5_SRDF, "--frame", "tool0",
+        "--targets", csv_targets, "--out", out, "--executor", "serial", "--no-progress",
+        "--scene", scene,
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    names, pairs = seen["study"]
+    assert names == ["wall", "floor"]
+    assert ("wrist_3_link_0", "wall") in pairs  # the study's solver watches the scene
+    assert ReachResult.load(out).complete
+
+    build = reach.CapabilityMap.build.__func__
+
+    def recording_build(cls, robot, *args, **kwargs):
+        seen["map"] = robot.get_obstacle_names()
+        return build(cls, robot, *args, **kwargs)
+
+    monkeypatch.setattr(reach.CapabilityMap, "build", classmethod(recording_build))
+    res = run(
+        "reach", "map", "--robot", UR5, "--frame", "tool0", "--resolution", "0.3",
+        "--orientations", "4", "--no-collision", "--out", tmp_path / "map.zarr",
+        "--executor", "serial", "--no-progress", "--scene", scene,
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert seen["map"] == ["wall", "floor"]
+    # A bad scene: one line, exit code 1, before any work.
+    scene.write_text("obstacles:\n  - {name: wall, box: [0.1, 2.0]}\n")
+    res = run(
+        "reach", "study", "--robot", UR5, "--frame", "tool0", "--targets", csv_targets,
+        "--out", tmp_path / "o.zarr", "--scene", scene,
+    )  # fmt: skip
+    assert res.exit_code == 1
+    assert len(lines(res.output)) == 1 and lines(res.output)[0].startswith("error: MalformedScene")
+    assert not (tmp_path / "o.zarr").exists()

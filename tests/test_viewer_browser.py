@@ -1,9 +1,10 @@
 """The viewer in a real browser: headless Chromium (the system's) driven by playwright.
 
-The test serves the Panda with a solver, opens the page, and checks that it connects,
-renders a non-blank scene whose scene tree lists the robot's joint nodes, and that the
-rendered robot moves when a target is moved through viser's server API (the robot's
-joint state changes, and so do the pixels). Requests leaving the local server are
+The test serves the Panda with a solver and an obstacle in its world, opens the page,
+and checks that it connects, renders a non-blank scene whose scene tree lists the
+robot's joint nodes and the obstacle, that the rendered robot moves when a target is
+moved through viser's server API (the robot's joint state changes, and so do the
+pixels), and that hiding the obstacle changes the pixels. Requests leaving the local server are
 refused: the page must not need the network. The screenshot is saved in ``tmp_path``
 (and copied to ``$STACKIK_SCREENSHOT`` when set: ``docs/images/viewer.png`` comes from
 there).
@@ -21,6 +22,7 @@ import shutil
 import time
 from pathlib import Path
 
+import coal
 import numpy as np
 import pytest
 
@@ -68,6 +70,9 @@ def canvas_pixels(page) -> np.ndarray:
 def test_viewer_renders_in_headless_chromium(tmp_path):
     robot = RobotModel(ROBOTS / "panda" / "panda.urdf", srdf_path=ROBOTS / "panda" / "panda.srdf")
     robot.update_kinematics(Q_PANDA)
+    crate = np.eye(4)
+    crate[:3, 3] = [0.45, -0.35, 0.1]
+    robot.add_obstacle("crate", coal.Box(0.2, 0.2, 0.2), crate)
     solver = KinematicsSolver(robot, dt=0.01)
     tool = solver.add_frame_task("tool", TOOL)
     tool.gain = 10.0
@@ -105,7 +110,10 @@ def test_viewer_renders_in_headless_chromium(tmp_path):
                 "[data-scene-node]", "els => els.map(e => e.dataset.sceneNode)"
             )
             assert {f"/robot/panda_joint{i}" for i in range(1, 8)} <= set(nodes)
-            assert {"/robot/world", "/ground", "/overlays"} <= set(nodes)
+            assert {"/robot/world", "/ground", "/overlays", "/world"} <= set(nodes)
+            page.locator('[data-scene-node="/world"] svg.tabler-icon-caret-right').click()
+            page.locator('[data-scene-node="/world/obstacles"] svg.tabler-icon-caret-right').click()
+            page.wait_for_selector('[data-scene-node="/world/obstacles/crate"]', timeout=30_000)
             page.locator("svg.tabler-icon-arrow-back").first.click()  # back to the panel
 
             # Non-blank: the robot and the ground grid draw over the white background.
@@ -130,6 +138,18 @@ def test_viewer_renders_in_headless_chromium(tmp_path):
             after = canvas_pixels(page)
             changed = (np.abs(after.astype(int) - before.astype(int)).sum(axis=2) > 60).mean()
             assert changed > 0.005, f"the rendered robot did not move ({changed:.4f})"
+
+            # The obstacle is drawn: hiding it (the "Obstacles" checkbox) changes the pixels.
+            viewer.controls["Run"].value = False  # a still robot from here
+            time.sleep(1.0)
+            shown = canvas_pixels(page)
+            viewer.controls["Obstacles"].value = False
+            time.sleep(1.0)
+            hidden = canvas_pixels(page)
+            viewer.controls["Obstacles"].value = True
+            viewer.controls["Run"].value = True
+            gone = (np.abs(shown.astype(int) - hidden.astype(int)).sum(axis=2) > 60).mean()
+            assert gone > 0.002, f"hiding the obstacle changed nothing ({gone:.4f})"
 
             # The screenshot of the docs: without the software-rendering notice and tooltips.
             notice = page.locator(".mantine-Notification-root")

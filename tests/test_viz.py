@@ -11,6 +11,7 @@ import colorsys
 import importlib.util
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -21,6 +22,7 @@ import pytest
 
 import stackik
 from stackik import InvalidInput, KinematicsSolver, RobotModel, TaskNotFound, TaskType
+from stackik.model.collision import convex_hull
 from stackik.viz import ThreadedLoop, Viewer, distance_color
 from stackik.viz.loop import level_scales
 from stackik.viz.overlays import PairOverlay, inside_polygon, polygon_in_world, support_outline
@@ -354,3 +356,386 @@ def test_position_task_gizmo_has_no_rotation_handles(panda):
     solver.add_frame_task("p", TOOL, TaskType.FRAME_POSITION)
     with Viewer(panda, solver, port=0, verbose=False, start=False) as viewer:
         assert viewer.target_controls["p"].disable_rotations
+
+
+# -- the world: obstacles, their gizmos, attached objects, world pairs -------------------------
+CUBE_OBJ = ROOT / "tests" / "data" / "mypkg" / "meshes" / "cube.obj"
+
+
+@pytest.fixture
+def panda_world():
+    """A Panda of its own (the module's Panda keeps an empty world)."""
+    return RobotModel(
+        ROBOTS / "panda" / "panda.urdf",
+        srdf_path=ROBOTS / "panda" / "panda.srdf",
+        load_visuals=False,
+    )
+
+
+def pose(xyz, rpy=(0.0, 0.0, 0.0)):
+    return pin.SE3(pin.rpy.rpyToMatrix(*rpy), np.asarray(xyz, dtype=float))
+
+
+def node_pose(node):
+    """A node's pose in its parent's frame, from what viser holds (and sends)."""
+    return pin.SE3(stackik.q2r(np.array(node.wxyz)), np.array(node.position, dtype=float))
+
+
+def client_drag(viewer, name, position, wxyz):
+    """Deliver the message a page sends while the user drags an obstacle's gizmo.
+
+    The message goes through viser's own dispatch (as if from a connected browser): it
+    sets the gizmo's pose and fires the gizmo's update callbacks in viser's thread pool.
+    """
+    import asyncio
+
+    from viser import _messages
+
+    server = viewer.server
+    gizmo = viewer.obstacle_controls[name]
+    message = _messages.TransformControlsUpdateMessage(
+        gizmo.name, tuple(float(x) for x in wxyz), tuple(float(x) for x in position)
+    )
+    done = asyncio.run_coroutine_threadsafe(
+        server._websock_server._handle_incoming_message(0, message), server._event_loop
+    )
+    done.result(timeout=10.0)
+
+
+def test_obstacle_primitives_draw_planes_as_patches_with_their_normal():
+    from stackik.viz.shapes import (
+        NORMAL_LENGTH,
+        PLANE_PATCH_SIZE,
+        PLANE_PATCH_THICKNESS,
+        anchor_point,
+        obstacle_primitives,
+    )
+
+    n = np.array([1.0, 2.0, 2.0]) / 3.0
+    for cls, solid in ((coal.Plane, False), (coal.Halfspace, True)):
+        patch, normal = obstacle_primitives(cls(n, 0.3))
+        assert patch.kind == "box"
+        assert patch.size == pytest.approx(
+            (PLANE_PATCH_SIZE, PLANE_PATCH_SIZE, PLANE_PATCH_THICKNESS)
+        )
+        R = stackik.q2r(np.array(patch.wxyz))
+        np.testing.assert_allclose(R[:, 2], n, atol=1e-12)  # the patch's thin axis is the normal
+        # Its faces: the plane itself (plane), or the boundary on top (half-space n.x <= d).
+        top = n @ np.asarray(patch.offset) + 0.5 * PLANE_PATCH_THICKNESS
+        assert top == pytest.approx(0.3 + (0.0 if solid else 0.5 * PLANE_PATCH_THICKNESS))
+        np.testing.assert_allclose(normal.vertices, [0.3 * n, (0.3 + NORMAL_LENGTH) * n])
+        np.testing.assert_allclose(anchor_point(cls(n, 0.3)), 0.3 * n)
+    # Opposite to z: half a turn, still a rotation.
+    patch, _ = obstacle_primitives(coal.Halfspace(np.array([0.0, 0.0, -1.0]), 0.0))
+    np.testing.assert_allclose(stackik.q2r(np.array(patch.wxyz))[:, 2], [0, 0, -1], atol=1e-12)
+    # Every other shape: the robot's parts; a hull's gizmo at its bounding-box centre.
+    assert obstacle_primitives(coal.Box(0.1, 0.2, 0.3)) == primitives(coal.Box(0.1, 0.2, 0.3))
+    pts = np.array([[1.0, 1.0, 1.0], [1.2, 1.0, 1.0], [1.0, 1.4, 1.0], [1.0, 1.0, 1.6]])
+    hull = convex_hull(pts)
+    np.testing.assert_allclose(anchor_point(hull), [1.1, 1.2, 1.3])
+    np.testing.assert_allclose(anchor_point(coal.Sphere(0.1)), 0.0)
+
+
+def world_shapes():
+    """One obstacle of every kind the world takes, at poses with rotations."""
+    hull_points = np.array([[0, 0, 0], [0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1], [0.1, 0.1, 0.1]])
+    return {
+        "box": (coal.Box(0.3, 0.2, 0.1), pose([0.6, 0.4, 0.2], (0.1, 0.2, 0.3))),
+        "sphere": (coal.Sphere(0.05), pose([0.5, -0.4, 0.5])),
+        "capsule": (coal.Capsule(0.04, 0.3), pose([-0.4, 0.4, 0.3], (0.5, 0.0, 0.0))),
+        "cylinder": (coal.Cylinder(0.05, 0.4), pose([-0.4, -0.4, 0.3], (0.0, 0.6, 0.0))),
+        "cone": (coal.Cone(0.06, 0.2), pose([0.0, 0.6, 0.4], (0.0, 0.0, 0.7))),
+        "ellipsoid": (coal.Ellipsoid(0.05, 0.1, 0.15), pose([0.0, -0.6, 0.4], (0.3, 0.0, 0.0))),
+        "hull": (
+            convex_hull(hull_points.astype(float)),
+            pose([0.7, 0.0, 0.7], (0.0, 0.0, 1.0)),
+        ),
+        "plane": (coal.Plane(np.array([0.0, -1.0, 0.0]), 0.9), pose([0.0, 0.0, 0.0])),
+        "floor": (coal.Halfspace(np.array([0.0, 0.0, 1.0]), -0.1), pose([0.0, 0.0, 0.0])),
+    }
+
+
+def check_parts(nodes, geometry):
+    """The parts under an obstacle's group node have the shape's kind and sizes."""
+    kinds = [type(n).__name__ for n in nodes[1:]]
+    g = geometry
+    name = type(g).__name__
+    if name == "Box":
+        assert kinds == ["BoxHandle"]
+        np.testing.assert_allclose(nodes[1].dimensions, 2 * np.asarray(g.halfSide))
+    elif name == "Sphere":
+        assert kinds == ["IcosphereHandle"] and nodes[1].radius == pytest.approx(g.radius)
+    elif name == "Ellipsoid":
+        assert kinds == ["IcosphereHandle"] and nodes[1].radius == pytest.approx(1.0)
+        np.testing.assert_allclose(nodes[1].scale, g.radii)
+    elif name == "Cylinder":
+        assert kinds == ["CylinderHandle"]
+        assert (nodes[1].radius, nodes[1].height) == pytest.approx((g.radius, 2 * g.halfLength))
+    elif name == "Capsule":
+        assert kinds == ["CylinderHandle", "IcosphereHandle", "IcosphereHandle"]
+        assert nodes[2].radius == pytest.approx(g.radius)
+        np.testing.assert_allclose([nodes[2].position[2], nodes[3].position[2]],
+                                   [g.halfLength, -g.halfLength])  # fmt: skip
+    elif name == "Cone":
+        assert kinds == ["MeshHandle"]
+        v = np.asarray(nodes[1].vertices)
+        assert (v[:, 2].min(), v[:, 2].max()) == pytest.approx((-g.halfLength, g.halfLength))
+        assert np.linalg.norm(v[:, :2], axis=1).max() == pytest.approx(g.radius, rel=1e-6)
+    elif name in ("Plane", "Halfspace"):
+        assert kinds == ["BoxHandle", "LineSegmentsHandle"]
+        R = stackik.q2r(np.array(nodes[1].wxyz))
+        np.testing.assert_allclose(R[:, 2], g.n, atol=1e-7)
+        assert nodes[1].dimensions[0] == pytest.approx(4.0)
+    else:  # a hull or a triangle mesh: its own vertices
+        assert kinds == ["MeshHandle"]
+        points = g.points() if hasattr(g, "points") else g.vertices()
+        np.testing.assert_allclose(np.asarray(nodes[1].vertices), np.asarray(points), atol=1e-6)
+
+
+@needs_viser
+def test_the_viewer_draws_every_obstacle_with_its_shape_size_and_pose(panda_world):
+    robot = panda_world
+    shapes = world_shapes()
+    for name, (shape, T) in shapes.items():
+        robot.add_obstacle(name, shape, T)
+    robot.add_obstacle_mesh("mesh", CUBE_OBJ, pose([0.3, 0.3, 0.9], (0.2, 0.0, 0.0)), convex=False)
+    part = coal.Box(0.04, 0.04, 0.12)
+    in_hand = pose([0.0, 0.0, 0.16], (0.0, 0.0, 0.4))
+    robot.attach_object("part", "panda_hand", part, in_hand, allowed_links=["panda_link7"])
+    with Viewer(robot, q=Q_PANDA, port=0, verbose=False, start=False) as viewer:
+        viewer.refresh()
+        nodes = viewer.obstacle_nodes
+        assert sorted(nodes) == sorted([*shapes, "mesh"])
+        mesh = robot.world.get_obstacle("mesh").geometry
+        assert type(mesh).__name__.startswith("BVHModel")  # the exact triangles
+        for name, (shape, T) in [*shapes.items(), ("mesh", (mesh, None))]:
+            T = robot.get_obstacle_pose(name)
+            np.testing.assert_allclose(node_pose(nodes[name][0]).homogeneous, T.homogeneous,
+                                       atol=1e-12)  # fmt: skip
+            check_parts(nodes[name], shape)
+            assert nodes[name][0].name.startswith("/world/obstacles/")
+        # A plane's patch: in the world, its centre is on the plane (n . x = d).
+        plane = nodes["plane"]
+        centre = node_pose(plane[0]).act(np.asarray(plane[1].position, dtype=float))
+        assert np.array([0.0, -1.0, 0.0]) @ centre == pytest.approx(0.9)
+        # The attached object sits on its link, by Pinocchio's forward kinematics.
+        data = robot.model.createData()
+        pin.framesForwardKinematics(robot.model, data, Q_PANDA)
+        hand = data.oMf[robot.model.getFrameId("panda_hand")]
+        (group, box) = viewer.attached_nodes["part"]
+        np.testing.assert_allclose(node_pose(group).homogeneous, (hand * in_hand).homogeneous,
+                                   atol=1e-9)  # fmt: skip
+        np.testing.assert_allclose(box.dimensions, [0.04, 0.04, 0.12])
+        # It moves with the robot.
+        viewer.joint_sliders["panda_joint1"].value = 0.5
+        viewer.refresh()
+        pin.framesForwardKinematics(robot.model, data, viewer.configuration)
+        hand = data.oMf[robot.model.getFrameId("panda_hand")]
+        np.testing.assert_allclose(node_pose(group).homogeneous, (hand * in_hand).homogeneous,
+                                   atol=1e-9)  # fmt: skip
+        # Every obstacle has a gizmo at its anchor; the plane's at its point nearest the origin.
+        gizmos = viewer.obstacle_controls
+        assert sorted(gizmos) == sorted(nodes)
+        np.testing.assert_allclose(gizmos["box"].position, shapes["box"][1].translation)
+        np.testing.assert_allclose(gizmos["plane"].position, [0.0, -0.9, 0.0])
+        np.testing.assert_allclose(gizmos["floor"].position, [0.0, 0.0, -0.1])
+
+
+@needs_viser
+def test_the_viewer_follows_the_world_moved_from_another_thread(panda_world):
+    robot = panda_world
+    robot.add_obstacle("ball", coal.Sphere(0.05), pose([0.5, 0.3, 0.5]))
+    with Viewer(robot, port=0, verbose=False) as viewer:  # the display thread runs
+        assert wait_for(lambda: "ball" in viewer.obstacle_nodes)
+        group = viewer.obstacle_nodes["ball"][0]
+        final = pose([0.3, -0.2, 0.6], (0.3, 0.2, 0.1))
+
+        def sensor():  # another thread publishing poses, as a tracker would
+            for k in range(50):
+                robot.set_obstacle_pose("ball", pose([0.5, 0.3 - 0.01 * k, 0.5]))
+                time.sleep(0.002)
+            robot.set_obstacle_pose("ball", final)
+
+        thread = threading.Thread(target=sensor)
+        thread.start()
+        thread.join()
+
+        def at(node, T):
+            return np.allclose(node_pose(node).homogeneous, T.homogeneous, atol=1e-9)
+
+        assert wait_for(lambda: at(group, final))
+        assert wait_for(lambda: at(viewer.obstacle_controls["ball"], final))  # the gizmo too
+        # Added and removed from another thread: the nodes appear and disappear.
+        adder = threading.Thread(
+            target=robot.add_obstacle,
+            args=("post", coal.Cylinder(0.04, 0.8), pose([0.4, 0.4, 0.4])),
+        )
+        adder.start()
+        adder.join()
+        assert wait_for(lambda: "post" in viewer.obstacle_nodes)
+        check_parts(viewer.obstacle_nodes["post"], coal.Cylinder(0.04, 0.8))
+        old = viewer.obstacle_nodes["ball"] + [viewer.obstacle_controls["ball"]]
+        remover = threading.Thread(target=robot.remove_obstacle, args=("ball",))
+        remover.start()
+        remover.join()
+        assert wait_for(lambda: "ball" not in viewer.obstacle_nodes)
+        assert "ball" not in viewer.obstacle_controls
+        for node in old:  # gone from the scene: viser warns on a second removal
+            with pytest.warns(UserWarning, match="already removed"):
+                node.remove()
+        # Replaced under the same name by a larger shape: redrawn.
+        robot.remove_obstacle("post")
+        robot.add_obstacle("post", coal.Cylinder(0.08, 1.0), pose([0.4, 0.4, 0.4]))
+        assert wait_for(
+            lambda: (
+                "post" in viewer.obstacle_nodes
+                and viewer.obstacle_nodes["post"][1].radius == pytest.approx(0.08)
+            )
+        )
+        # A new world for the robot: its obstacles replace the old ones.
+        world = stackik.World()
+        world.add_obstacle("crate", coal.Box(0.2, 0.2, 0.2), pose([0.5, 0.0, 0.1]))
+        robot.set_world(world)
+        assert wait_for(lambda: sorted(viewer.obstacle_nodes) == ["crate"])
+
+
+@needs_viser
+def test_dragging_an_obstacle_gizmo_moves_the_obstacle(panda_world, monkeypatch):
+    robot = panda_world
+    robot.add_obstacle("box", coal.Box(0.2, 0.2, 0.2), pose([0.5, 0.3, 0.3]))
+    robot.add_obstacle("floor", coal.Halfspace(np.array([0.0, 0.0, 1.0]), -0.1))
+    solver = panda_solver(robot)
+    world = robot.world
+    calls = []
+    publish = world.set_obstacle_pose
+
+    def recording(name, pose_, stamp=None):
+        calls.append((name, pin.SE3(pose_)))
+        publish(name, pose_, stamp)
+
+    monkeypatch.setattr(world, "set_obstacle_pose", recording)
+    with Viewer(robot, solver, q=Q_PANDA, port=0, verbose=False, start=False) as viewer:
+        viewer.refresh()
+        assert calls == []  # drawing publishes nothing
+        # A drag in the page: viser fires the gizmo's callback, which publishes the pose.
+        R = pin.rpy.rpyToMatrix(0.0, 0.0, 0.5)
+        client_drag(viewer, "box", [0.4, -0.2, 0.35], stackik.r2q(R))
+        assert wait_for(lambda: len(calls) == 1)
+        name, T = calls[0]
+        assert name == "box"
+        np.testing.assert_allclose(T.translation, [0.4, -0.2, 0.35], atol=1e-12)
+        np.testing.assert_allclose(T.rotation, R, atol=1e-12)
+        np.testing.assert_allclose(robot.get_obstacle_pose("box").homogeneous, T.homogeneous)
+        # The solver sees it at its next step: its nearest box pair is where the box now is.
+        near = [i for i in solver.evaluate_collision_debug_list(Q_PANDA) if i.geometry_b == "box"]
+        corner = T.actInv(near[0].point_b)
+        assert np.abs(corner).max() == pytest.approx(0.1, abs=1e-9)  # on the moved box
+        viewer.refresh()  # the drawing follows; nothing published twice
+        np.testing.assert_allclose(node_pose(viewer.obstacle_nodes["box"][0]).homogeneous,
+                                   T.homogeneous, atol=1e-12)  # fmt: skip
+        assert len(calls) == 1
+        # A half-space's gizmo sits on its boundary: the obstacle moves by the drag.
+        client_drag(viewer, "floor", [0.0, 0.0, -0.25], [1.0, 0.0, 0.0, 0.0])
+        assert wait_for(lambda: len(calls) == 2)
+        np.testing.assert_allclose(calls[1][1].translation, [0.0, 0.0, -0.15], atol=1e-12)
+        # A pose set on the gizmo through viser's API is a drag too (applied at a refresh).
+        viewer.obstacle_controls["box"].position = np.array([0.6, 0.0, 0.2])
+        viewer.refresh()
+        assert len(calls) == 3 and calls[2][0] == "box"
+        np.testing.assert_allclose(calls[2][1].translation, [0.6, 0.0, 0.2])
+        # A degenerate pose (a zero quaternion) is not published; the gizmo goes back.
+        before = robot.get_obstacle_pose("box")
+        gizmo = viewer.obstacle_controls["box"]
+        client_drag(viewer, "box", [1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 0.0])
+
+        def back():
+            viewer.refresh()
+            return np.allclose(gizmo.position, before.translation, atol=1e-12)
+
+        assert wait_for(back)
+        np.testing.assert_allclose(robot.get_obstacle_pose("box").homogeneous, before.homogeneous)
+        assert [name for name, _ in calls] == ["box", "floor", "box"]
+        # The checkbox hides the gizmos, not the obstacles.
+        viewer.controls["Obstacle gizmos"].value = False
+        viewer.refresh()
+        assert not any(g.visible for g in viewer.obstacle_controls.values())
+        assert all(n[0].visible for n in viewer.obstacle_nodes.values())
+        viewer.controls["Obstacles"].value = False
+        viewer.refresh()
+        assert not any(n[0].visible for n in viewer.obstacle_nodes.values())
+
+
+@needs_viser
+def test_the_pair_overlay_shows_obstacle_pairs_as_the_solver_measures_them(panda_world):
+    robot = panda_world
+    robot.update_kinematics(Q_PANDA)
+    tcp = robot.get_frame_pose(TOOL).translation
+    ball = pose(tcp + np.array([0.0, 0.09, 0.0]))
+    robot.add_obstacle("ball", coal.Sphere(0.03), ball, min_distance=0.02)
+    robot.add_obstacle("table", coal.Box(0.5, 0.5, 0.02), pose([0.5, 0.0, tcp[2] - 0.08]))
+    robot.add_obstacle("far", coal.Sphere(0.05), pose([-1.0, -1.0, 1.5]))
+    solver = panda_solver(robot)  # min_distance 0.01
+    solver.configure_collision_constraint(0.01, exclude_pairs=[("*", "table")])
+    with Viewer(robot, solver, q=Q_PANDA, port=0, verbose=False, start=False) as viewer:
+        viewer.refresh()
+        seg = viewer.pair_segments
+        expected = {
+            (i.geometry_a, i.geometry_b): i
+            for i in solver.evaluate_collision_debug_list(Q_PANDA)
+            if i.geometry_b in ("ball", "far") and i.distance <= i.min_distance + 0.1
+        }
+        shown = {
+            names: k for k, names in enumerate(seg.names) if names[1] in ("ball", "far", "table")
+        }
+        assert set(shown) == set(expected) and expected  # no table pair: it is excluded
+        for names, k in shown.items():
+            info = expected[names]
+            np.testing.assert_allclose(seg.points[k, 0], info.point_a, atol=1e-12)
+            np.testing.assert_allclose(seg.points[k, 1], info.point_b, atol=1e-12)
+            assert seg.distances[k] == pytest.approx(info.distance, abs=1e-12)
+            assert seg.min_distances[k] == pytest.approx(0.02)  # the ball's own
+            assert seg.labels[k] == "ball"
+            assert tuple(seg.colors[k]) == distance_color(info.distance, 0.02, 0.05)
+        # An independent distance: coal between the hand and the ball.
+        name = min(shown, key=lambda n: seg.distances[shown[n]])
+        gid = robot.collision_model.getGeometryId(name[0])
+        data = robot.model.createData()
+        pin.framesForwardKinematics(robot.model, data, Q_PANDA)
+        gdata = robot.collision_model.createData()
+        pin.updateGeometryPlacements(robot.model, data, robot.collision_model, gdata, Q_PANDA)
+        M = gdata.oMg[gid]
+        hand = robot.collision_model.geometryObjects[gid].geometry
+        req, res = coal.DistanceRequest(), coal.DistanceResult()
+        d = coal.distance(
+            hand, coal.Transform3s(M.rotation, M.translation),
+            coal.Sphere(0.03), coal.Transform3s(np.eye(3), ball.translation), req, res,
+        )  # fmt: skip
+        assert seg.distances[shown[name]] == pytest.approx(d, abs=1e-6)
+        assert seg.closest[:2] == name
+        # The page labels the nearest segment with the obstacle's name.
+        label = viewer.overlays.labels["ball"]
+        assert label.text == f"ball: {1e3 * d:.0f} mm"
+        np.testing.assert_allclose(label.position, seg.points[shown[name], 1], atol=1e-7)
+        # The ball moves away: its segments and its label go at the next refresh.
+        robot.set_obstacle_pose("ball", pose([-1.0, 1.0, 1.5]))
+        viewer.refresh()
+        assert "ball" not in viewer.pair_segments.labels and "ball" not in viewer.overlays.labels
+
+
+def test_the_threaded_loop_reports_the_watched_pairs(panda_world):
+    robot = panda_world
+    solver = panda_solver(robot)
+    loop = ThreadedLoop(solver, Q_PANDA)
+    watched = loop.snapshot().watched
+    assert watched.names == tuple(solver.get_active_collision_pairs())
+    assert watched.min_distance == 0.01
+    # An obstacle added while the loop runs: reported after the next tick, with its minimum.
+    robot.add_obstacle("ball", coal.Sphere(0.05), pose([0.5, 0.3, 0.5]), min_distance=0.03)
+    watched = loop.step().watched
+    assert watched.names == tuple(solver.get_active_collision_pairs())
+    assert ("panda_hand_0", "ball") in watched.names
+    assert watched.overrides[frozenset(("panda_hand_0", "ball"))] == 0.03
+    assert watched.world_revision == robot.world.revision
+    # Without a collision constraint: None (every pair is shown).
+    bare = KinematicsSolver(robot)
+    assert ThreadedLoop(bare, Q_PANDA).snapshot().watched.names is None

@@ -12,7 +12,11 @@ first fault:
   would count as a collision), or never farther apart than ``close_distance`` (warnings:
   a collision margin above their largest distance can never hold), each with the SRDF
   ``<disable_collisions>`` line that removes it;
-- no collision geometry at all (a warning).
+- no collision geometry at all (a warning);
+- with a scene file: a scene that does not load (an error naming the entry), and robot
+  geometries or attached objects in collision with an obstacle, or attached objects in
+  collision with the robot, at the neutral configuration (warnings: exclude the pair,
+  or the solver starts in collision there).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import xml.sax.saxutils as saxutils
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import MeshNotFound, RobotLoadError
+from ..errors import FrameNotFound, InvalidInput, MeshNotFound, RobotLoadError
 from ..model import RobotModel
 from ..model.loading import parse_xml, process_xacro, read_text, resolve_mesh_paths
 from .common import load_robot
@@ -39,7 +43,8 @@ class Finding:
 
     Attributes:
         level: ``"error"`` or ``"warning"``.
-        check: What was checked (``"load"``, ``"mesh"``, ``"srdf"``, ``"collision"``).
+        check: What was checked (``"load"``, ``"mesh"``, ``"srdf"``, ``"collision"``,
+            ``"scene"``).
         message: What is wrong, naming the element, file or pair.
         srdf: The SRDF line that fixes it, when there is one.
     """
@@ -150,6 +155,34 @@ def _collision_findings(robot: RobotModel, samples: int, seed: int) -> list[Find
     return out
 
 
+def _scene_findings(robot: RobotModel, scene: Path) -> list[Finding]:
+    """Load a scene into the robot's world; its faults and its contacts at the neutral pose."""
+    from ..solver import KinematicsSolver
+
+    try:
+        robot.load_scene(scene)
+    except (RobotLoadError, FrameNotFound, InvalidInput) as exc:
+        message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+        return [Finding("error", "scene", f"{type(exc).__name__}: {message}")]
+    world = set(robot.world.state.layout.names())
+    out = []
+    # Without a collision constraint, the solver's probe watches every pair at 0 m.
+    for info in KinematicsSolver(robot).evaluate_collision_debug_list(
+        robot.neutral_configuration()
+    ):
+        if info.distance > 0.0 or not {info.geometry_a, info.geometry_b} & world:
+            continue
+        out.append(
+            Finding(
+                "warning",
+                "scene",
+                f"{info.geometry_a} / {info.geometry_b} is in collision at the neutral "
+                f"configuration (depth {-1e3 * info.distance:.1f} mm)",
+            )
+        )
+    return out
+
+
 def check_description(
     path: Path,
     srdf: Path | None = None,
@@ -157,6 +190,7 @@ def check_description(
     floating_base: bool = False,
     samples: int = 1000,
     seed: int = 0,
+    scene: Path | None = None,
 ) -> DescriptionReport:
     """Load a description and collect what is wrong with it (see the module docstring).
 
@@ -167,6 +201,7 @@ def check_description(
         floating_base: Load with a free-flyer root joint.
         samples: Configurations sampled for the collision checks (0: skip them).
         seed: Seed of the samples.
+        scene: A YAML scene file loaded into the robot's world and checked with it.
     """
     report = DescriptionReport(str(path))
     try:
@@ -190,4 +225,6 @@ def check_description(
     if samples > 0 and not missing:
         report.samples = samples
         report.findings.extend(_collision_findings(robot, samples, seed))
+    if scene is not None:
+        report.findings.extend(_scene_findings(robot, scene))
     return report

@@ -9,6 +9,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from ..errors import StackIKError
 from ..model import RobotModel
@@ -34,10 +35,20 @@ PackageDirsOpt = Annotated[
     ),
 ]
 FloatingOpt = Annotated[bool, typer.Option("--floating-base", help="Add a free-flyer root joint.")]
+SceneOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--scene",
+        help="YAML scene of obstacles and attached objects loaded into the robot's world.",
+    ),
+]
 
 
 def one_line_errors(func: F) -> F:
-    """Report stackik and file errors as one line (exit code 1) unless ``--debug``."""
+    """Report stackik and file errors as one line (exit code 1) unless ``--debug``.
+
+    The message is printed as text (no rich markup), its lines joined into one.
+    """
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -46,10 +57,27 @@ def one_line_errors(func: F) -> F:
         except (StackIKError, OSError) as exc:
             if STATE["debug"]:
                 raise
-            err.print(f"[bold red]error:[/] {type(exc).__name__}: {exc}", highlight=False)
+            # One line whatever the message holds (a YAML parser's report spans several).
+            message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+            err.print(
+                f"[bold red]error:[/] {type(exc).__name__}: {escape(message)}", highlight=False
+            )
             raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def load_scene(robot: RobotModel, scene: Path | None) -> list[str]:
+    """Load a scene file into ``robot.world`` (nothing without one); return the names added.
+
+    Raises:
+        RobotFileNotFound: No such file.
+        MalformedScene: The file breaks the scene format (the message names the entry).
+        FrameNotFound: An attached object names a link the robot lacks.
+    """
+    if scene is None:
+        return []
+    return robot.load_scene(scene)
 
 
 def load_robot(

@@ -17,9 +17,11 @@ from ..errors import InvalidInput
 from .common import (
     FloatingOpt,
     PackageDirsOpt,
+    SceneOpt,
     SrdfOpt,
     err,
     load_robot,
+    load_scene,
     one_line_errors,
     out,
 )
@@ -50,11 +52,16 @@ ResumeOpt = Annotated[
 MinDistanceOpt = Annotated[
     float,
     typer.Option(
-        "--min-distance", help="Self-collision minimum distance [m] (robots with geometry)."
+        "--min-distance",
+        help="Collision minimum distance [m] (robots with geometry; self and --scene pairs).",
     ),
 ]
 CollisionOpt = Annotated[
-    bool, typer.Option("--collision/--no-collision", help="Check self-collision (the default).")
+    bool,
+    typer.Option(
+        "--collision/--no-collision",
+        help="Check self-collision and the --scene obstacles (the default).",
+    ),
 ]
 MarginOpt = Annotated[float, typer.Option("--limit-margin", help="Joint-limit margin [rad or m].")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the random restarts.")]
@@ -116,6 +123,7 @@ def study(
     srdf: SrdfOpt = None,
     package_dir: PackageDirsOpt = None,
     floating_base: FloatingOpt = False,
+    scene: SceneOpt = None,
     spacing: Annotated[
         float | None, typer.Option(help="Target spacing on the mesh [m] (default 0.05).")
     ] = None,
@@ -139,6 +147,7 @@ def study(
 
     check_suffix(plot)
     robot = load_robot(robot_path, srdf, package_dir, floating_base)
+    load_scene(robot, scene)  # in the robot's world before the solver and the study exist
     solver = _solver(robot, collision, min_distance, limit_margin)
     ts = _targets(targets, spacing, count, standoff, scale)
     result = ReachStudy(robot, frame, ts, solver, seed=seed).run(
@@ -159,6 +168,7 @@ def capability_map(
     srdf: SrdfOpt = None,
     package_dir: PackageDirsOpt = None,
     floating_base: FloatingOpt = False,
+    scene: SceneOpt = None,
     resolution: Annotated[float, typer.Option(help="Voxel edge [m].")] = 0.05,
     orientations: Annotated[int, typer.Option(help="Orientations per voxel.")] = 50,
     bounds: Annotated[
@@ -182,6 +192,7 @@ def capability_map(
 
     check_suffix(plot)
     robot = load_robot(robot_path, srdf, package_dir, floating_base)
+    load_scene(robot, scene)  # in the robot's world before the solver and the study exist
     solver = _solver(robot, collision, min_distance, limit_margin)
     box = None if bounds is None else [bounds[:3], bounds[3:]]
     cmap = CapabilityMap.build(

@@ -19,6 +19,7 @@ from .checks import DescriptionReport, check_description
 from .common import (
     FloatingOpt,
     PackageDirsOpt,
+    SceneOpt,
     SrdfOpt,
     UrdfArg,
     err,
@@ -211,16 +212,19 @@ def check(
     ] = 1000,
     seed: Annotated[int, typer.Option(help="Seed of the samples.")] = 0,
     strict: Annotated[bool, typer.Option("--strict", help="Fail on warnings too.")] = False,
+    scene: SceneOpt = None,
 ) -> None:
     """Validate a robot description; exit code 1 when it has errors.
 
     Reports malformed elements, missing meshes, a bad SRDF, and link pairs that are
     still checked for collision although they are always in contact (errors) or always
-    close (warnings), with the SRDF lines that disable them.
+    close (warnings), with the SRDF lines that disable them. With --scene: a scene that
+    does not load (an error), and robot or attached geometry in collision with the
+    scene at the neutral configuration (warnings).
     """
     if samples < 0:
         raise InvalidInput(f"samples must be at least 0, got {samples}")
-    report = check_description(urdf, srdf, package_dir, floating_base, samples, seed)
+    report = check_description(urdf, srdf, package_dir, floating_base, samples, seed, scene)
     if report.findings:
         print_report(report)
     else:

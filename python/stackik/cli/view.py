@@ -8,7 +8,17 @@ import typer
 
 from ..model import RobotModel
 from ..solver import KinematicsSolver
-from .common import FloatingOpt, PackageDirsOpt, SrdfOpt, UrdfArg, err, load_robot, one_line_errors
+from .common import (
+    FloatingOpt,
+    PackageDirsOpt,
+    SceneOpt,
+    SrdfOpt,
+    UrdfArg,
+    err,
+    load_robot,
+    load_scene,
+    one_line_errors,
+)
 
 #: Control period of the solver behind the gizmos [s].
 VIEW_DT = 0.01
@@ -18,7 +28,8 @@ def view_solver(robot: RobotModel, frames: list[str], min_distance: float) -> Ki
     """A solver for the viewer: a frame task per frame (priority 0), a posture below it.
 
     Collision avoidance at ``min_distance`` [m] when the robot has collision geometry
-    (``min_distance < 0``: none).
+    (``min_distance < 0``: none): its own pairs and its pairs with the obstacles of its
+    world.
     """
     solver = KinematicsSolver(robot, dt=VIEW_DT)
     for frame in frames:
@@ -44,12 +55,16 @@ def view(
     ] = None,
     package_dir: PackageDirsOpt = None,
     floating_base: FloatingOpt = False,
+    scene: SceneOpt = None,
     collision: Annotated[
         bool, typer.Option("--collision", help="Show the collision geometry at the start.")
     ] = False,
     min_distance: Annotated[
         float,
-        typer.Option(help="Self-collision distance kept while dragging [m] (negative: off)."),
+        typer.Option(
+            help="Distance kept from the robot's own links and the scene's obstacles while "
+            "dragging [m] (negative: off)."
+        ),
     ] = 0.01,
     host: Annotated[str, typer.Option(help="Interface to listen on (0.0.0.0: all).")] = (
         "127.0.0.1"
@@ -64,8 +79,10 @@ def view(
     """Show a robot in the browser: drag frame targets (--frame) or move joint sliders.
 
     Dragging a gizmo runs the solver (the frame tasks above a posture task, joint limits
-    and self-collision avoidance) and the robot follows. The page also shows the
-    collision pairs near their minimum distance, the CoM and a panel of task errors.
+    and collision avoidance) and the robot follows. With --scene, the scene's obstacles
+    are shown (each with a gizmo: drag it and the robot avoids it) and avoided. The page
+    also shows the collision pairs near their minimum distance, the CoM and a panel of
+    task errors.
     """
     from ..viz import Viewer
 
@@ -73,6 +90,7 @@ def view(
     frames = list(frame or [])
     for name in frames:
         robot.get_frame_id(name)  # FrameNotFound with the closest names
+    load_scene(robot, scene)
     solver = view_solver(robot, frames, min_distance) if frames else None
     try:
         viewer = Viewer(

@@ -6,6 +6,11 @@ interface; :class:`ThreadedLoop` implements it with a thread of its own that cal
 ``solve_velocity`` and ``integrate`` at a fixed rate. A teleoperation control loop can
 take its place through an adapter with these four methods (the viewer builds its loop
 with the ``loop_factory`` it is given).
+
+A snapshot may also carry the collision pairs the solver watches and their minimum
+distances (:class:`WatchedPairs`, read in the loop's thread between steps), so that the
+viewer's display thread never reads the solver's collision constraint while a step runs
+(the constraint rebuilds its pair tables when the world's layout changes).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -21,7 +26,12 @@ import numpy as np
 import pinocchio as pin
 
 from .._validate import positive_float
+from ..constraints import CollisionConstraint
 from ..solver import KinematicsSolver
+
+#: How often a :class:`ThreadedLoop` re-reads the watched collision pairs when the
+#: world's layout has not changed [s] (per-pair minimums set by name, say).
+WATCH_REFRESH = 0.25
 
 
 @dataclass(frozen=True)
@@ -43,6 +53,42 @@ class TaskRow:
 
 
 @dataclass(frozen=True)
+class WatchedPairs:
+    """The collision pairs a solver watches, with their minimum distances.
+
+    Attributes:
+        names: The watched pairs by geometry, obstacle or attached-object name (None:
+            no collision constraint; every pair of the robot and its world is shown).
+        min_distance: The constraint's global minimum distance [m] (0 without one).
+        overrides: Minimum distances that differ from it, keyed by
+            ``frozenset({name_a, name_b})`` [m] (per-pair settings, obstacles' own).
+        world_revision: The world layout revision they were read at.
+    """
+
+    names: tuple[tuple[str, str], ...] | None
+    min_distance: float = 0.0
+    overrides: Mapping[frozenset[str], float] = field(default_factory=dict)
+    world_revision: int = -1
+
+
+def watched_pairs(solver: KinematicsSolver) -> WatchedPairs:
+    """The pairs ``solver`` watches now (call it where no step of the solver can run)."""
+    revision = solver.world.state.layout.revision
+    if not isinstance(solver.get_constraint("collision"), CollisionConstraint):
+        return WatchedPairs(None, 0.0, {}, revision)
+    overrides = {}
+    for key, d in solver.get_collision_pair_min_distance_overrides():
+        a, _, b = key.partition("|")
+        overrides[frozenset((a, b))] = d
+    return WatchedPairs(
+        tuple(solver.get_active_collision_pairs()),
+        solver.get_collision_min_distance(),
+        overrides,
+        revision,
+    )
+
+
+@dataclass(frozen=True)
 class LoopSnapshot:
     """The state of a running loop after its latest step.
 
@@ -53,6 +99,8 @@ class LoopSnapshot:
         status_message: Its message.
         tasks: One row per active task.
         step_time_ms: Median ``computation_time_ms`` of the recent solves [ms].
+        watched: The collision pairs the solver watches (None: the loop does not
+            report them; the viewer then reads them from the solver itself).
     """
 
     q: np.ndarray
@@ -61,6 +109,7 @@ class LoopSnapshot:
     status_message: str = ""
     tasks: tuple[TaskRow, ...] = field(default_factory=tuple)
     step_time_ms: float = float("nan")
+    watched: WatchedPairs | None = None
 
 
 class LiveLoop(Protocol):
@@ -125,7 +174,9 @@ class ThreadedLoop:
         self._thread: threading.Thread | None = None
         self._times: deque[float] = deque(maxlen=100)
         self._q = q0.copy()
-        self._snapshot = LoopSnapshot(q=q0.copy())
+        self._watched = watched_pairs(solver)
+        self._watched_at = time.perf_counter()
+        self._snapshot = LoopSnapshot(q=q0.copy(), watched=self._watched)
         self._steps = 0
         self._generation = 0  # bumped by reset: a tick that started before it is dropped
 
@@ -161,7 +212,7 @@ class ThreadedLoop:
         with self._lock:
             self._generation += 1
             self._q = q0.copy()
-            self._snapshot = LoopSnapshot(q=q0.copy(), steps=self._steps)
+            self._snapshot = LoopSnapshot(q=q0.copy(), steps=self._steps, watched=self._watched)
 
     def step(self) -> LoopSnapshot:
         """Run one tick now (what the thread does at each period) and return its snapshot."""
@@ -188,12 +239,22 @@ class ThreadedLoop:
             status_message=result.status_message,
             tasks=rows,
             step_time_ms=float(np.median(self._times)),
+            watched=self._refresh_watched(),
         )
         with self._lock:
             if generation == self._generation:
                 self._q = q
                 self._snapshot = snap
             return self._snapshot
+
+    def _refresh_watched(self) -> WatchedPairs:
+        """The watched pairs, re-read when the world's layout changed or every 0.25 s."""
+        now = time.perf_counter()
+        revision = self.solver.world.state.layout.revision
+        if revision != self._watched.world_revision or now - self._watched_at > WATCH_REFRESH:
+            self._watched = watched_pairs(self.solver)
+            self._watched_at = now
+        return self._watched
 
     def _run(self) -> None:
         next_tick = time.perf_counter()
@@ -207,6 +268,7 @@ class ThreadedLoop:
                         steps=self._steps,
                         status="ERROR",
                         status_message=f"{type(exc).__name__}: {exc}",
+                        watched=self._watched,
                     )
                 return
             next_tick += self.period

@@ -3,7 +3,8 @@
 :class:`RobotScene` places one group node per moving joint (``/robot/<joint>``) and hangs
 each visual and collision geometry under its joint at its fixed placement, so a new
 configuration moves only the joint nodes. :class:`OverlayScene` draws the collision-pair
-segments, the centre of mass and the support polygon.
+segments (a label on the nearest segment to each obstacle or attached object), the
+centre of mass and the support polygon.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ _INSIDE_RGB = (60, 180, 75)
 _OUTSIDE_RGB = (220, 30, 30)
 
 
-def _safe(name: str) -> str:
+def safe_name(name: str) -> str:
     """A scene-tree path component (no slashes, no spaces)."""
     return "".join(c if c.isalnum() or c in "_-." else "_" for c in name) or "_"
 
@@ -33,10 +34,24 @@ def wxyz(rotation: np.ndarray) -> np.ndarray:
     return r2q(rotation)
 
 
-def _add_primitive(
-    scene: Any, name: str, part: Primitive, spec: GeometrySpec, visible: bool
-) -> Any:
-    common = {"color": spec.color, "opacity": spec.opacity, "position": part.offset}
+def add_primitive(scene: Any, name: str, part: Primitive, spec: GeometrySpec, visible: bool) -> Any:
+    """Add one part of a geometry as a scene node ``name`` (its pose in the parent node)."""
+    if part.kind == "line":
+        assert part.vertices is not None
+        return scene.add_line_segments(
+            name,
+            part.vertices.reshape(1, 2, 3).astype(np.float32),
+            spec.color,
+            thickness=3.0,
+            thickness_units="screen",
+            visible=visible,
+        )
+    common = {
+        "color": spec.color,
+        "opacity": spec.opacity,
+        "position": part.offset,
+        "wxyz": part.wxyz,
+    }
     if part.kind == "box":
         return scene.add_box(name, dimensions=part.size, visible=visible, **common)
     if part.kind == "sphere":
@@ -83,7 +98,8 @@ class RobotScene:
         joints = sorted({s.joint for s in visual + collision} - {0})
         #: Scene node of each moving joint that carries geometry, by Pinocchio index.
         self.joint_nodes = {
-            j: scene.add_frame(f"{root}/{_safe(model.names[j])}", show_axes=False) for j in joints
+            j: scene.add_frame(f"{root}/{safe_name(model.names[j])}", show_axes=False)
+            for j in joints
         }
         self.visual_nodes = self._add(scene, visual, "visual", True)
         self.collision_nodes = self._add(scene, collision, "collision", show_collision)
@@ -91,14 +107,14 @@ class RobotScene:
     def _parent(self, joint: int) -> str:
         if joint == 0:
             return f"{self.root}/world"
-        return f"{self.root}/{_safe(self.robot.model.names[joint])}"
+        return f"{self.root}/{safe_name(self.robot.model.names[joint])}"
 
     def _add(
         self, scene: Any, specs: list[GeometrySpec], kind: str, visible: bool
     ) -> dict[str, list[Any]]:
         nodes: dict[str, list[Any]] = {}
         for spec in specs:
-            path = f"{self._parent(spec.joint)}/{kind}/{_safe(spec.name)}"
+            path = f"{self._parent(spec.joint)}/{kind}/{safe_name(spec.name)}"
             group = scene.add_frame(
                 path,
                 show_axes=False,
@@ -107,7 +123,7 @@ class RobotScene:
                 visible=visible,
             )
             parts = [
-                _add_primitive(scene, f"{path}/{k}", part, spec, True)
+                add_primitive(scene, f"{path}/{k}", part, spec, True)
                 for k, part in enumerate(spec.parts)
             ]
             nodes[path] = [group, *parts]
@@ -146,6 +162,9 @@ class OverlayScene:
         self.scene = scene
         self.root = root
         self.pairs: Any = None
+        #: The label on the nearest segment to each world object, by its name.
+        self.labels: dict[str, Any] = {}
+        self._label_count = 0
         self.com = scene.add_icosphere(f"{root}/com", radius=0.03, color=_COM_RGB, visible=False)
         self.com_drop: Any = None
         self.polygon: Any = None
@@ -155,6 +174,7 @@ class OverlayScene:
         if segments is None or not len(segments.points):
             if self.pairs is not None:
                 self.pairs.visible = False
+            self._draw_labels(None)
             return
         colors = np.repeat(segments.colors[:, None, :], 2, axis=1).astype(np.uint8)
         self.pairs = self.scene.add_line_segments(
@@ -164,6 +184,35 @@ class OverlayScene:
             thickness=6.0,
             thickness_units="screen",
         )
+        self._draw_labels(segments)
+
+    def _draw_labels(self, segments: PairSegments | None) -> None:
+        """Label the nearest segment to each obstacle (or attached object) with its name."""
+        nearest: dict[str, int] = {}
+        if segments is not None:
+            d = segments.distances
+            for k, label in enumerate(segments.labels):
+                if label and (label not in nearest or d[k] < d[nearest[label]]):
+                    nearest[label] = k
+        for label in [n for n in self.labels if n not in nearest]:
+            self.labels.pop(label).remove()
+        for label, k in nearest.items():
+            assert segments is not None
+            text = f"{label}: {1e3 * segments.distances[k]:.0f} mm"
+            position = segments.points[k, 1]
+            node = self.labels.get(label)
+            if node is None:
+                self._label_count += 1
+                self.labels[label] = self.scene.add_label(
+                    f"{self.root}/labels/{self._label_count}",
+                    text,
+                    position=position,
+                    font_screen_scale=0.8,
+                    anchor="bottom-left",
+                )
+            else:
+                node.text = text
+                node.position = position
 
     def draw_com(self, com: np.ndarray | None, polygon: np.ndarray | None, ground_z: float) -> None:
         """Show the CoM, its vertical drop and the support polygon (None: hide).

@@ -5,6 +5,10 @@ into coal) becomes a :class:`GeometrySpec`: its parent joint, its fixed placemen
 that joint's frame, a colour and one or more :class:`Primitive` parts (a capsule is a
 cylinder and two spheres). Meshes keep the triangles coal loaded (scaled as the URDF
 asks); convex hulls keep their hull triangles.
+
+World obstacles use the same parts (:func:`obstacle_primitives`), and unbounded shapes
+too: a plane or half-space is drawn as a square patch :data:`PLANE_PATCH_SIZE` wide on
+its boundary, with a line along its normal.
 """
 
 from __future__ import annotations
@@ -23,6 +27,12 @@ COLLISION_RGB = (235, 140, 40)
 COLLISION_OPACITY = 0.55
 _PINOCCHIO_DEFAULT_RGBA = (0.9, 0.9, 0.9, 1.0)
 _CONE_SEGMENTS = 32
+#: Side of the square patch drawing a plane or half-space [m].
+PLANE_PATCH_SIZE = 4.0
+#: Thickness of that patch [m] (a half-space's patch lies inside it, below the boundary).
+PLANE_PATCH_THICKNESS = 0.004
+#: Length of the line drawn along a plane's normal [m].
+NORMAL_LENGTH = 0.25
 
 
 @dataclass(frozen=True)
@@ -30,13 +40,14 @@ class Primitive:
     """One drawable part of a geometry, in the geometry's own frame.
 
     Attributes:
-        kind: ``"box"``, ``"sphere"``, ``"ellipsoid"``, ``"cylinder"`` (along z) or
-            ``"mesh"``.
+        kind: ``"box"``, ``"sphere"``, ``"ellipsoid"``, ``"cylinder"`` (along z),
+            ``"mesh"`` or ``"line"`` (a segment: a plane's normal).
         size: Box: full side lengths (x, y, z); sphere: (radius,); ellipsoid: radii
-            (x, y, z); cylinder: (radius, length) [m]. Empty for a mesh.
+            (x, y, z); cylinder: (radius, length) [m]. Empty for a mesh or a line.
         offset: Position of the part in the geometry frame [m].
-        vertices: Mesh vertices (V x 3) [m], or None.
+        vertices: Mesh vertices (V x 3), or a line's two end points (2 x 3) [m], or None.
         faces: Mesh triangles (F x 3 vertex indices), or None.
+        wxyz: Orientation of the part in the geometry frame (unit quaternion, w first).
     """
 
     kind: str
@@ -44,6 +55,7 @@ class Primitive:
     offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
     vertices: np.ndarray | None = field(default=None, compare=False)
     faces: np.ndarray | None = field(default=None, compare=False)
+    wxyz: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -126,6 +138,62 @@ def primitives(geometry: Any) -> tuple[Primitive, ...]:
         return (_cone_mesh(float(g.radius), float(g.halfLength)),)
     mesh = _triangles(g)
     return (mesh,) if mesh is not None else ()
+
+
+def z_to(normal: np.ndarray) -> np.ndarray:
+    """A rotation matrix taking the z axis onto the unit vector ``normal``."""
+    n = np.asarray(normal, dtype=float) / np.linalg.norm(normal)
+    z = np.array([0.0, 0.0, 1.0])
+    axis = np.cross(z, n)
+    s, c = float(np.linalg.norm(axis)), float(n[2])
+    if s < 1e-12:  # along z already, or opposite to it (half a turn about x)
+        return np.eye(3) if c > 0.0 else np.diag([1.0, -1.0, -1.0])
+    return pin.exp3(axis / s * np.arctan2(s, c))
+
+
+def _flat_primitives(geometry: Any, halfspace: bool) -> tuple[Primitive, ...]:
+    """A plane or half-space: a square patch on its boundary and a line along its normal."""
+    n = np.asarray(geometry.n, dtype=float)
+    d = float(geometry.d)
+    quat = pin.Quaternion(z_to(n))
+    wxyz = (float(quat.w), float(quat.x), float(quat.y), float(quat.z))
+    t = PLANE_PATCH_THICKNESS
+    # A half-space n . x <= d is solid below its boundary: its patch lies just inside.
+    cx, cy, cz = ((d - 0.5 * t) * n if halfspace else d * n).tolist()
+    patch = Primitive("box", (PLANE_PATCH_SIZE, PLANE_PATCH_SIZE, t), (cx, cy, cz), wxyz=wxyz)
+    ends = np.array([d * n, (d + NORMAL_LENGTH) * n])
+    return patch, Primitive("line", vertices=ends)
+
+
+def obstacle_primitives(geometry: Any) -> tuple[Primitive, ...]:
+    """The parts that draw a world obstacle or attached object (every shape the world takes).
+
+    As :func:`primitives`, and planes and half-spaces as a square patch
+    :data:`PLANE_PATCH_SIZE` wide on their boundary with a line :data:`NORMAL_LENGTH`
+    long along their normal.
+    """
+    kind = type(geometry).__name__
+    if kind in ("Plane", "Halfspace"):
+        return _flat_primitives(geometry, kind == "Halfspace")
+    return primitives(geometry)
+
+
+def anchor_point(geometry: Any) -> np.ndarray:
+    """Where an obstacle's gizmo sits, in the obstacle's frame [m].
+
+    The centre of a mesh's or hull's bounding box (a mesh file's origin may lie far
+    from it), the point of a plane nearest its origin, the origin otherwise.
+    """
+    kind = type(geometry).__name__
+    if kind in ("Plane", "Halfspace"):
+        return float(geometry.d) * np.asarray(geometry.n, dtype=float)
+    if hasattr(geometry, "tri_indices") and hasattr(geometry, "vertices"):
+        v = np.asarray(geometry.vertices(), dtype=float).reshape(-1, 3)
+    elif hasattr(geometry, "points") and hasattr(geometry, "polygons"):
+        v = np.asarray(geometry.points(), dtype=float).reshape(-1, 3)
+    else:
+        return np.zeros(3)
+    return 0.5 * (v.min(axis=0) + v.max(axis=0)) if len(v) else np.zeros(3)
 
 
 def _rgb(color: np.ndarray) -> tuple[tuple[int, int, int], float | None]:

@@ -3,10 +3,13 @@
 ``Viewer(robot)`` shows the robot with one slider per joint. ``Viewer(robot, solver)``
 puts a draggable gizmo on the target of every frame task and runs the solver loop
 (``solve_velocity`` then ``integrate``, at a fixed rate, in a thread of its own): drag a
-gizmo and the robot follows. Around the robot: the closest-point segment of each watched
-collision pair within reach of its ``min_distance`` (red at or below it, through
-orange and yellow to green), the centre of mass with its support polygon, and a panel
-of task errors, level scales, the solver status and the step time.
+gizmo and the robot follows. Around the robot: the obstacles and attached objects of its
+world, followed live (each obstacle with a gizmo of its own: drag it and the solver
+avoids it from its next step), the closest-point segment of each watched collision
+pair within reach of its ``min_distance`` (red at or below it, through orange and
+yellow to green; pairs with the world labelled with the obstacle's name), the centre of
+mass with its support polygon, and a panel of task errors, level scales, the solver
+status and the step time.
 
 viser is imported when a viewer is built (``pip install "stackik[viz]"``), never by
 ``import stackik``.
@@ -26,15 +29,19 @@ from .._validate import positive_float
 from ..constraints import CollisionConstraint, ComPolygonConstraint
 from ..errors import InvalidInput, TaskNotFound
 from ..model import JointKind, RobotModel
+from ..model.world import World, WorldState
 from ..solver import KinematicsSolver
 from ..spatial import as_se3, q2r
 from ..tasks import FrameTask, TaskType
-from .loop import LiveLoop, LoopFactory, LoopSnapshot, threaded_loop
+from .loop import LiveLoop, LoopFactory, LoopSnapshot, WatchedPairs, threaded_loop
 from .overlays import PairOverlay, PairSegments, polygon_in_world
 from .scene import OverlayScene, RobotScene, wxyz
+from .world import WorldScene
 
 #: How often the side panel text is refreshed [s].
 PANEL_PERIOD = 0.25
+#: Without a collision constraint: every pair of the robot and its world, at 0 m.
+_ALL_PAIRS = WatchedPairs(None)
 
 
 def _import_viser() -> Any:
@@ -101,7 +108,13 @@ def _pose_of(handle: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 class Viewer:
-    """A robot in the browser, live: draggable targets, collision pairs, CoM, task panel.
+    """A robot in the browser, live: draggable targets, its world, collision pairs, CoM, panel.
+
+    The world shown is the solver's (``solver.world``: the robot's unless the solver was
+    given its own), else the robot's (``robot.world``); the viewer reads its snapshot at
+    every refresh, so obstacles added, moved or removed by any thread appear, move or
+    disappear within a frame. Each obstacle has a gizmo: dragging it publishes the
+    obstacle's new pose (``World.set_obstacle_pose``).
 
     Args:
         robot: The robot to show.
@@ -182,6 +195,8 @@ class Viewer:
         self._pairs = PairOverlay(robot)
         self._last_panel = 0.0
         self._segments: PairSegments | None = None
+        self._pairs_key: tuple[object, ...] | None = None
+        self._world_state: WorldState | None = None
         self._loop_running = False
         self._started = False
         #: The last error of the display thread ("" when none).
@@ -207,6 +222,7 @@ class Viewer:
         # Without visual geometry (loaded with load_visuals=False), show the collision one.
         show_collision = show_collision or self.robot.visual_model is None
         self._robot_scene = RobotScene(scene, self.robot, show_collision)
+        self._world_scene = WorldScene(scene, self._on_obstacle_drag)
         self._overlays = OverlayScene(scene)
         # Look at the robot from the front right, far enough to see all of it.
         points = np.array([M.translation for M in self._kin.data.oMf])
@@ -224,6 +240,8 @@ class Viewer:
             self._show_collision = gui.add_checkbox("Collision geometry", bool(show_collision))
             self._show_pairs = gui.add_checkbox("Collision pairs", self._pairs.available)
             self._show_com = gui.add_checkbox("Centre of mass", self._wants_com())
+            self._show_obstacles = gui.add_checkbox("Obstacles", True)
+            self._show_gizmos = gui.add_checkbox("Obstacle gizmos", True)
         self.joint_sliders: dict[str, Any] = {}
         self._sliders: _Sliders | None = None
         if self.solver is None:
@@ -290,17 +308,39 @@ class Viewer:
         return self._overlays
 
     @property
+    def world(self) -> World:
+        """The world shown: the solver's, or the robot's without a solver."""
+        return self.solver.world if self.solver is not None else self.robot.world
+
+    @property
+    def obstacle_nodes(self) -> dict[str, list[Any]]:
+        """Per obstacle drawn: its group node (at the obstacle's world pose), then its parts."""
+        return self._world_scene.obstacle_nodes
+
+    @property
+    def obstacle_controls(self) -> dict[str, Any]:
+        """The gizmo of each obstacle drawn, by name (drag it: the obstacle moves)."""
+        return self._world_scene.controls
+
+    @property
+    def attached_nodes(self) -> dict[str, list[Any]]:
+        """Per attached object drawn: its group node (on its link), then its parts."""
+        return self._world_scene.attached_nodes
+
+    @property
     def controls(self) -> dict[str, Any]:
         """The page's checkboxes by label (set their ``.value``).
 
-        "Visual geometry", "Collision geometry", "Collision pairs", "Centre of mass", and
-        "Run" (pauses the solver loop) with a solver.
+        "Visual geometry", "Collision geometry", "Collision pairs", "Centre of mass",
+        "Obstacles", "Obstacle gizmos", and "Run" (pauses the solver loop) with a solver.
         """
         out = {
             "Visual geometry": self._show_visual,
             "Collision geometry": self._show_collision,
             "Collision pairs": self._show_pairs,
             "Centre of mass": self._show_com,
+            "Obstacles": self._show_obstacles,
+            "Obstacle gizmos": self._show_gizmos,
         }
         if self._running is not None:
             out["Run"] = self._running
@@ -421,9 +461,10 @@ class Viewer:
 
     def close(self) -> None:
         """Stop the loop and the display thread, and shut the server down."""
-        if self._closed:
-            return
-        self._closed = True
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5.0)
@@ -476,6 +517,12 @@ class Viewer:
             if not (np.array_equal(position, old_p) and np.array_equal(quat, old_q)):
                 self._apply_target(name, handle)
 
+    def _on_obstacle_drag(self, name: str) -> None:
+        """A gizmo drag in the page (viser's callback thread): publish the obstacle's pose."""
+        with self._lock:
+            if not self._closed:
+                self._world_scene.apply_drag(name)
+
     def _draw(self) -> None:
         self._poll_targets()
         self._sync_running()
@@ -483,10 +530,15 @@ class Viewer:
         moved = self._drawn_q is None or not np.array_equal(q, self._drawn_q)
         with self._server.atomic():
             self._robot_scene.set_visible(self._show_visual.value, self._show_collision.value)
+            world = self._world_scene
+            self._world_state = world.sync(self.world)
+            world.set_visible(self._show_obstacles.value, self._show_gizmos.value)
             if moved:
                 self._kin.update(q)
                 self._robot_scene.draw(self._kin)
                 self._drawn_q = q.copy()
+            if moved or world.attached_stale:
+                world.draw_attached(self._kin)
             self._draw_overlays(moved)
         now = time.perf_counter()
         if now - self._last_panel >= PANEL_PERIOD:
@@ -502,24 +554,48 @@ class Viewer:
             loop.start() if run else loop.stop()
             self._loop_running = run
 
-    def _collision_settings(self) -> tuple[list[tuple[str, str]] | None, float, dict]:
+    def _loop_watched(self) -> WatchedPairs | None:
+        """The watched pairs the loop's snapshot reports (None: it reports none)."""
+        if self.solver is None:
+            return _ALL_PAIRS
+        return self._loop.snapshot().watched if self._loop is not None else None
+
+    def _solver_watched(self) -> WatchedPairs:
+        """The watched pairs read from the solver (for loops that do not report them)."""
         solver = self.solver
-        constraint = solver.get_constraint("collision") if solver is not None else None
-        if solver is None or not isinstance(constraint, CollisionConstraint):
-            return None, 0.0, {}
+        if solver is None or not isinstance(
+            solver.get_constraint("collision"), CollisionConstraint
+        ):
+            return _ALL_PAIRS
         overrides = {}
         for key, d in solver.get_collision_pair_min_distance_overrides():
             a, _, b = key.partition("|")
             overrides[frozenset((a, b))] = d
-        return solver.get_active_collision_pairs(), solver.get_collision_min_distance(), overrides
+        return WatchedPairs(
+            tuple(solver.get_active_collision_pairs()),
+            solver.get_collision_min_distance(),
+            overrides,
+        )
 
     def _draw_overlays(self, moved: bool) -> None:
-        if not self._show_pairs.value or not self._pairs.available:
+        if not self._show_pairs.value:
             self._overlays.draw_pairs(None)
-        elif moved or self._segments is None:
-            watched, d_min, overrides = self._collision_settings()
-            self._segments = self._pairs.compute(self._kin, watched, d_min, overrides)
-            self._overlays.draw_pairs(self._segments)
+            self._pairs_key = None
+        else:
+            reported = self._loop_watched()
+            state = self._world_state
+            key = (state.version if state is not None else None, id(reported))
+            if moved or self._segments is None or key != self._pairs_key:
+                settings = reported if reported is not None else self._solver_watched()
+                self._segments = self._pairs.compute(
+                    self._kin,
+                    settings.names,
+                    settings.min_distance,
+                    dict(settings.overrides),
+                    state,
+                )
+                self._pairs_key = key
+                self._overlays.draw_pairs(self._segments)
         if not self._show_com.value:
             self._overlays.draw_com(None, None, 0.0)
         elif moved:
@@ -543,6 +619,12 @@ class Viewer:
     def _panel_text(self, snap: LoopSnapshot | None) -> str:
         robot = self.robot
         lines = [f"**{self._name}**: {robot.nv} DoF, {len(robot.get_collision_pair_names())} pairs"]
+        state = self._world_state
+        if state is not None:
+            for count, what in ((len(state.layout.obstacles), "obstacle"),
+                                (len(state.layout.attached), "attached object")):  # fmt: skip
+                if count:
+                    lines[0] += f", {count} {what}{'s' if count > 1 else ''}"
         if self.solver is None:
             lines.append("Joint sliders (no solver).")
         elif snap is not None and snap.status == "ERROR":
