@@ -7,9 +7,12 @@ couples), one equality row
     v_f - m v_l = gain (m q_l + c - q_f) / dt
 
 holds the follower on the leader's motion and removes any drift in one step. The row
-is an equality (``lower = upper``): SNS pins it like a saturated bound, so every task is
-solved in the coupling's null space and the coupling holds to rounding; on a coupled
-configuration the right-hand side is zero.
+is an equality (``lower = upper``); on a coupled configuration the right-hand side is
+zero. The velocity engine does not hand these rows to SNS as rows that compete with the
+tasks: it solves every step in the couplings' null space, ``v = G z + v0`` with the
+followers dropped from the variables (:class:`stackik.sns.reduce.Reduction`, the folded
+coordinates), ``v0`` carrying the rows' right-hand sides. The coupling then holds to
+rounding and the tasks see exactly the problem of the fold layout.
 
 The drift term is clamped into what the joint velocity box allows (read in
 :meth:`MimicConstraint.tighten_box`, after the joint limits): with the leader held at
@@ -104,6 +107,16 @@ class MimicConstraint(Constraint):
         self._scale[k] = _validate.in_range(mult, "multiplier", -1e6, 1e6)
         self._offset[k] = _validate.in_range(off, "offset", -1e6, 1e6)
         self.couplings.append((str(follower), str(leader), float(mult), float(off)))
+
+    @property
+    def velocity_couplings(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(follower v index, leader v index, multiplier)`` of each coupling (copies).
+
+        The engine eliminates these equalities by solving in their null space
+        (:class:`stackik.sns.reduce.Reduction`); the rows of :meth:`write` then hold by
+        construction and give the drift terms.
+        """
+        return self._iv[:, 0].copy(), self._iv[:, 1].copy(), self._scale.copy()
 
     def max_rows(self) -> int:
         """One row per coupling."""
