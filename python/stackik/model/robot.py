@@ -128,11 +128,15 @@ class RobotModel:
         load_collisions: Load ``<collision>`` geometry.
         exact_collision_meshes: Keep triangle meshes exact instead of replacing them by
             their convex hulls (about 100x slower distance queries).
-        mimic: Layout of URDF ``<mimic>`` joints in q. ``"fold"`` (default): a follower
-            has no q/v entries of its own (``nq``/``nv`` exclude it). ``"keep"``: it
-            keeps them, so q is laid out as in Pinocchio's plain model of the file
-            (and EmbodiK's), and the solvers couple it to its leader with a
-            :class:`~stackik.constraints.MimicConstraint`. See ``docs/robot_model.md``.
+        mimic: Layout of URDF ``<mimic>`` joints in q. ``"keep"`` (default, EmbodiK's
+            layout): a follower keeps its q/v entries, so q is laid out as in
+            Pinocchio's plain model of the file (and EmbodiK's), and the solvers
+            solve every step in the coupling's null space (a
+            :class:`~stackik.constraints.MimicConstraint`): followers move exactly with
+            their leaders. ``"fold"`` (opt-in): a follower has no q/v entries of its own
+            (``nq``/``nv`` exclude it), so q holds only free variables (no coupling
+            to keep, smaller vectors, a serial-chain global IK through the follower).
+            See ``docs/robot_model.md``.
 
     Raises:
         RobotFileNotFound: ``urdf_path`` does not exist.
@@ -153,7 +157,7 @@ class RobotModel:
         load_visuals: bool = True,
         load_collisions: bool = True,
         exact_collision_meshes: bool = False,
-        mimic: str = "fold",
+        mimic: str = "keep",
     ) -> None:
         if isinstance(actuated_joint_names, bool):  # RobotModel(path, True): the 2-arg overload
             floating_base, actuated_joint_names = actuated_joint_names, None
@@ -187,7 +191,7 @@ class RobotModel:
         load_visuals: bool = True,
         load_collisions: bool = True,
         exact_collision_meshes: bool = False,
-        mimic: str = "fold",
+        mimic: str = "keep",
     ) -> RobotModel:
         """Build a model from URDF text; relative mesh paths resolve from the working folder.
 
@@ -224,7 +228,7 @@ class RobotModel:
         load_visuals: bool = True,
         load_collisions: bool = True,
         exact_collision_meshes: bool = False,
-        mimic: str = "fold",
+        mimic: str = "keep",
         **xacro_args: object,
     ) -> RobotModel:
         """Build a model from a XACRO file, expanded with the ``xacro`` package.
