@@ -34,9 +34,13 @@ from .constraints import (
     RelativePoseConstraint,
     TightFramePoseConstraint,
     TightPointConstraint,
-    calculate_velocity_box_constraint,
 )
 from .constraints.collision import CollisionTuningMode
+from .constraints.limits import (
+    SATURATION_EXIT_FRACTION,
+    SATURATION_EXIT_MARGIN,
+    embodik_velocity_box,
+)
 from .engine import Problem, VelocityEngine
 from .errors import CollisionMarginWarning, InvalidInput
 from .ik.batch import BatchIKOptions, solve_position_batch
@@ -78,9 +82,10 @@ _COLLISION, _COM, _RELATIVE, _LINEAR, _BASE = (
 )
 
 
-#: Distance over which the saturation-exit behaviour ramps the approach speed to a limit
-#: down to zero [rad or m].
-SATURATION_SOFT_ZONE = 0.1
+#: EmbodiK's default joint-limit recovery gain (a solver starts with it).
+LIMIT_RECOVERY_GAIN = 0.5
+#: EmbodiK's default recovery enter epsilon [rad or m]: smaller violations are held.
+LIMIT_RECOVERY_ENTER = 1e-4
 
 
 class KinematicsSolver:
@@ -94,6 +99,9 @@ class KinematicsSolver:
 
     def __init__(self, robot: RobotModel, dt: float = 0.01) -> None:
         self._engine = VelocityEngine(robot, dt)
+        limits = self._engine.joint_limits  # EmbodiK 0.23.2's limit-recovery defaults
+        limits.recovery_gain = LIMIT_RECOVERY_GAIN
+        limits.set_recovery_hysteresis(LIMIT_RECOVERY_ENTER, 0.0)
         self._position = PositionIK(self._engine)
         self._global = GlobalIK(self._engine)
         self._stall = StallHandler()
@@ -182,20 +190,54 @@ class KinematicsSolver:
         """
         self._engine.timing = bool(enable)
 
-    @staticmethod
     def calculate_velocity_box_constraint(
+        self,
         position_margin_lower: float,
         position_margin_upper: float,
         velocity_limit: float,
         acceleration_limit: float,
         dt: float,
+        min_velocity_headroom: float = -1.0,
+        headroom_activation_margin: float = 0.01,
     ) -> tuple[float, float]:
-        """Velocity bounds of one joint for one step [rad/s or m/s].
+        """EmbodiK's velocity bounds of one joint for one step [rad/s or m/s].
 
-        See :func:`stackik.constraints.limits.calculate_velocity_box_constraint`.
+        The formula of EmbodiK 0.23.2 (:func:`~stackik.constraints.limits.embodik_velocity_box`)
+        with this solver's limit-recovery settings (``set_limit_recovery_gain``,
+        ``set_limit_recovery_hysteresis``, ``set_limit_exit_release_margin``,
+        ``enable_saturation_exit_behavior``). One deliberate difference: a headroom is
+        capped by the velocity limit and by ``margin / dt``. The solver's own box
+        (``build_problem().box_lower``) uses the sampled-data braking bound instead
+        (:func:`stackik.constraints.limits.calculate_velocity_box_constraint`).
+
+        Args:
+            position_margin_lower: ``q - q_min`` [rad or m].
+            position_margin_upper: ``q_max - q`` [rad or m].
+            velocity_limit: ``v_max`` > 0 [rad/s or m/s].
+            acceleration_limit: ``a_max`` > 0 [rad/s^2 or m/s^2].
+            dt: Step length > 0 [s].
+            min_velocity_headroom: Minimum speed toward a limit for joints farther than
+                ``headroom_activation_margin`` from it [rad/s or m/s]; negative: off.
+            headroom_activation_margin: See ``min_velocity_headroom`` [rad or m].
+
+        Raises:
+            InvalidInput: NaN margins, limits not > 0, ``dt`` not positive and finite.
         """
-        return calculate_velocity_box_constraint(
-            position_margin_lower, position_margin_upper, velocity_limit, acceleration_limit, dt
+        limits = self._engine.joint_limits
+        enter, leave = limits.recovery_hysteresis
+        return embodik_velocity_box(
+            position_margin_lower,
+            position_margin_upper,
+            velocity_limit,
+            acceleration_limit,
+            dt,
+            min_velocity_headroom,
+            headroom_activation_margin,
+            recovery_gain=limits.recovery_gain,
+            enter_epsilon=enter,
+            exit_epsilon=leave,
+            release_margin=limits.release_margin,
+            saturation_exit=self.saturation_exit_behavior_enabled(),
         )
 
     # -- tasks -----------------------------------------------------------------------------
@@ -1127,11 +1169,14 @@ class KinematicsSolver:
 
     # -- joint-limit recovery and solver knobs ---------------------------------------------------
     def set_limit_recovery_gain(self, gain: float) -> None:
-        """Fraction in (0, 1] of a limit violation recovered per step."""
+        """Fraction in (0, 1] of a limit violation recovered per step (default 0.5)."""
         self._engine.joint_limits.recovery_gain = gain
 
     def set_limit_recovery_hysteresis(self, enter_epsilon: float, exit_epsilon: float) -> None:
-        """Start a limit recovery past ``enter_epsilon``, end it ``exit_epsilon`` in [rad]."""
+        """Start a limit recovery past ``enter_epsilon``, end it ``exit_epsilon`` in [rad].
+
+        Defaults: ``enter_epsilon`` 1e-4 (as EmbodiK), ``exit_epsilon`` 0.
+        """
         self._engine.joint_limits.set_recovery_hysteresis(enter_epsilon, exit_epsilon)
 
     def set_limit_exit_release_margin(self, margin: float) -> None:
@@ -1139,12 +1184,17 @@ class KinematicsSolver:
         self._engine.joint_limits.release_margin = margin
 
     def enable_saturation_exit_behavior(self, enable: bool) -> None:
-        """Soften the velocity box near limits: approach speed ramps down over 0.1 rad (or m)."""
-        self._engine.joint_limits.soft_zone = SATURATION_SOFT_ZONE if enable else 0.0
+        """Turn EmbodiK's saturation-exit headroom on or off.
+
+        On: a joint farther than 0.01 [rad or m] from a limit may move toward it at least
+        at 0.1 of its velocity limit (never past the limit in one step).
+        """
+        fraction = SATURATION_EXIT_FRACTION if enable else 0.0
+        self._engine.joint_limits.set_headroom(0.0, fraction, SATURATION_EXIT_MARGIN)
 
     def saturation_exit_behavior_enabled(self) -> bool:
-        """Whether the velocity box is softened near limits."""
-        return self._engine.joint_limits.soft_zone > 0.0
+        """Whether the saturation-exit headroom is on."""
+        return self._engine.joint_limits.headroom[1] > 0.0
 
     def set_constraint_tolerance(self, epsilon: float) -> None:
         """Pseudo-inverse threshold (as :meth:`set_tolerance`) and constraint-row deadband."""
