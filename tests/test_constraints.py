@@ -1369,7 +1369,7 @@ def test_limit_soft_zone_headroom_and_relief(panda):
     assert box(1.0, 0.05, 2.0, 0.5, dt, 3.0, 0.01)[1] == pytest.approx(2.0)  # <= v_max
     assert box(1.0, 0.015, 2.0, 0.5, dt, 2.0, 0.01)[1] == pytest.approx(1.5)  # <= m / dt
     assert box(1.0, -0.05, 2.0, 0.5, dt, 0.5, 0.01) == box(1.0, -0.05, 2.0, 0.5, dt)
-    # Relief lends the limit margin back per joint, never past the URDF limit.
+    # Relief lends the limit margin back per joint, then widens the URDF limit itself.
     c, _, margin_only = _limits_box(panda, q, dt, margin=0.04)
     c.relief = np.r_[0.03, np.zeros(panda.nv - 1)]
     lo, hi = np.full(panda.nv, -np.inf), np.full(panda.nv, np.inf)
@@ -1378,10 +1378,17 @@ def test_limit_soft_zone_headroom_and_relief(panda):
         calculate_velocity_box_constraint(1.0, 0.05 - 0.01, vmax[0], amax[0], dt)[1]
     )
     assert hi[0] > margin_only[0]
-    c.relief = np.r_[1.0, np.zeros(panda.nv - 1)]  # more than the margin: capped at it
+    c.relief = np.r_[0.04, np.zeros(panda.nv - 1)]  # all of the margin: the URDF limit
     lo, hi = np.full(panda.nv, -np.inf), np.full(panda.nv, np.inf)
     c.tighten_box(dt, lo, hi)
     assert hi[0] == pytest.approx(plain[0])
+    c.relief = np.r_[0.1, np.zeros(panda.nv - 1)]  # more: 6 cm past the URDF limit
+    lo, hi = np.full(panda.nv, -np.inf), np.full(panda.nv, np.inf)
+    c.tighten_box(dt, lo, hi)
+    assert hi[0] == pytest.approx(
+        calculate_velocity_box_constraint(1.0, 0.05 + 0.06, vmax[0], amax[0], dt)[1]
+    )
+    assert c.excursion().max() == 0.0  # (q itself is inside its URDF limits)
     with pytest.raises(InvalidInput):
         c.relief = -np.ones(panda.nv)
     with pytest.raises(InvalidInput):

@@ -199,6 +199,7 @@ class VelocityEngine:
         self._reduction_key: tuple = ()
         self._couplers: list[MimicConstraint] = []
         self._v0 = np.zeros(robot.nv)
+        self._demand = 0.0
         self._layout: _Layout | None = None
         self._layout_key: tuple = ()
         self._rows_C = np.zeros((0, robot.nv))
@@ -306,6 +307,11 @@ class VelocityEngine:
         c = self._constraints[JOINT_LIMITS]
         assert isinstance(c, JointLimitsConstraint)
         return c
+
+    @property
+    def top_demand(self) -> float:
+        """Norm of the highest-priority level's task velocity in the last step (0: none)."""
+        return self._demand
 
     @contextmanager
     def settings(self, **values: object) -> Iterator[None]:
@@ -613,7 +619,8 @@ class VelocityEngine:
             t2 = time.perf_counter()
             # (the SNS core never returns a non-finite solution: NUMERICAL_ERROR, zeros)
             result = self._run_coupled(layout, p) if self._couplers else self._run(layout, p)
-            _report_stall(layout, result)
+            self._demand = _top_demand(layout)
+            _report_stall(layout, result, self._demand)
             if result.status == SolverStatus.INFEASIBLE and p:
                 result.status_message += "; most violated: " + self._worst_row(result, p)
             t3 = time.perf_counter()
@@ -719,7 +726,14 @@ ZERO_STEP = 1e-12
 STALL_DEMAND = 1e-9
 
 
-def _report_stall(layout: _Layout, result: VelocitySolverResult) -> None:
+def _top_demand(layout: _Layout) -> float:
+    """Norm of the highest-priority level's task velocity (0 without levels)."""
+    if len(layout.offsets) < 2:
+        return 0.0
+    return float(np.linalg.norm(layout.xdot[layout.offsets[0] : layout.offsets[1]]))
+
+
+def _report_stall(layout: _Layout, result: VelocitySolverResult, demand: float) -> None:
     """Turn a SUCCESS that is a stall into NO_PROGRESS (in place).
 
     A stall: the highest-priority level is a SCALE level that got scale 0, the step is
@@ -733,7 +747,6 @@ def _report_stall(layout: _Layout, result: VelocitySolverResult) -> None:
         return
     if np.any(np.abs(result.solution) > ZERO_STEP):
         return
-    demand = float(np.linalg.norm(layout.xdot[layout.offsets[0] : layout.offsets[1]]))
     if demand <= STALL_DEMAND:
         return
     result.status = SolverStatus.NO_PROGRESS

@@ -59,6 +59,7 @@ from .results import (
     PositionIKResult,
     VelocitySolverResult,
 )
+from .sns import TaskSolveMode
 from .tasks import (
     AbsoluteFrameTask,
     COMTask,
@@ -625,10 +626,15 @@ class KinematicsSolver:
             col = self._collision_constraint()
             if col is not None:
                 self._stall.enable(col.min_distance)
+        if not self._band.enabled and any(
+            t.active and t.solve_mode is TaskSolveMode.SCALE_ELASTIC for t in self._engine.tasks
+        ):  # EmbodiK: a SCALE_ELASTIC task turns the band on with its defaults
+            self._band.configure(0.05, 0.01, 0.2, 3, True)
+            self._band.enable(0.05)
         result = self._engine.solve(current_q, apply_limits)
         if self._stall.enabled or self._band.enabled:
             self._stall.after(result, self._collision_constraint())
-            self._band.after(result, self._engine.joint_limits)
+            self._band.after(result, self._engine.joint_limits, self._engine.top_demand)
         return result
 
     def solve_velocity_dq(
@@ -1264,17 +1270,34 @@ class KinematicsSolver:
         stall_threshold: int = 3,
         expand_only_saturated: bool = True,
     ) -> None:
-        """Elastic band tuning: largest relief [rad or m], growth and decay per step."""
+        """Elastic band tuning (see :meth:`enable_elastic_band`).
+
+        Args:
+            delta_max: Largest widening of a joint's limits [rad or m].
+            expand_rate: Widening per stalled step [rad or m].
+            decay_rate: Fraction of the widening taken back per step once the stall ends.
+            stall_threshold: Consecutive limit-dominated stalled steps before widening.
+            expand_only_saturated: Widen only the joints saturated at their limits
+                (False: every position-limited joint).
+        """
         self._band.configure(
             delta_max, expand_rate, decay_rate, stall_threshold, expand_only_saturated
         )
 
     def enable_elastic_band(self, delta_max: float = 0.05) -> None:
-        """Lend limit margin back to saturated joints during limit-dominated stalls."""
+        """Widen joint limits during limit-dominated stalls (EmbodiK's elastic band).
+
+        When joints sit saturated at their position limits while the highest-priority
+        task stalls for ``stall_threshold`` steps, their limits widen by ``expand_rate``
+        per step, up to ``delta_max`` [rad or m], so more joints stay free for the task;
+        the widening decays once the stall ends. Without a limit margin the widened
+        limits lie past the URDF limits, as in EmbodiK 0.23.2 (``set_limit_margin`` of at
+        least ``delta_max`` keeps them inside). See :mod:`stackik.ik.recovery`.
+        """
         self._band.enable(delta_max)
 
     def disable_elastic_band(self) -> None:
-        """Stop the elastic band and take every relief back."""
+        """Stop the elastic band and narrow every limit back (deltas zero)."""
         self._band.disable(self._engine.joint_limits)
 
     def elastic_band_enabled(self) -> bool:
@@ -1282,15 +1305,20 @@ class KinematicsSolver:
         return self._band.enabled
 
     def elastic_band_is_expanded(self) -> bool:
-        """Whether any joint has relief."""
+        """Whether any joint's delta is non-zero."""
         return bool(self._band.deltas.any())
 
     def elastic_band_deltas(self) -> np.ndarray:
-        """Per-joint relief [rad or m] (size nv; a copy)."""
+        """Per-joint delta [rad or m] (size nv; a copy).
+
+        The widening of the joint's limits, or how far the joint still is past its URDF
+        limit when that is more (while the band narrows back): a joint is never further
+        past its URDF limit than its delta.
+        """
         return self._band.deltas.copy()
 
     def elastic_band_max_delta(self) -> float:
-        """The largest relief currently lent [rad or m]."""
+        """The largest delta [rad or m]."""
         return float(self._band.deltas.max(initial=0.0))
 
     def __repr__(self) -> str:

@@ -270,8 +270,9 @@ class JointLimitsConstraint(Constraint):
     only past ``enter_epsilon`` and ends ``exit_epsilon`` inside; violations within
     ``release_margin`` are held, not pushed. ``soft_zone`` (the saturation-exit
     behaviour) ramps the approach speed down linearly over that distance before the
-    braking bound would stop the joint. ``relief`` lends part of the limit margin back,
-    per joint (the elastic band); the URDF limits themselves are never crossed.
+    braking bound would stop the joint. ``relief`` widens the working limits per joint
+    (the elastic band): it first lends the limit margin back, and past it widens the
+    URDF limits themselves (EmbodiK's band does, see ``docs/embodik.md``).
 
     Attributes:
         position_limits: Apply the position-limit bounds.
@@ -357,7 +358,11 @@ class JointLimitsConstraint(Constraint):
 
     @property
     def relief(self) -> np.ndarray:
-        """Per-joint margin lent back [rad or m] (size nv; a copy)."""
+        """Per-joint widening of the working limits [rad or m] (size nv; a copy).
+
+        A joint's limits are its URDF limits shrunk by :attr:`margin` and widened by its
+        relief: with a relief above the margin they lie past the URDF limits.
+        """
         return self._relief.copy()
 
     @relief.setter
@@ -369,8 +374,30 @@ class JointLimitsConstraint(Constraint):
         self._update_margins()
 
     def _update_margins(self) -> None:
-        """Per-joint margins: the limit margin less the relief, never below 0."""
-        self._margins = np.maximum(self._margin - self._relief[self._iv], 0.0)
+        """Per-joint margins: the limit margin less the relief (negative: widened)."""
+        self._margins = self._margin - self._relief[self._iv]
+
+    def near_nominal_limit(self, tolerance: float) -> np.ndarray:
+        """Velocity indices of joints within ``tolerance`` of a limit without relief, or past it.
+
+        The nominal limits are the URDF limits shrunk by :attr:`margin` [rad or m].
+        """
+        model = self._kin.model
+        x = self._kin.q[self._iq]
+        up = model.upperPositionLimit[self._iq] - self._margin - x
+        down = x - (model.lowerPositionLimit[self._iq] + self._margin)
+        return self._iv[(up <= tolerance) | (down <= tolerance)]
+
+    def excursion(self) -> np.ndarray:
+        """How far each joint is past its URDF position limit [rad or m] (size nv, >= 0)."""
+        model = self._kin.model
+        x = self._kin.q[self._iq]
+        past = np.maximum(
+            x - model.upperPositionLimit[self._iq], model.lowerPositionLimit[self._iq] - x
+        )
+        out = np.zeros(self._robot.nv)
+        out[self._iv] = np.maximum(past, 0.0)
+        return out
 
     @property
     def scalar_joints(self) -> tuple[np.ndarray, np.ndarray]:
