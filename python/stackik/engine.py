@@ -200,6 +200,7 @@ class VelocityEngine:
         self._couplers: list[MimicConstraint] = []
         self._v0 = np.zeros(robot.nv)
         self._demand = 0.0
+        self._tasks_ms = 0.0  # time writing the task rows [ms] (with the timing breakdown)
         self._layout: _Layout | None = None
         self._layout_key: tuple = ()
         self._rows_C = np.zeros((0, robot.nv))
@@ -484,8 +485,12 @@ class VelocityEngine:
     def _assemble(self, apply_limits: bool) -> tuple[_Layout, int]:
         """Steps 2 and 3: task rows, box and constraint rows into the buffers."""
         layout = self._current_layout()
+        clock = time.perf_counter
+        t0 = clock() if self._timing else 0.0
         for task, J, xdot in layout.writers:
             task.write(J, xdot)
+        if self._timing:
+            self._tasks_ms = (clock() - t0) * 1e3
         dt = self._dt
         lo, hi = self._box_lower, self._box_upper
         lo.fill(-np.inf)
@@ -497,7 +502,6 @@ class VelocityEngine:
         self._row_capacity(active)
         start = 0
         self._slices = {}
-        clock = time.perf_counter
         for c in active:
             cap = c.max_rows()
             if cap == 0:
@@ -625,6 +629,8 @@ class VelocityEngine:
                 result.status_message += "; most violated: " + self._worst_row(result, p)
             t3 = time.perf_counter()
             result.computation_time_ms = (t3 - t0) * 1e3
+            result.solver_computation_time_ms = (t3 - t2) * 1e3
+            self._record(result, layout, apply_limits)
             if self._timing:
                 result.timings = {
                     "kinematics_ms": (t1 - t0) * 1e3,
@@ -632,7 +638,31 @@ class VelocityEngine:
                     "solve_ms": (t3 - t2) * 1e3,
                     **self._phase,
                 }
+                tasks = self._tasks_ms
+                result.pinocchio_kinematics_time_ms = (t1 - t0) * 1e3
+                result.task_update_time_ms = tasks
+                result.constraint_setup_time_ms = (t2 - t1) * 1e3 - tasks
+                result.collision_constraint_time_ms = self._phase.get("collision_ms", 0.0)
             return result
+
+    def _record(self, result: VelocitySolverResult, layout: _Layout, apply_limits: bool) -> None:
+        """EmbodiK's result fields of this step (see :class:`~stackik.results.SolveRecord`)."""
+        result.limits_applied = bool(apply_limits)
+        result.task_modes_effective = list(layout.modes)
+        result.task_used_fallback = [False] * len(layout.modes)
+        if layout.J.shape[0] and result.solution.shape[0] == layout.J.shape[1]:
+            result.final_error = float(np.linalg.norm(layout.J @ result.solution - layout.xdot))
+        result.levels = (layout.J.copy(), layout.offsets.copy())
+        for c in self.constraints_of("collision"):
+            if not c.active:
+                continue
+            watched = int(np.size(getattr(c, "pair_indices", ())))
+            exact = int(getattr(c, "exact_queries", 0))
+            skipped = int(getattr(c, "skipped_queries", 0))
+            result.collision_pairs_considered += watched
+            result.collision_exact_distance_queries += exact
+            result.collision_bound_culled_pairs += max(watched - exact - skipped, 0)
+            result.collision_budget_exhausted |= skipped > 0
 
     def _run(self, layout: _Layout, p: int) -> VelocitySolverResult:
         return self._solver().solve_stacked(

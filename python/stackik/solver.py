@@ -107,6 +107,7 @@ class KinematicsSolver:
         self._global = GlobalIK(self._engine)
         self._stall = StallHandler()
         self._band = ElasticBand(robot.nv)
+        self._robot_version = robot.kinematics.version
 
     # -- composition -------------------------------------------------------------------
     @property
@@ -251,44 +252,119 @@ class KinematicsSolver:
         """Register a task of any family built on :attr:`kinematics` (returns it)."""
         return self._engine.add_task(task)
 
+    def _sync_with_robot(self) -> None:
+        """Adopt the robot's configuration if it was updated since the last look.
+
+        EmbodiK's solver and robot share one state: a task added after
+        ``robot.update_kinematics(q)`` starts at that ``q``'s pose. A task adder does
+        the same here (the solver's cache then moves to ``q``); the solves themselves
+        never read the robot's cache.
+        """
+        own = self.robot.kinematics
+        if own.version != self._robot_version:
+            self._robot_version = own.version
+            with self._engine.lock:
+                self._engine.update(own.q.copy())
+
+    def _synced(self) -> Kinematics:
+        self._sync_with_robot()
+        return self.kinematics
+
+    def _added(self, task: Task, priority: int | None, weight: float | None) -> Any:
+        if priority is not None:
+            task.priority = priority
+        if weight is not None:
+            task.weight = weight
+        return self._engine.add_task(task)
+
     def add_frame_task(
-        self, name: str, frame_name: str, task_type: TaskType = TaskType.FRAME_POSE
+        self,
+        name: str,
+        frame_name: str,
+        task_type: TaskType = TaskType.FRAME_POSE,
+        *,
+        priority: int | None = None,
+        weight: float | None = None,
     ) -> FrameTask:
-        """Add a task on a frame's pose, position or orientation (target: current pose)."""
-        return self._engine.add_task(FrameTask(name, self.kinematics, frame_name, task_type))  # type: ignore[return-value]
+        """Add a task on a frame's pose, position or orientation (target: current pose).
+
+        ``priority`` (0 the highest) and ``weight`` default to the task's (0 and 1).
+        """
+        return self._added(FrameTask(name, self._synced(), frame_name, task_type), priority, weight)
 
     def add_posture_task(
-        self, name: str, controlled_joints: Sequence[int | str] | None = None
+        self,
+        name: str,
+        controlled_joints: Sequence[int | str] | None = None,
+        *,
+        priority: int | None = None,
+        weight: float | None = None,
     ) -> PostureTask:
-        """Add a posture task on all actuated joints or on ``controlled_joints``."""
-        return self._engine.add_task(PostureTask(name, self.kinematics, controlled_joints))  # type: ignore[return-value]
+        """Add a posture task on all actuated joints or on ``controlled_joints``.
 
-    def add_com_task(self, name: str) -> COMTask:
+        As in EmbodiK, a posture task defaults to priority 10 and weight 0.1 (below the
+        usual priority-0 tasks).
+        """
+        return self._added(PostureTask(name, self._synced(), controlled_joints), priority, weight)
+
+    def add_com_task(
+        self, name: str, *, priority: int | None = None, weight: float | None = None
+    ) -> COMTask:
         """Add a centre-of-mass task (target: current CoM)."""
-        return self._engine.add_task(COMTask(name, self.kinematics))  # type: ignore[return-value]
+        return self._added(COMTask(name, self._synced()), priority, weight)
 
-    def add_joint_task(self, name: str, joint_name: str, target_value: float = 0.0) -> JointTask:
+    def add_joint_task(
+        self,
+        name: str,
+        joint_name: str,
+        target_value: float = 0.0,
+        *,
+        priority: int | None = None,
+        weight: float | None = None,
+    ) -> JointTask:
         """Add a task on one joint's value [rad or m]."""
-        return self._engine.add_task(JointTask(name, self.kinematics, joint_name, target_value))  # type: ignore[return-value]
+        task = JointTask(name, self._synced(), joint_name, target_value)
+        return self._added(task, priority, weight)
 
     def add_multi_joint_task(
-        self, name: str, joint_names: Sequence[str], target_values: Sequence[float] | None = None
+        self,
+        name: str,
+        joint_names: Sequence[str],
+        target_values: Sequence[float] | None = None,
+        *,
+        priority: int | None = None,
+        weight: float | None = None,
     ) -> MultiJointTask:
         """Add a task on several joints' values [rad or m]."""
-        task = MultiJointTask(name, self.kinematics, joint_names, target_values)
-        return self._engine.add_task(task)  # type: ignore[return-value]
+        task = MultiJointTask(name, self._synced(), joint_names, target_values)
+        return self._added(task, priority, weight)
 
-    def add_relative_frame_task(self, name: str, frame_a: str, frame_b: str) -> RelativeFrameTask:
+    def add_relative_frame_task(
+        self,
+        name: str,
+        frame_a: str,
+        frame_b: str,
+        *,
+        priority: int | None = None,
+        weight: float | None = None,
+    ) -> RelativeFrameTask:
         """Add a task on ``T_a^-1 T_b`` (target: current relative pose)."""
-        task = RelativeFrameTask(name, self.kinematics, frame_a, frame_b)
-        return self._engine.add_task(task)  # type: ignore[return-value]
+        task = RelativeFrameTask(name, self._synced(), frame_a, frame_b)
+        return self._added(task, priority, weight)
 
     def add_absolute_frame_task(
-        self, name: str, frame_a: str, frame_b: str, alpha: float = 0.5
+        self,
+        name: str,
+        frame_a: str,
+        frame_b: str,
+        alpha: float = 0.5,
+        *,
+        priority: int | None = None,
+        weight: float | None = None,
     ) -> AbsoluteFrameTask:
         """Add a task on the frame interpolated between a and b at ``alpha``."""
-        task = AbsoluteFrameTask(name, self.kinematics, frame_a, frame_b, alpha)
-        return self._engine.add_task(task)  # type: ignore[return-value]
+        task = AbsoluteFrameTask(name, self._synced(), frame_a, frame_b, alpha)
+        return self._added(task, priority, weight)
 
     def get_task(self, name: str) -> Task:
         """The task of that name (TaskNotFound lists the closest names)."""

@@ -38,7 +38,7 @@ from ..errors import (
     NonFiniteInput,
     ShapeError,
 )
-from ..spatial import as_se3
+from ..spatial import SE3Pose, as_se3
 from . import building, loading
 from .building import (
     DEFAULT_ACCELERATION_LIMIT,
@@ -724,11 +724,15 @@ class RobotModel:
         """The velocity of the last update (a copy; zero if none was given)."""
         return self._kin.v.copy()
 
-    def get_frame_pose(self, frame_name: str) -> pin.SE3:
-        """World pose ``T_world_frame`` of a frame at the current configuration (a copy)."""
+    def get_frame_pose(self, frame_name: str) -> SE3Pose:
+        """World pose ``T_world_frame`` of a frame at the current configuration (a copy).
+
+        A :class:`pinocchio.SE3` that also answers to EmbodiK's names
+        (``homogeneous()``, ``A``, ``R``, ``t``): :class:`stackik.spatial.SE3Pose`.
+        """
         fid = self.get_frame_id(frame_name)
         with self._lock:
-            return pin.SE3(self._kin.frame_placement(fid))
+            return SE3Pose(self._kin.frame_placement(fid))
 
     def get_frame_jacobian(
         self, frame_name: str, reference_frame: object = pin.LOCAL_WORLD_ALIGNED
