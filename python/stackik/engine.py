@@ -34,6 +34,7 @@ nothing above (``ik``, the solver facade, ``control``, ``reach``) is imported he
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Iterator
@@ -159,6 +160,7 @@ class _Layout:
         self.offsets = np.array(offsets, dtype=np.int64)
         self.mode_values = np.array([m.kernel_mode for m in self.modes], dtype=np.int64)
         self.all_scale = not self.mode_values.any()
+        self.elastic = any(t.solve_mode is TaskSolveMode.SCALE_ELASTIC for t, _, _ in placed)
         self.writers = [(t, self.J[r0:r1], self.xdot[r0:r1]) for t, r0, r1 in placed]
         self.levels = [
             (self.J[offsets[k] : offsets[k + 1]], self.xdot[offsets[k] : offsets[k + 1]])
@@ -199,7 +201,9 @@ class VelocityEngine:
         self._reduction_key: tuple = ()
         self._couplers: list[MimicConstraint] = []
         self._v0 = np.zeros(robot.nv)
-        self._demand = 0.0
+        self._rows_key: tuple = ()
+        self._rows_kept = np.zeros(0, dtype=np.int64)
+        self._last_layout: _Layout | None = None  # the layout of the last step
         self._tasks_ms = 0.0  # time writing the task rows [ms] (with the timing breakdown)
         self._layout: _Layout | None = None
         self._layout_key: tuple = ()
@@ -312,7 +316,12 @@ class VelocityEngine:
     @property
     def top_demand(self) -> float:
         """Norm of the highest-priority level's task velocity in the last step (0: none)."""
-        return self._demand
+        return 0.0 if self._last_layout is None else _top_demand(self._last_layout)
+
+    @property
+    def scale_elastic(self) -> bool:
+        """Whether a task of the last step's layout is in SCALE_ELASTIC mode."""
+        return self._last_layout is not None and self._last_layout.elastic
 
     @contextmanager
     def settings(self, **values: object) -> Iterator[None]:
@@ -623,8 +632,8 @@ class VelocityEngine:
             t2 = time.perf_counter()
             # (the SNS core never returns a non-finite solution: NUMERICAL_ERROR, zeros)
             result = self._run_coupled(layout, p) if self._couplers else self._run(layout, p)
-            self._demand = _top_demand(layout)
-            _report_stall(layout, result, self._demand)
+            self._last_layout = layout
+            _report_stall(layout, result)
             if result.status == SolverStatus.INFEASIBLE and p:
                 result.status_message += "; most violated: " + self._worst_row(result, p)
             t3 = time.perf_counter()
@@ -650,11 +659,9 @@ class VelocityEngine:
         result.limits_applied = bool(apply_limits)
         result.task_modes_effective = list(layout.modes)
         result.task_used_fallback = [False] * len(layout.modes)
-        if layout.J.shape[0] and result.solution.shape[0] == layout.J.shape[1]:
-            result.final_error = float(np.linalg.norm(layout.J @ result.solution - layout.xdot))
-        result.levels = (layout.J.copy(), layout.offsets.copy())
-        for c in self.constraints_of("collision"):
-            if not c.active:
+        result.levels = (layout.J.copy(), layout.offsets, layout.xdot.copy())
+        for c in self._constraints.values():
+            if c.family != "collision" or not c.active:
                 continue
             watched = int(np.size(getattr(c, "pair_indices", ())))
             exact = int(getattr(c, "exact_queries", 0))
@@ -685,10 +692,7 @@ class VelocityEngine:
         shifted by ``C v0``, whatever its family; the box becomes the box of ``z``.
         """
         red, v0 = self._coupling_offset()
-        keep = np.ones(p, dtype=bool)
-        for c in self._couplers:
-            keep[self._slices[c.name]] = False
-        rows = np.flatnonzero(keep)
+        rows = self._uncoupled_rows(p)
         C = self._rows_C[rows]
         shift = C @ v0
         z_lo, z_hi = np.empty(red.nz), np.empty(red.nz)
@@ -711,6 +715,19 @@ class VelocityEngine:
         result.saturated_joints = [int(red.free[j]) for j in result.saturated_joints]
         result.saturated_constraints = [int(rows[r]) for r in result.saturated_constraints]
         return result
+
+    def _uncoupled_rows(self, p: int) -> np.ndarray:
+        """Indices of this step's rows that are not coupling rows (cached by layout)."""
+        key = (
+            p,
+            *((self._slices[c.name].start, self._slices[c.name].stop) for c in self._couplers),
+        )
+        if key != self._rows_key:
+            keep = np.ones(p, dtype=bool)
+            for c in self._couplers:
+                keep[self._slices[c.name]] = False
+            self._rows_key, self._rows_kept = key, np.flatnonzero(keep)
+        return self._rows_kept
 
     def _worst_row(self, result: VelocitySolverResult, p: int) -> str:
         """Name the constraint row the returned solution violates most."""
@@ -760,10 +777,11 @@ def _top_demand(layout: _Layout) -> float:
     """Norm of the highest-priority level's task velocity (0 without levels)."""
     if len(layout.offsets) < 2:
         return 0.0
-    return float(np.linalg.norm(layout.xdot[layout.offsets[0] : layout.offsets[1]]))
+    x = layout.xdot[layout.offsets[0] : layout.offsets[1]]
+    return math.sqrt(float(x @ x))
 
 
-def _report_stall(layout: _Layout, result: VelocitySolverResult, demand: float) -> None:
+def _report_stall(layout: _Layout, result: VelocitySolverResult) -> None:
     """Turn a SUCCESS that is a stall into NO_PROGRESS (in place).
 
     A stall: the highest-priority level is a SCALE level that got scale 0, the step is
@@ -777,6 +795,7 @@ def _report_stall(layout: _Layout, result: VelocitySolverResult, demand: float) 
         return
     if np.any(np.abs(result.solution) > ZERO_STEP):
         return
+    demand = _top_demand(layout)
     if demand <= STALL_DEMAND:
         return
     result.status = SolverStatus.NO_PROGRESS

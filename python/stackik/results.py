@@ -324,12 +324,14 @@ class VelocitySolverResult(SolveRecord):
         computation_time_ms: Wall-clock time of the solve [ms].
         timings: Optional breakdown of ``computation_time_ms`` by phase [ms].
         fallback_levels: Priority levels the greedy saturation handed to the exact QP.
-        final_error: ``||J dq - xdot||`` over every task row [task units], EmbodiK's.
-        levels: ``(J, offsets)``: copies of the step's stacked task rows and level
-            offsets (what :attr:`condition_number` reads), or None.
+        levels: ``(J, offsets, xdot)``: copies of the step's stacked task rows, level
+            offsets and task velocities (what :attr:`condition_number` and
+            :attr:`final_error` read), or None.
         joint_velocities: Alias of :attr:`solution` (EmbodiK's name).
         condition_number: Largest condition number of a level's Jacobian (computed when
             read; 1 without task rows).
+        final_error: ``||J dq - xdot||`` over every task row [task units], EmbodiK's
+            (computed when read).
 
     The fields of :class:`SolveRecord` carry EmbodiK's other result fields.
     """
@@ -345,8 +347,9 @@ class VelocitySolverResult(SolveRecord):
     computation_time_ms: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
     fallback_levels: list[int] = field(default_factory=list)
-    final_error: float = 0.0
-    levels: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
+    levels: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @property
     def success(self) -> bool:
@@ -362,11 +365,24 @@ class VelocitySolverResult(SolveRecord):
     def condition_number(self) -> float:
         """Largest condition number of a level's Jacobian (1 without task rows).
 
-        ``levels`` holds a copy of the stacked rows and level offsets of the step.
+        Computed from :attr:`levels` when read.
         """
         if self.levels is None:
             return 1.0
-        return condition_number(*self.levels)
+        return condition_number(self.levels[0], self.levels[1])
+
+    @property
+    def final_error(self) -> float:
+        """``||J dq - xdot||`` over every task row as stacked [task units] (EmbodiK's).
+
+        Computed from :attr:`levels` when read (0 without task rows).
+        """
+        if self.levels is None or self.levels[0].shape[0] == 0:
+            return 0.0
+        J, _, xdot = self.levels
+        if J.shape[1] != self.solution.shape[0]:
+            return 0.0
+        return float(np.linalg.norm(J @ self.solution - xdot))
 
 
 @dataclass

@@ -59,7 +59,6 @@ from .results import (
     PositionIKResult,
     VelocitySolverResult,
 )
-from .sns import TaskSolveMode
 from .tasks import (
     AbsoluteFrameTask,
     COMTask,
@@ -702,12 +701,12 @@ class KinematicsSolver:
             col = self._collision_constraint()
             if col is not None:
                 self._stall.enable(col.min_distance)
-        if not self._band.enabled and any(
-            t.active and t.solve_mode is TaskSolveMode.SCALE_ELASTIC for t in self._engine.tasks
-        ):  # EmbodiK: a SCALE_ELASTIC task turns the band on with its defaults
+        result = self._engine.solve(current_q, apply_limits)
+        if not self._band.enabled and self._engine.scale_elastic:
+            # EmbodiK: a SCALE_ELASTIC task turns the band on with its defaults (the band
+            # acts between steps, so turning it on after this one is the same)
             self._band.configure(0.05, 0.01, 0.2, 3, True)
             self._band.enable(0.05)
-        result = self._engine.solve(current_q, apply_limits)
         if self._stall.enabled or self._band.enabled:
             self._stall.after(result, self._collision_constraint())
             self._band.after(result, self._engine.joint_limits, self._engine.top_demand)

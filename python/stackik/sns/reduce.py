@@ -57,9 +57,9 @@ class Reduction:
     def __init__(
         self,
         nv: int,
-        followers: Sequence[int],
-        leaders: Sequence[int],
-        multipliers: Sequence[float],
+        followers: Sequence[int] | np.ndarray,
+        leaders: Sequence[int] | np.ndarray,
+        multipliers: Sequence[float] | np.ndarray,
     ) -> None:
         self.nv = int(nv)
         f = np.asarray(followers, dtype=np.int64)
@@ -86,6 +86,11 @@ class Reduction:
         self.gain = coef[f]  # product of multipliers from the root leader
         self.G = np.zeros((self.nv, self.nz))
         self.G[np.arange(self.nv), column] = coef
+        # A follower of a follower composes the drift terms in order; else one assignment.
+        self._chained = bool(np.isin(lead, f).any())
+        self._moving = self.gain != 0.0  # couplings whose follower bounds its root leader
+        roots = self.root[self._moving]
+        self._one_each = bool(np.unique(roots).size == roots.size)  # a follower per root
 
     def _check(self, f: np.ndarray, lead: np.ndarray) -> None:
         for what, idx in (("follower", f), ("leader", lead)):
@@ -123,6 +128,9 @@ class Reduction:
     def offset(self, drift: np.ndarray, out: np.ndarray) -> np.ndarray:
         """``v0`` (nv) from each coupling's drift term ``b`` (in coupling order)."""
         out.fill(0.0)
+        if not self._chained:
+            out[self._f] = drift
+            return out
         for k in self.order:
             out[self._f[k]] = self._m[k] * out[self._l[k]] + drift[k]
         return out
@@ -137,24 +145,29 @@ class Reduction:
     ) -> None:
         """The box of ``z`` from the box of ``v`` (see the module docstring).
 
-        A follower's bounds that would leave its root leader no value (a badly drifted
-        start) are skipped: the leader's own box wins, the follower's bound is the one
-        that does not hold.
+        Where the followers' bounds would leave a root leader no value (a badly drifted
+        start) they are skipped: the leader's own box wins, the followers' bounds are the
+        ones that do not hold.
         """
-        z_lower[:] = lower[self.free]
-        z_upper[:] = upper[self.free]
-        for k in self.order:
-            g = self.gain[k]
-            if g == 0.0:
-                continue
-            f = self._f[k]
-            a = (lower[f] - v0[f]) / g
-            b = (upper[f] - v0[f]) / g
-            lo, hi = (a, b) if g > 0.0 else (b, a)
-            j = self.root[k]
-            lo, hi = max(z_lower[j], lo), min(z_upper[j], hi)
-            if lo <= hi:
-                z_lower[j], z_upper[j] = lo, hi
+        np.take(lower, self.free, out=z_lower)
+        np.take(upper, self.free, out=z_upper)
+        k = self._moving
+        g, f, j = self.gain[k], self._f[k], self.root[k]
+        a = (lower[f] - v0[f]) / g
+        b = (upper[f] - v0[f]) / g
+        flip = g < 0.0
+        lo = np.where(flip, b, a)
+        hi = np.where(flip, a, b)
+        if self._one_each:
+            new_lo, new_hi = np.maximum(z_lower[j], lo), np.minimum(z_upper[j], hi)
+        else:
+            new_lo, new_hi = z_lower.copy(), z_upper.copy()
+            np.maximum.at(new_lo, j, lo)
+            np.minimum.at(new_hi, j, hi)
+            new_lo, new_hi = new_lo[j], new_hi[j]
+        ok = new_lo <= new_hi  # (a root whose followers leave it no value keeps its own box)
+        z_lower[j[ok]] = new_lo[ok]
+        z_upper[j[ok]] = new_hi[ok]
 
     def solution(self, z: np.ndarray, v0: np.ndarray) -> np.ndarray:
         """``v = G z + v0`` (a new array)."""

@@ -73,12 +73,15 @@ class PostureTask(Task):
         priority: int | None = None,
         weight: float | None = None,
     ) -> None:
+        joints: Sequence[int | str] | None
         if isinstance(controlled_joints, (int, np.integer)) and not isinstance(
             controlled_joints, bool
         ):  # EmbodiK's PostureTask(name, robot, priority[, weight])
             if weight is not None:
                 raise InvalidInput("PostureTask(name, robot, priority, weight): too many arguments")
-            controlled_joints, priority, weight = None, int(controlled_joints), priority
+            joints, weight, priority = None, priority, int(controlled_joints)
+        else:
+            joints = controlled_joints  # type: ignore[assignment]
         super().__init__(
             name,
             kinematics,
@@ -87,10 +90,10 @@ class PostureTask(Task):
             DEFAULT_WEIGHT if weight is None else weight,
         )
         robot = self._robot
-        if controlled_joints is None:
+        if joints is None:
             idx = list(range(6 if robot.is_floating_base else 0, robot.nv))
         else:
-            idx = joint_velocity_indices(robot, controlled_joints)
+            idx = joint_velocity_indices(robot, joints)
         self.set_controlled_joint_indices(idx)
         self._target_q = self._kin.q.copy()
         self._J[:] = np.eye(robot.nv)
