@@ -190,7 +190,8 @@ def mimic_text() -> str:
 
 @pytest.fixture
 def mimic_robot() -> RobotModel:
-    return RobotModel(DATA_DIR / "mimic.urdf")
+    """The mimic chain in the fold layout (the follower is no variable)."""
+    return RobotModel(DATA_DIR / "mimic.urdf", mimic="fold")
 
 
 @pytest.fixture

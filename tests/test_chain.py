@@ -618,7 +618,7 @@ def test_spherical_joint_is_rejected():
 
 
 def test_mimic_joint_is_rejected():
-    robot = RobotModel(DATA / "mimic.urdf", load_visuals=False, load_collisions=False)
+    robot = RobotModel(DATA / "mimic.urdf", load_visuals=False, load_collisions=False, mimic="fold")
     with pytest.raises(InvalidInput, match="follower"):
         SerialChain.from_robot(robot, "tip")
 

@@ -230,7 +230,9 @@ def test_limit_knobs_change_the_velocity_box(panda):
     lo_lim, hi_lim = panda.get_joint_limits()
     q = PANDA_READY.copy()
     q[3] = hi_lim[3] + 0.01
+    solver.set_limit_recovery_gain(1.0)  # (EmbodiK's default is 0.5)
     full = solver.build_problem(q).box_upper[3]
+    assert full == pytest.approx(-0.01 / 0.01)
     solver.set_limit_recovery_gain(0.5)
     assert solver.build_problem(q).box_upper[3] == pytest.approx(0.5 * full)
     solver.set_limit_exit_release_margin(0.02)
@@ -242,11 +244,25 @@ def test_limit_knobs_change_the_velocity_box(panda):
     assert fresh.build_problem(q).box_upper[3] == 0.0  # 1 cm < enter epsilon: held
     q2 = PANDA_READY.copy()
     q2[0] = hi_lim[0] - 0.02
-    plain = fresh.build_problem(q2).box_upper[0]
-    fresh.enable_saturation_exit_behavior(True)
-    assert fresh.saturation_exit_behavior_enabled()
-    soft = fresh.build_problem(q2).box_upper[0]
-    assert soft == pytest.approx(min(plain, panda.get_velocity_limits()[0] * 0.02 / 0.1))
+    # Saturation exit (EmbodiK's): beyond 0.01 from a limit, at least 0.1 v_max toward it,
+    # never past the limit in one step. At dt = 0.1 the braking bound 2 m / (dt +
+    # sqrt(dt^2 + 2 m / a)) = 0.183 is below 0.1 v_max = 0.2175, so it is raised to
+    # min(0.2175, m / dt = 0.2).
+    slow = KinematicsSolver(panda, dt=0.1)
+    plain = slow.build_problem(q2).box_upper[0]
+    a = panda.acceleration_limits[0]
+    assert plain == pytest.approx(0.04 / (0.1 + np.sqrt(0.01 + 0.04 / a)))
+    slow.enable_saturation_exit_behavior(True)
+    assert slow.saturation_exit_behavior_enabled()
+    vmax0 = panda.get_velocity_limits()[0]
+    assert slow.build_problem(q2).box_upper[0] == pytest.approx(min(0.1 * vmax0, 0.02 / 0.1))
+    assert plain < 0.2
+    q3 = q2.copy()
+    q3[0] = hi_lim[0] - 0.005  # within the 0.01 margin: the braking bound stands
+    slow.enable_saturation_exit_behavior(False)
+    braking = slow.build_problem(q3).box_upper[0]
+    slow.enable_saturation_exit_behavior(True)
+    assert slow.build_problem(q3).box_upper[0] == braking
     fresh.set_constraint_tolerance(1e-3)
     assert fresh.get_tolerance() == 1e-3
     fresh.set_linear_velocity_constraints(np.eye(7)[:1], [-0.1], [0.1])

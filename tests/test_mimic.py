@@ -370,7 +370,7 @@ def test_a_follower_above_its_leader_cannot_be_folded():
         <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
     </robot>"""
     with pytest.raises(MalformedDescription, match="mimic='keep'"):
-        RobotModel.from_urdf_string(text)
+        RobotModel.from_urdf_string(text, mimic="fold")
     robot = RobotModel.from_urdf_string(text, mimic="keep")
     assert robot.nq == 2 and robot.mimic_joints == [("up", "down", 1.0, 0.0)]
     solver = KinematicsSolver(robot)
@@ -449,7 +449,7 @@ def test_crossed_branches_cannot_be_folded_but_keep_loads_them():
         + _revolute("e3", "b2", "b3", _half("x"))
     )
     with pytest.raises(MalformedDescription, match="mimic='keep'"):
-        RobotModel.from_urdf_string(text)
+        RobotModel.from_urdf_string(text, mimic="fold")
     robot = RobotModel.from_urdf_string(text, mimic="keep")
     _check_fk_against_plain(robot, text, [("a", "e2"), ("e3", "x")])
 
@@ -471,3 +471,180 @@ def test_a_chain_of_kept_followers():
     assert v[1] == pytest.approx(0.5 * v[2], abs=1e-12)
     assert v[0] == pytest.approx(0.25 * v[2], abs=1e-12)
     assert v[2] < 0.0
+
+
+# -- keep solves like fold: the coupling's null space ---------------------------------------------
+#: A 4-joint arm whose third joint follows the second: j3 = 0.5 j2 + 0.1.
+ARM4 = """<robot name="arm4">
+  <link name="base"/><link name="l1"/><link name="l2"/><link name="l3"/><link name="l4"/>
+  <link name="tip"/>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/>
+    <origin xyz="0 0 0.3"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="10" velocity="2"/></joint>
+  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/>
+    <axis xyz="0 1 0"/><limit lower="-2.5" upper="2.5" effort="10" velocity="2"/></joint>
+  <joint name="j3" type="revolute"><parent link="l2"/><child link="l3"/>
+    <origin xyz="0 0 0.3"/><axis xyz="0 1 0"/>
+    <limit lower="-2.5" upper="2.5" effort="10" velocity="{j3_velocity}"/>
+    <mimic joint="j2" multiplier="0.5" offset="0.1"/></joint>
+  <joint name="j4" type="revolute"><parent link="l3"/><child link="l4"/>
+    <origin xyz="0 0 0.3"/><axis xyz="0 1 0"/>
+    <limit lower="-2.5" upper="2.5" effort="10" velocity="2"/></joint>
+  <joint name="tip_joint" type="fixed"><parent link="l4"/><child link="tip"/>
+    <origin xyz="0 0 0.2"/></joint>
+</robot>"""
+#: v = G z: the keep layout's velocities from the free ones (j1, j2, j4).
+G4 = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 1.0]])
+
+
+def arm4(layout: str, j3_velocity: float = 2.0) -> RobotModel:
+    text = ARM4.format(j3_velocity=j3_velocity)
+    return RobotModel.from_urdf_string(text, mimic=layout, load_collisions=False)
+
+
+def coupled(z: np.ndarray) -> np.ndarray:
+    """The keep layout's q of free values (j1, j2, j4)."""
+    return np.array([z[0], z[1], 0.5 * z[1] + 0.1, z[2]])
+
+
+def coupled_jacobian(keep: RobotModel, z: np.ndarray) -> np.ndarray:
+    keep.update_kinematics(coupled(z))
+    return keep.get_frame_jacobian("tip")[:3] @ G4
+
+
+def singular_start(keep: RobotModel) -> np.ndarray:
+    """Free values where the tip's position Jacobian is singular under the coupling only."""
+    det = [np.linalg.det(coupled_jacobian(keep, [0.3, 0.6, j4])) for j4 in (-0.16, -0.15)]
+    a, b = -0.16, -0.15
+    assert det[0] * det[1] < 0
+    for _ in range(80):  # bisection on det(J G) along j4
+        m = 0.5 * (a + b)
+        if np.linalg.det(coupled_jacobian(keep, [0.3, 0.6, m])) * det[0] > 0:
+            a = m
+        else:
+            b = m
+    return np.array([0.3, 0.6, 0.5 * (a + b)])
+
+
+def tip_rollout(robot: RobotModel, q: np.ndarray, target: np.ndarray, steps: int):
+    solver = KinematicsSolver(robot, dt=0.01)
+    tip = solver.add_frame_task("tip", "tip")
+    tip.set_position_mask([1, 1, 1])
+    tip.set_orientation_mask([0, 0, 0])
+    tip.set_target_position(target)
+    out = []
+    for _ in range(steps):
+        res = solver.solve_velocity(q)
+        q = robot.integrate(q, res.solution, 0.01)
+        out.append((q, res))
+    return out
+
+
+@pytest.fixture(scope="module")
+def arms() -> tuple[RobotModel, RobotModel]:
+    return arm4("keep"), arm4("fold")
+
+
+def test_the_start_is_singular_only_under_the_coupling(arms):
+    keep, _ = arms
+    z = singular_start(keep)
+    sv_coupled = np.linalg.svd(coupled_jacobian(keep, z), compute_uv=False)
+    keep.update_kinematics(coupled(z))
+    sv_free = np.linalg.svd(keep.get_frame_jacobian("tip")[:3], compute_uv=False)
+    assert sv_coupled[-1] < 1e-12 * sv_coupled[0]
+    assert sv_free[-1] > 0.05  # without the coupling the task is regular
+
+
+@pytest.mark.parametrize("offset", [[0.05, 0.03, -0.04], [0.0, 0.0, -0.05], [0.0, 0.05, 0.0]])
+def test_keep_moves_like_fold(arms, offset):
+    keep, fold = arms
+    z = singular_start(keep)
+    fold.update_kinematics(z)
+    target = fold.get_frame_pose("tip").translation + np.array(offset)
+    run_f = tip_rollout(fold, z, target, 150)
+    run_k = tip_rollout(keep, coupled(z), target, 150)
+    first = run_k[0][1]
+    assert first.status == SolverStatus.SUCCESS and first.task_scales[0] > 0.0
+    assert np.linalg.norm(first.solution) > 1e-3  # the step is not zero
+    for (qf, rf), (qk, rk) in zip(run_f, run_k, strict=True):
+        assert rk.status == rf.status
+        np.testing.assert_allclose(qk[[0, 1, 3]], qf, rtol=0, atol=1e-9)
+        # the steps (dq dt; near the singularity rounding is amplified in dq itself)
+        np.testing.assert_allclose(0.01 * rk.solution, 0.01 * G4 @ rf.solution, atol=1e-9)
+        assert abs(qk[2] - (0.5 * qk[1] + 0.1)) < 1e-9
+    keep.update_kinematics(run_k[-1][0])
+    left = np.linalg.norm(keep.get_frame_pose("tip").translation - target)
+    assert left < 0.5 * np.linalg.norm(offset)  # it got closer (damped near the singularity)
+
+
+@pytest.mark.parametrize("delta", [[0.1, 0.1, 0.1], [-0.2, 0.3, -0.4], [0.3, 0.0, 0.0]])
+def test_keep_solve_position_succeeds_from_the_same_starts(arms, delta):
+    keep, fold = arms
+    z0 = singular_start(keep)
+    fold.update_kinematics(z0 + np.array(delta))
+    target = fold.get_frame_pose("tip")
+    res_f = KinematicsSolver(fold).solve_position(z0, target, "tip")
+    res_k = KinematicsSolver(keep).solve_position(coupled(z0), target, "tip")
+    assert res_f.status == res_k.status == SolverStatus.SUCCESS
+    assert res_k.iterations == res_f.iterations
+    np.testing.assert_allclose(res_k.solution[[0, 1, 3]], res_f.solution, rtol=0, atol=1e-9)
+    q = res_k.solution
+    assert abs(q[2] - (0.5 * q[1] + 0.1)) < 1e-9
+
+
+def test_the_problem_carries_the_coupling_basis(arms):
+    keep, _ = arms
+    solver = KinematicsSolver(keep)
+    solver.add_frame_task("tip", "tip")
+    q = coupled(np.array([0.1, 0.2, 0.3]))
+    p = solver.build_problem(q)
+    np.testing.assert_array_equal(p.coupling_basis, G4)
+    np.testing.assert_array_equal(p.coupling_offset, np.zeros(4))
+    q[2] += 0.001  # a drifted follower: v0 removes the drift in one step
+    p = solver.build_problem(q)
+    np.testing.assert_allclose(p.coupling_offset, [0, 0, -0.001 / 0.01, 0], atol=1e-12)
+    np.testing.assert_array_equal(p.C[p.constraint_slices["mimic"]], [[0, -0.5, 1, 0]])
+    assert KinematicsSolver(arm4("fold")).build_problem(q[[0, 1, 3]]).coupling_basis is None
+
+
+def test_any_constraint_row_and_the_box_map_through_the_coupling():
+    """Rows written in full v (here a user row on the follower) and the follower's own
+    velocity limit act on the leader; the result is in full v, saturations named there."""
+    keep = arm4("keep", j3_velocity=0.2)  # |v3| <= 0.2 means |v2| <= 0.4
+    solver = KinematicsSolver(keep)
+    solver.enable_position_limits(False)
+    solver.add_joint_task("j2", "j2", 2.0).gain = 100.0  # asks for 100 rad/s
+    q = coupled(np.array([0.1, 0.2, 0.3]))
+    res = solver.solve_velocity(q)
+    assert res.solution[1] == pytest.approx(0.4) and res.solution[2] == pytest.approx(0.2)
+    assert res.saturated_joints == [1]  # the leader (its box came from the follower's)
+    # a general row on the follower's column: v3 - v4 <= 0.05
+    solver.set_linear_velocity_constraints([[0.0, 0.0, 1.0, -1.0]], [-np.inf], [0.05])
+    res = solver.solve_velocity(q)
+    v = res.solution
+    assert v[2] - v[3] <= 0.05 + 1e-12 and v[2] == pytest.approx(0.5 * v[1], abs=1e-12)
+    assert v[2] - v[3] == pytest.approx(0.05) and res.saturated_constraints == [1]
+    row = solver.build_problem(q).constraint_slices["linear"].start
+    assert row == 1  # after the mimic row: the index is the full problem's
+
+
+def test_a_blocked_step_is_a_stall_not_a_success():
+    robot = RobotModel(
+        Path(__file__).resolve().parents[1] / "robots" / "panda" / "panda.urdf",
+        load_visuals=False,
+    )
+    hi = robot.get_joint_limits()[1]
+    q = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])
+    q[3] = hi[3]  # at joint 4's upper limit
+    solver = KinematicsSolver(robot)
+    task = solver.add_joint_task("j4", "panda_joint4", hi[3] + 0.5)  # beyond it
+    res = solver.solve_velocity(q)
+    assert res.status == SolverStatus.NO_PROGRESS
+    assert "stalled" in res.status_message and "panda_joint4" not in res.status_message
+    assert res.task_scales[0] == 0.0 and not res.solution.any()
+    task.set_target_value(hi[3] - 0.5)  # away from the limit: it moves
+    res = solver.solve_velocity(q)
+    assert res.status == SolverStatus.SUCCESS and res.solution[3] < 0.0
+    task.set_target_value(hi[3])  # met: a zero step with nothing asked is a success
+    res = solver.solve_velocity(q)
+    assert res.status == SolverStatus.SUCCESS

@@ -393,7 +393,10 @@ def test_fast_hand_sweep_keeps_min_distance_with_a_small_row_budget():
     for step in range(200):
         hand.set_target_position(left + min(1.0, step / 20) * 1.3 * (right - left))
         res = solver.solve_velocity(q)
-        assert res.status == SolverStatus.SUCCESS, res.status_message
+        # SUCCESS, or the reported stall: the collision rows hold the hands (scale 0, dq 0)
+        stalled = res.status == SolverStatus.NO_PROGRESS and res.task_scales[0] <= 1e-12
+        assert stalled or res.status == SolverStatus.SUCCESS, res.status_message
+        assert not stalled or np.abs(res.solution).max() <= 1e-12
         q = robot.integrate(q, res.solution, dt)
         worst = min(worst, independent_distances(robot, q)[across].min())
         extra = max(extra, cc.last_extra_pairs)

@@ -434,7 +434,7 @@ def test_a_level_mixing_solve_modes_is_invalid_input():
     robot.update_kinematics(np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8]))
     solver = KinematicsSolver(robot)
     solver.add_frame_task("ee", "panda_hand_tcp")
-    post = solver.add_posture_task("posture")
+    post = solver.add_posture_task("posture", priority=0)
     post.solve_mode = TaskSolveMode.MIN_ERROR  # same priority 0 as "ee", other mode
     res = solver.solve_velocity()
     assert res.status == SolverStatus.INVALID_INPUT

@@ -12,7 +12,6 @@ from stackik import (
     InvalidBounds,
     InvalidTransform,
     NonFiniteInput,
-    Rt,
     ShapeError,
     as_se3,
     clamp_configuration,
@@ -23,7 +22,7 @@ from stackik import (
     r2q,
 )
 from stackik.errors import InvalidInput
-from stackik.spatial import check_rotation
+from stackik.spatial import Rt, check_rotation  # (stackik.Rt is EmbodiK's: a utils.SE3)
 
 
 def _quat_matrix(w, x, y, z):

@@ -398,7 +398,10 @@ def test_spatial_checks_accept_the_new_types():
     np.testing.assert_array_equal(check_rotation(SO3(H[:3, :3])), H[:3, :3])
     stack = check_pose_stack([T, SE3.Tx(0.1)])
     np.testing.assert_array_equal(stack[0], H)
-    np.testing.assert_array_equal(stackik.Rt(SO3(H[:3, :3]), H[:3, 3]).homogeneous, H)
+    T2 = stackik.Rt(SO3(H[:3, :3]), H[:3, 3])  # EmbodiK's top-level Rt: an SE3 of utils
+    assert isinstance(T2, SE3)
+    np.testing.assert_array_equal(T2.homogeneous(), H)
+    np.testing.assert_array_equal(stackik.spatial.Rt(SO3(H[:3, :3]), H[:3, 3]).homogeneous, H)
     # the existing fast paths are untouched: a valid pin.SE3 comes back as is
     P = pin.SE3(H)
     assert as_se3(P) is P

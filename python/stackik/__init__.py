@@ -39,6 +39,7 @@ from .errors import (
 )
 from .ik.batch import BatchIKOptions
 from .ik.branches import BranchFlags
+from .ik.handlers import ElasticBandHandler, StallHandler
 from .ik.position import PositionIKOptions, PositionStepOptions, ResolutionMethod, TaskTarget
 from .model import JointKind, Kinematics, ReferenceFrame, RobotModel
 from .model.world import World
@@ -48,13 +49,16 @@ from .results import (
     FindConfigsResult,
     PathResult,
     PositionIKResult,
+    SolveDiagnostics,
+    SolverRecoveryStage,
     SolverStatus,
+    TaskLayout,
     VelocitySolverResult,
+    get_solver_status_hint,
 )
 from .sns import TaskSolveMode
 from .solver import KinematicsSolver, warmup, warmup_in_background
 from .spatial import (
-    Rt,
     as_se3,
     clamp_configuration,
     compute_pose_error,
@@ -74,7 +78,31 @@ from .tasks import (
     Task,
     TaskType,
 )
-from .utils import SE3, SO3, PoseData
+from .utils import (
+    SE3,
+    SO3,
+    PoseData,
+    Rotation,
+    Rt,
+    compute_absolute_frame,
+    compute_relative_frame,
+    exp3,
+    get_pose_error_vector,
+    log3,
+    matrix_to_quaternion_wxyz,
+    matrix_to_quaternion_xyzw,
+    pose_error_norm,
+    quaternion_wxyz_to_matrix,
+    quaternion_xyzw_to_matrix,
+    rotation_from_rpy,
+    velocity_manipulability,
+)
+
+#: EmbodiK's module-level enum members (attributes, as in EmbodiK; not in ``__all__``).
+SPLIT = TaskLayout.SPLIT
+MERGED = TaskLayout.MERGED
+PRIORITIZED = SolverRecoveryStage.PRIORITIZED
+WEIGHTED_FALLBACK = SolverRecoveryStage.WEIGHTED_FALLBACK
 
 __all__ = [
     "SE3",
@@ -89,6 +117,7 @@ __all__ = [
     "CollisionMarginWarning",
     "CollisionTuningMode",
     "ControlLoop",
+    "ElasticBandHandler",
     "FindConfigsResult",
     "FrameNotFound",
     "FrameTask",
@@ -126,11 +155,16 @@ __all__ = [
     "RobotFileNotFound",
     "RobotLoadError",
     "RobotModel",
+    "Rotation",
     "Rt",
     "ShapeError",
+    "SolveDiagnostics",
+    "SolverRecoveryStage",
     "SolverStatus",
     "StackIKError",
+    "StallHandler",
     "Task",
+    "TaskLayout",
     "TaskNotFound",
     "TaskSolveMode",
     "TaskTarget",
@@ -141,13 +175,26 @@ __all__ = [
     "__version__",
     "as_se3",
     "clamp_configuration",
+    "compute_absolute_frame",
     "compute_pose_error",
+    "compute_relative_frame",
+    "exp3",
+    "get_pose_error_vector",
+    "get_solver_status_hint",
     "joint_callback",
     "limit_task_velocity",
     "load_motion_limits",
+    "log3",
+    "matrix_to_quaternion_wxyz",
+    "matrix_to_quaternion_xyzw",
     "normalize_quaternion",
+    "pose_error_norm",
     "q2r",
+    "quaternion_wxyz_to_matrix",
+    "quaternion_xyzw_to_matrix",
     "r2q",
+    "rotation_from_rpy",
+    "velocity_manipulability",
     "warmup",
     "warmup_in_background",
 ]

@@ -11,6 +11,15 @@ SNS core. One :meth:`VelocityEngine.solve` is one step of the data flow:
 4. the stacked problem goes to :meth:`stackik.sns.SNSSolver.solve_stacked`;
 5. -> :class:`~stackik.results.VelocitySolverResult` with status, scales and timings.
 
+Equality couplings (mimic followers kept in q, or any :class:`MimicConstraint`) are not
+solved as rows: the step is solved in their null space, ``v = G z + v0``
+(:class:`~stackik.sns.reduce.Reduction`). Every other constraint family's rows, written
+in the robot's full velocity space, map generically (``C G``, bounds shifted by
+``C v0``; the box becomes the box of ``z``), so a new family needs no change here.
+
+A step whose highest-priority level gets scale 0 and that does not move at all while
+that level asks for motion is reported as ``NO_PROGRESS`` (a stall), never ``SUCCESS``.
+
 :meth:`VelocityEngine.build_problem` stops after step 3 and returns the
 :class:`Problem` (copies), so tests can assert on matrices without solving.
 
@@ -25,6 +34,7 @@ nothing above (``ik``, the solver facade, ``control``, ``reach``) is imported he
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Iterator
@@ -43,6 +53,7 @@ from .model import Kinematics, RobotModel
 from .model.world import World
 from .results import SolverStatus, VelocitySolverResult
 from .sns import DEFAULT_DAMPING, DEFAULT_TOLERANCE, SNSSolver, TaskSolveMode
+from .sns.reduce import Reduction
 from .tasks.base import Task
 
 __all__ = ["Problem", "VelocityEngine"]
@@ -71,6 +82,9 @@ class Problem:
         J: All levels' rows stacked (rows x nv), rows scaled by ``sqrt(weight)``.
         xdot: All levels' task velocities stacked.
         offsets: Row offset of each level in :attr:`J` (levels + 1).
+        coupling_basis: ``G`` (nv x nz) of the equality couplings the step is solved
+            under (``v = G z + v0``), or None without couplings.
+        coupling_offset: ``v0`` (nv) of the couplings (their drift terms), or None.
     """
 
     levels: list[tuple[np.ndarray, np.ndarray]]
@@ -85,6 +99,8 @@ class Problem:
     J: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     xdot: np.ndarray = field(default_factory=lambda: np.zeros(0))
     offsets: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    coupling_basis: np.ndarray | None = None
+    coupling_offset: np.ndarray | None = None
 
     def copy(self) -> Problem:
         """A deep copy (the engine's buffers are reused by the next step)."""
@@ -106,6 +122,8 @@ class Problem:
             J,
             x,
             offs.copy(),
+            None if self.coupling_basis is None else self.coupling_basis.copy(),
+            None if self.coupling_offset is None else self.coupling_offset.copy(),
         )
 
 
@@ -124,11 +142,12 @@ class _Layout:
         row = 0
         for p in sorted(groups):
             group = groups[p]
-            mixed = {t.solve_mode for t in group}
+            mixed = {t.solve_mode.kernel_mode for t in group}  # SCALE_ELASTIC is SCALE
             if len(mixed) > 1:
                 raise InvalidInput(
                     f"tasks {[t.name for t in group]} share priority {p} but not a solve "
-                    f"mode ({sorted(m.name for m in mixed)}): one level has one mode"
+                    f"mode ({sorted(t.solve_mode.name for t in group)}): one level has "
+                    "one mode"
                 )
             for t in group:
                 placed.append((t, row, row + t.get_dimension()))
@@ -140,8 +159,9 @@ class _Layout:
         self.J = np.zeros((rows, nv))
         self.xdot = np.zeros(rows)
         self.offsets = np.array(offsets, dtype=np.int64)
-        self.mode_values = np.array([int(m) for m in self.modes], dtype=np.int64)
-        self.all_scale = all(m == TaskSolveMode.SCALE for m in self.modes)
+        self.mode_values = np.array([m.kernel_mode for m in self.modes], dtype=np.int64)
+        self.all_scale = not self.mode_values.any()
+        self.elastic = any(t.solve_mode is TaskSolveMode.SCALE_ELASTIC for t, _, _ in placed)
         self.writers = [(t, self.J[r0:r1], self.xdot[r0:r1]) for t, r0, r1 in placed]
         self.levels = [
             (self.J[offsets[k] : offsets[k + 1]], self.xdot[offsets[k] : offsets[k + 1]])
@@ -178,6 +198,15 @@ class VelocityEngine:
         self._joint_weights = np.ones(robot.nv)
         self._timing = False
         self._sns: SNSSolver | None = None
+        self._sns_z: SNSSolver | None = None  # the solver of the coupled (reduced) problem
+        self._reduction: Reduction | None = None
+        self._reduction_key: tuple = ()
+        self._couplers: list[MimicConstraint] = []
+        self._v0 = np.zeros(robot.nv)
+        self._rows_key: tuple = ()
+        self._rows_kept = np.zeros(0, dtype=np.int64)
+        self._last_layout: _Layout | None = None  # the layout of the last step
+        self._tasks_ms = 0.0  # time writing the task rows [ms] (with the timing breakdown)
         self._layout: _Layout | None = None
         self._layout_key: tuple = ()
         self._rows_C = np.zeros((0, robot.nv))
@@ -197,12 +226,17 @@ class VelocityEngine:
     # -- pickling: the lock and the SNS solver's buffers are rebuilt ------------------------
     def __getstate__(self) -> dict[str, Any]:
         with self.lock:
-            return _pickling.without(self.__dict__, ("lock", "_sns"))
+            return _pickling.without(self.__dict__, ("lock", "_sns", "_sns_z"))
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.lock = threading.RLock()
+        self._drop_solvers()
+
+    def _drop_solvers(self) -> None:
+        """Forget the SNS solvers (rebuilt with the current settings at the next step)."""
         self._sns = None
+        self._sns_z = None
 
     # -- settings ------------------------------------------------------------------------
     @property
@@ -222,7 +256,7 @@ class VelocityEngine:
     @damping.setter
     def damping(self, value: float) -> None:
         self._damping = _validate.positive_float(value, "damping", allow_zero=True)
-        self._sns = None
+        self._drop_solvers()
 
     @property
     def tolerance(self) -> float:
@@ -232,7 +266,7 @@ class VelocityEngine:
     @tolerance.setter
     def tolerance(self, value: float) -> None:
         self._tolerance = _validate.positive_float(value, "tolerance", allow_zero=True)
-        self._sns = None
+        self._drop_solvers()
 
     @property
     def constraint_deadband(self) -> float:
@@ -251,7 +285,7 @@ class VelocityEngine:
     @max_iterations.setter
     def max_iterations(self, value: int) -> None:
         self._max_iterations = _validate.count(value, "max_iter")
-        self._sns = None
+        self._drop_solvers()
 
     @property
     def joint_weights(self) -> np.ndarray:
@@ -264,7 +298,7 @@ class VelocityEngine:
         if (w <= 0).any():
             raise InvalidInput("joint weights must be > 0")
         self._joint_weights = w
-        self._sns = None
+        self._drop_solvers()
 
     @property
     def timing(self) -> bool:
@@ -281,6 +315,16 @@ class VelocityEngine:
         c = self._constraints[JOINT_LIMITS]
         assert isinstance(c, JointLimitsConstraint)
         return c
+
+    @property
+    def top_demand(self) -> float:
+        """Norm of the highest-priority level's task velocity in the last step (0: none)."""
+        return 0.0 if self._last_layout is None else _top_demand(self._last_layout)
+
+    @property
+    def scale_elastic(self) -> bool:
+        """Whether a task of the last step's layout is in SCALE_ELASTIC mode."""
+        return self._last_layout is not None and self._last_layout.elastic
 
     @contextmanager
     def settings(self, **values: object) -> Iterator[None]:
@@ -364,6 +408,13 @@ class VelocityEngine:
             raise InvalidInput(f"constraint {constraint.name!r} reads another kinematics cache")
         if constraint.name in self._constraints and not replace:
             raise InvalidInput(f"a constraint named {constraint.name!r} already exists")
+        if isinstance(constraint, MimicConstraint):  # the couplings must compose
+            others = [
+                c
+                for c in self._constraints.values()
+                if isinstance(c, MimicConstraint) and c.name != constraint.name
+            ]
+            self._coupling_reduction([*others, constraint])
         self._constraints.pop(constraint.name, None)
         self._constraints[constraint.name] = constraint
         self._ordered = None
@@ -393,6 +444,31 @@ class VelocityEngine:
         for c in self._constraints.values():
             c.reset()
 
+    # -- equality couplings ----------------------------------------------------------------
+    def _coupling_reduction(self, couplers: list[MimicConstraint]) -> Reduction:
+        """The null-space change of variables of these coupling constraints (cached).
+
+        Raises:
+            InvalidInput: A joint follows two leaders, or the couplings form a cycle.
+        """
+        key = tuple(id(c) for c in couplers)
+        if self._reduction is None or key != self._reduction_key:
+            parts = [c.velocity_couplings for c in couplers]
+            f, lead, m = (np.concatenate([p[i] for p in parts]) for i in range(3))
+            try:
+                reduction = Reduction(self.robot.nv, f, lead, m)
+            except InvalidInput as exc:
+                names = [c.name for c in couplers]
+                raise InvalidInput(f"mimic constraints {names}: {exc}") from None
+            self._reduction, self._reduction_key = reduction, key
+        return self._reduction
+
+    def _coupling_offset(self) -> tuple[Reduction, np.ndarray]:
+        """This step's reduction and ``v0`` (from the coupling rows just written)."""
+        red = self._coupling_reduction(self._couplers)
+        drift = np.concatenate([self._rows_lower[self._slices[c.name]] for c in self._couplers])
+        return red, red.offset(drift, self._v0)
+
     # -- building ------------------------------------------------------------------------
     def update(self, q: object | None) -> None:
         """Update the engine's kinematics at ``q`` (None or empty: keep the current one).
@@ -421,19 +497,23 @@ class VelocityEngine:
     def _assemble(self, apply_limits: bool) -> tuple[_Layout, int]:
         """Steps 2 and 3: task rows, box and constraint rows into the buffers."""
         layout = self._current_layout()
+        clock = time.perf_counter
+        t0 = clock() if self._timing else 0.0
         for task, J, xdot in layout.writers:
             task.write(J, xdot)
+        if self._timing:
+            self._tasks_ms = (clock() - t0) * 1e3
         dt = self._dt
         lo, hi = self._box_lower, self._box_upper
         lo.fill(-np.inf)
         hi.fill(np.inf)
         active = [c for c in self.constraints if c.active and (apply_limits or not c.is_limit)]
+        self._couplers = [c for c in active if isinstance(c, MimicConstraint) and c.max_rows()]
         for c in active:
             c.tighten_box(dt, lo, hi)
         self._row_capacity(active)
         start = 0
         self._slices = {}
-        clock = time.perf_counter
         for c in active:
             cap = c.max_rows()
             if cap == 0:
@@ -486,6 +566,10 @@ class VelocityEngine:
                     self._slices = slices
 
     def _problem(self, layout: _Layout, p: int) -> Problem:
+        basis = offset = None
+        if self._couplers:
+            red, v0 = self._coupling_offset()
+            basis, offset = red.G, v0
         return Problem(
             layout.levels,
             layout.level_tasks,
@@ -499,19 +583,34 @@ class VelocityEngine:
             layout.J,
             layout.xdot,
             layout.offsets,
+            basis,
+            offset,
         )
 
     # -- solving ---------------------------------------------------------------------------
+    def _new_solver(self, free: np.ndarray | None) -> SNSSolver:
+        weights = self._joint_weights if free is None else self._joint_weights[free]
+        return SNSSolver(
+            weights.shape[0],
+            joint_weights=weights,
+            damping=self._damping,
+            tolerance=self._tolerance,
+            max_iterations=self._max_iterations,
+        )
+
     def _solver(self) -> SNSSolver:
         if self._sns is None:
-            self._sns = SNSSolver(
-                self.robot.nv,
-                joint_weights=self._joint_weights,
-                damping=self._damping,
-                tolerance=self._tolerance,
-                max_iterations=self._max_iterations,
-            )
+            self._sns = self._new_solver(None)
         return self._sns
+
+    def _reduced_solver(self, red: Reduction) -> SNSSolver:
+        """The SNS solver of the coupled problem: the free joints and their weights.
+
+        A follower's weight is unused: the coupling moves it (the fold layout's metric).
+        """
+        if self._sns_z is None or self._sns_z.n != red.nz:
+            self._sns_z = self._new_solver(red.free)
+        return self._sns_z
 
     def solve(self, q: object | None = None, apply_limits: bool = True) -> VelocitySolverResult:
         """One velocity step.
@@ -535,11 +634,15 @@ class VelocityEngine:
                 return self._invalid(str(exc), t0)
             t2 = time.perf_counter()
             # (the SNS core never returns a non-finite solution: NUMERICAL_ERROR, zeros)
-            result = self._run(layout, p)
+            result = self._run_coupled(layout, p) if self._couplers else self._run(layout, p)
+            self._last_layout = layout
+            _report_stall(layout, result)
             if result.status == SolverStatus.INFEASIBLE and p:
                 result.status_message += "; most violated: " + self._worst_row(result, p)
             t3 = time.perf_counter()
             result.computation_time_ms = (t3 - t0) * 1e3
+            result.solver_computation_time_ms = (t3 - t2) * 1e3
+            self._record(result, layout, apply_limits)
             if self._timing:
                 result.timings = {
                     "kinematics_ms": (t1 - t0) * 1e3,
@@ -547,7 +650,29 @@ class VelocityEngine:
                     "solve_ms": (t3 - t2) * 1e3,
                     **self._phase,
                 }
+                tasks = self._tasks_ms
+                result.pinocchio_kinematics_time_ms = (t1 - t0) * 1e3
+                result.task_update_time_ms = tasks
+                result.constraint_setup_time_ms = (t2 - t1) * 1e3 - tasks
+                result.collision_constraint_time_ms = self._phase.get("collision_ms", 0.0)
             return result
+
+    def _record(self, result: VelocitySolverResult, layout: _Layout, apply_limits: bool) -> None:
+        """EmbodiK's result fields of this step (see :class:`~stackik.results.SolveRecord`)."""
+        result.limits_applied = bool(apply_limits)
+        result.task_modes_effective = list(layout.modes)
+        result.task_used_fallback = [False] * len(layout.modes)
+        result.levels = (layout.J.copy(), layout.offsets, layout.xdot.copy())
+        for c in self._constraints.values():
+            if c.family != "collision" or not c.active:
+                continue
+            watched = int(np.size(getattr(c, "pair_indices", ())))
+            exact = int(getattr(c, "exact_queries", 0))
+            skipped = int(getattr(c, "skipped_queries", 0))
+            result.collision_pairs_considered += watched
+            result.collision_exact_distance_queries += exact
+            result.collision_bound_culled_pairs += max(watched - exact - skipped, 0)
+            result.collision_budget_exhausted |= skipped > 0
 
     def _run(self, layout: _Layout, p: int) -> VelocitySolverResult:
         return self._solver().solve_stacked(
@@ -561,6 +686,51 @@ class VelocityEngine:
             self._box_lower,
             self._box_upper,
         )
+
+    def _run_coupled(self, layout: _Layout, p: int) -> VelocitySolverResult:
+        """Solve in the couplings' null space, ``v = G z + v0``; map the result back.
+
+        The coupling rows themselves are dropped (``C G = 0`` and their bounds become 0:
+        they hold by construction); every other row maps as ``C G`` with its bounds
+        shifted by ``C v0``, whatever its family; the box becomes the box of ``z``.
+        """
+        red, v0 = self._coupling_offset()
+        rows = self._uncoupled_rows(p)
+        C = self._rows_C[rows]
+        shift = C @ v0
+        z_lo, z_hi = np.empty(red.nz), np.empty(red.nz)
+        red.box(self._box_lower, self._box_upper, v0, z_lo, z_hi)
+        result = self._reduced_solver(red).solve_stacked(
+            layout.J @ red.G,
+            layout.xdot - layout.J @ v0,
+            layout.offsets,
+            None if layout.all_scale else layout.mode_values,
+            C @ red.G,
+            self._rows_lower[rows] - shift,
+            self._rows_upper[rows] - shift,
+            z_lo,
+            z_hi,
+        )
+        if result.status in _NO_SOLUTION:
+            result.solution = np.zeros(self.robot.nv)
+        else:
+            result.solution = red.solution(result.solution, v0)
+        result.saturated_joints = [int(red.free[j]) for j in result.saturated_joints]
+        result.saturated_constraints = [int(rows[r]) for r in result.saturated_constraints]
+        return result
+
+    def _uncoupled_rows(self, p: int) -> np.ndarray:
+        """Indices of this step's rows that are not coupling rows (cached by layout)."""
+        key = (
+            p,
+            *((self._slices[c.name].start, self._slices[c.name].stop) for c in self._couplers),
+        )
+        if key != self._rows_key:
+            keep = np.ones(p, dtype=bool)
+            for c in self._couplers:
+                keep[self._slices[c.name]] = False
+            self._rows_key, self._rows_kept = key, np.flatnonzero(keep)
+        return self._rows_kept
 
     def _worst_row(self, result: VelocitySolverResult, p: int) -> str:
         """Name the constraint row the returned solution violates most."""
@@ -589,3 +759,52 @@ class VelocityEngine:
             f"VelocityEngine(robot={self.robot!r}, tasks={list(self._tasks)}, "
             f"constraints={list(self._constraints)}, dt={self._dt})"
         )
+
+
+#: Statuses whose result carries no solution (zeros).
+_NO_SOLUTION = (
+    SolverStatus.INVALID_INPUT,
+    SolverStatus.SHAPE_MISMATCH,
+    SolverStatus.NUMERICAL_ERROR,
+)
+
+#: A highest-priority SCALE level at or below this scale gets nothing of its task velocity.
+STALL_SCALE = 1e-12
+#: A step is zero when no joint velocity exceeds this [rad/s or m/s].
+ZERO_STEP = 1e-12
+#: The highest level asks for motion when its task velocity's norm exceeds this.
+STALL_DEMAND = 1e-9
+
+
+def _top_demand(layout: _Layout) -> float:
+    """Norm of the highest-priority level's task velocity (0 without levels)."""
+    if len(layout.offsets) < 2:
+        return 0.0
+    x = layout.xdot[layout.offsets[0] : layout.offsets[1]]
+    return math.sqrt(float(x @ x))
+
+
+def _report_stall(layout: _Layout, result: VelocitySolverResult) -> None:
+    """Turn a SUCCESS that is a stall into NO_PROGRESS (in place).
+
+    A stall: the highest-priority level is a SCALE level that got scale 0, the step is
+    zero, and the level asks for motion. SNS found no direction that serves the main task
+    inside the constraints; calling that SUCCESS would hide a robot that stands still with
+    a large task error.
+    """
+    if result.status != SolverStatus.SUCCESS or not result.task_scales.size:
+        return
+    if layout.modes[0].kernel_mode != TaskSolveMode.SCALE or result.task_scales[0] > STALL_SCALE:
+        return
+    if np.any(np.abs(result.solution) > ZERO_STEP):
+        return
+    demand = _top_demand(layout)
+    if demand <= STALL_DEMAND:
+        return
+    result.status = SolverStatus.NO_PROGRESS
+    result.status_message = (
+        f"stalled: the highest-priority level ({', '.join(layout.level_tasks[0])}) got "
+        f"scale 0 and the step is zero while it asks for |xdot| = {demand:.3g}; blocked by "
+        f"saturated joints {result.saturated_joints} and constraint rows "
+        f"{result.saturated_constraints}"
+    )

@@ -13,8 +13,13 @@ import difflib
 from collections.abc import Iterable, Sequence
 
 
-class StackIKError(Exception):
-    """Root of every error raised by stackik."""
+class StackIKError(RuntimeError):
+    """Root of every error raised by stackik.
+
+    A :class:`RuntimeError` (what EmbodiK raises), so ``except RuntimeError`` written for
+    EmbodiK catches stackik's errors too; the subclasses keep their ``KeyError``,
+    ``ValueError`` or ``FileNotFoundError`` base where they have one.
+    """
 
 
 class RobotLoadError(StackIKError):
@@ -78,8 +83,12 @@ def _closest(name: str, available: Iterable[str], n: int = 5) -> list[str]:
     return close
 
 
-class NameNotFound(StackIKError, KeyError):
+class NameNotFound(StackIKError, KeyError, ValueError):
     """A named entity (frame, joint, task, ...) does not exist.
+
+    A :class:`KeyError`, and also a :class:`ValueError` and (through
+    :class:`StackIKError`) a :class:`RuntimeError`: EmbodiK raises ``ValueError`` for an
+    unknown frame or joint given to a task and ``RuntimeError`` from the robot's getters.
 
     Attributes:
         kind: What was looked up (``"frame"``, ``"joint"``, ...).

@@ -7,6 +7,7 @@ results with a :class:`SolverStatus` and a human-readable ``status_message``.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import overload
@@ -28,7 +29,14 @@ class SolverStatus(enum.IntEnum):
         EMPTY_PROBLEM: There was nothing to solve (no task rows, no variables).
         INFEASIBLE: The constraint set admits no point; the least-violating
             solution is returned.
-        NO_PROGRESS: Iterating stopped making progress.
+        NO_PROGRESS: No progress: position IK stopped improving, or a velocity step
+            stalled (the highest-priority level got scale 0 and the step is zero while
+            that level asks for motion).
+        COLLISION_VIOLATED: A collision pair is below its minimum distance (reported by
+            the collision constraint; EmbodiK's status). Never SUCCESS while one is.
+        NON_FINITE_INPUT: EmbodiK's name; an alias of INVALID_INPUT (the message names
+            the non-finite argument).
+        CONSTRAINT_BOUNDS_MISMATCH: EmbodiK's name; an alias of SHAPE_MISMATCH.
     """
 
     SUCCESS = 0
@@ -41,6 +49,10 @@ class SolverStatus(enum.IntEnum):
     EMPTY_PROBLEM = 7
     INFEASIBLE = 8
     NO_PROGRESS = 9
+    COLLISION_VIOLATED = 10
+    # EmbodiK's names of conditions stackik reports under a broader status (aliases):
+    NON_FINITE_INPUT = 2  # INVALID_INPUT names the NaN / inf argument
+    CONSTRAINT_BOUNDS_MISMATCH = 5  # SHAPE_MISMATCH names the rows and bounds
 
     def __str__(self) -> str:
         """The name (``str(SolverStatus.SUCCESS) == "SUCCESS"``); ``int()`` gives the value."""
@@ -50,8 +62,254 @@ class SolverStatus(enum.IntEnum):
         return format(self.name, spec)
 
 
+#: What to look at for each status (:func:`get_solver_status_hint`).
+_HINTS = {
+    SolverStatus.SUCCESS: "Solved.",
+    SolverStatus.MAX_ITERATIONS: (
+        "The iteration limit stopped the solve. Raise max_iterations, or check whether "
+        "the target is reachable."
+    ),
+    SolverStatus.INVALID_INPUT: (
+        "An input was rejected: check sizes (nq for configurations, nv for velocities) "
+        "and that no value is NaN or inf; the message names the argument."
+    ),
+    SolverStatus.SINGULARITY: (
+        "A singular configuration blocked progress: move away from it, or raise the damping."
+    ),
+    SolverStatus.CONSTRAINT_VIOLATION: (
+        "The returned step violates a constraint (numerical trouble): scale the problem "
+        "(task gains, constraint rows) or loosen nearly conflicting constraints."
+    ),
+    SolverStatus.SHAPE_MISMATCH: (
+        "Array shapes disagree: one task velocity per Jacobian row, every Jacobian and "
+        "constraint row with nv columns, one bound per constraint row."
+    ),
+    SolverStatus.NUMERICAL_ERROR: (
+        "A numerical routine failed or overflowed: reduce task gains and weights, raise "
+        "the damping, or scale the constraint rows."
+    ),
+    SolverStatus.EMPTY_PROBLEM: (
+        "Nothing to solve: add a task (or activate one); the step is the minimum-norm "
+        "point of the constraints."
+    ),
+    SolverStatus.INFEASIBLE: (
+        "The constraints admit no step together: the least-violating step is returned. "
+        "Relax a conflicting constraint (the message names the most violated row)."
+    ),
+    SolverStatus.NO_PROGRESS: (
+        "No progress: joint limits or constraints block the highest-priority task. Try "
+        "the elastic band (enable_elastic_band) or the stall handler, lower gains, "
+        "another seed, or a target the robot can reach."
+    ),
+    SolverStatus.COLLISION_VIOLATED: (
+        "A collision pair is below its minimum distance: the step pushes it out at the "
+        "recovery rate; lower min_distance if the start pose is legitimately closer."
+    ),
+}
+
+
+def get_solver_status_hint(status: object, status_message: str | None = None) -> str:
+    """A hint of what to check for a status (EmbodiK's helper), with the message appended.
+
+    Args:
+        status: A :class:`SolverStatus`, its value or its name (EmbodiK's statuses too).
+        status_message: The result's ``status_message``; appended as ``Details: ...``.
+
+    Returns:
+        The hint; an unknown status gets a generic one.
+    """
+    name = getattr(status, "name", status)
+    try:
+        key = SolverStatus[name] if isinstance(name, str) else SolverStatus(int(name))  # type: ignore[call-overload]
+    except (KeyError, ValueError, TypeError):
+        key = None
+    hint = _HINTS.get(key, "Unknown status: inspect the result's fields and the input sizes.")  # type: ignore[arg-type]
+    return f"{hint} Details: {status_message}" if status_message else hint
+
+
+class TaskLayout(enum.IntEnum):
+    """EmbodiK's pose-task layouts (``VelocitySolverResult.active_task_layout``).
+
+    Attributes:
+        SPLIT: Position and orientation rows of a pose task at separate levels.
+        MERGED: Both in one level; stackik always stacks a frame task's rows together.
+    """
+
+    SPLIT = 0
+    MERGED = 1
+
+
+class SolverRecoveryStage(enum.IntEnum):
+    """Which stage supplied the velocity (``VelocitySolverResult.recovery_stage``).
+
+    Attributes:
+        PRIORITIZED: The prioritized (SNS) solve; stackik's only stage.
+        WEIGHTED_FALLBACK: EmbodiK's weighted fallback (stackik has none).
+    """
+
+    PRIORITIZED = 0
+    WEIGHTED_FALLBACK = 1
+
+
+_NAN = float("nan")
+
+
+@dataclass(kw_only=True)
+class SolveRecord:
+    """The fields EmbodiK 0.23.2's result objects carry beyond a solve's core, by name.
+
+    The fields hold stackik's own data. The properties are EmbodiK's diagnostics of
+    features stackik does not have (weighted advisor, preferred lock, split layout,
+    weighted fallback): they report them unavailable / unused, with EmbodiK's values for
+    that case (``False``, ``NaN``, ``1.0``, ``INVALID_INPUT`` for a candidate never made).
+
+    Attributes:
+        limits_applied: Whether joint limits bounded the step.
+        task_modes_effective: :class:`~stackik.sns.TaskSolveMode` per priority level.
+        task_used_fallback: Per level, whether a SCALE level fell back to MIN_ERROR
+            (never in stackik: an exact QP keeps it SCALE).
+        pinocchio_kinematics_time_ms: Kinematics pass [ms] (with the timing breakdown).
+        task_update_time_ms: Task rows [ms] (with the timing breakdown).
+        constraint_setup_time_ms: Box and constraint rows [ms] (with the timing breakdown).
+        collision_constraint_time_ms: Collision rows [ms] (with the timing breakdown).
+        solver_computation_time_ms: The SNS solve [ms].
+        collision_pairs_considered: Pairs the collision constraint watched this step.
+        collision_exact_distance_queries: Exact distance queries this step.
+        collision_bound_culled_pairs: Watched pairs not queried exactly (their distance
+            bound kept them away).
+        collision_budget_exhausted: The query time budget cut queries short.
+        collision_sphere_culled_pairs: Pairs skipped by the bounding-sphere test.
+    """
+
+    limits_applied: bool = True
+    task_modes_effective: list = field(default_factory=list)
+    task_used_fallback: list[bool] = field(default_factory=list)
+    pinocchio_kinematics_time_ms: float = 0.0
+    task_update_time_ms: float = 0.0
+    constraint_setup_time_ms: float = 0.0
+    collision_constraint_time_ms: float = 0.0
+    solver_computation_time_ms: float = 0.0
+    collision_pairs_considered: int = 0
+    collision_exact_distance_queries: int = 0
+    collision_bound_culled_pairs: int = 0
+    collision_budget_exhausted: bool = False
+    collision_sphere_culled_pairs: int = 0
+
+    # -- EmbodiK features stackik does not have: reported unavailable ---------------------
+    @property
+    def active_task_layout(self) -> TaskLayout:
+        """:class:`TaskLayout`: always MERGED (a frame task's rows share one level)."""
+        return TaskLayout.MERGED
+
+    @property
+    def recovery_stage(self) -> SolverRecoveryStage:
+        """:class:`SolverRecoveryStage`: always PRIORITIZED (the SNS solve)."""
+        return SolverRecoveryStage.PRIORITIZED
+
+    @property
+    def binding_score(self) -> float:
+        """EmbodiK's layout-switcher score: 0 (no switcher)."""
+        return 0.0
+
+    @property
+    def weighted_advisory_available(self) -> bool:
+        """EmbodiK's weighted advisor ran: never."""
+        return False
+
+    @property
+    def weighted_fallback_used(self) -> bool:
+        """EmbodiK's weighted fallback replaced the solution: never."""
+        return False
+
+    @property
+    def weighted_advisory_v_norm(self) -> float:
+        """Advisor diagnostic: NaN (no advisor)."""
+        return _NAN
+
+    @property
+    def weighted_advisory_pos_task_error_norm(self) -> float:
+        """Advisor diagnostic: NaN (no advisor)."""
+        return _NAN
+
+    @property
+    def weighted_advisory_ori_task_error_norm(self) -> float:
+        """Advisor diagnostic: NaN (no advisor)."""
+        return _NAN
+
+    @property
+    def weighted_advisory_condition_number(self) -> float:
+        """Advisor diagnostic: NaN (no advisor)."""
+        return _NAN
+
+    @property
+    def advisor_position_weight_scale_current(self) -> float:
+        """Advisor position-weight scale: 1 (none)."""
+        return 1.0
+
+    @property
+    def advisor_scale_adapt_active(self) -> bool:
+        """Advisor adaptation ran: never."""
+        return False
+
+    @property
+    def preferred_lock_attempted(self) -> bool:
+        """EmbodiK's preferred-lock candidate was tried: never."""
+        return False
+
+    @property
+    def preferred_lock_used(self) -> bool:
+        """The preferred-lock candidate was used: never."""
+        return False
+
+    @property
+    def preferred_lock_fallback_used(self) -> bool:
+        """The preferred-lock fallback was used: never."""
+        return False
+
+    @property
+    def preferred_lock_candidate_status(self) -> SolverStatus:
+        """Status of the preferred-lock candidate: INVALID_INPUT (none made)."""
+        return SolverStatus.INVALID_INPUT
+
+    @property
+    def preferred_lock_candidate_position_error(self) -> float:
+        """Its position error: NaN (none made)."""
+        return _NAN
+
+    @property
+    def preferred_lock_candidate_orientation_error(self) -> float:
+        """Its orientation error: NaN (none made)."""
+        return _NAN
+
+    @property
+    def preferred_lock_candidate_step_norm(self) -> float:
+        """Its step norm: NaN (none made)."""
+        return _NAN
+
+    @property
+    def preferred_lock_candidate_time_ms(self) -> float:
+        """Its time [ms]: 0 (none made)."""
+        return 0.0
+
+
+def condition_number(J: np.ndarray, offsets: np.ndarray) -> float:
+    """Largest condition number ``sigma_max / sigma_min`` over the levels' Jacobians.
+
+    Each level's rows ``J[offsets[k]:offsets[k+1]]``; ``sigma_min`` is its
+    ``min(rows, columns)``-th singular value (inf when it is zero); 1 without levels.
+    """
+    worst = 1.0
+    for k in range(len(offsets) - 1):
+        rows = J[offsets[k] : offsets[k + 1]]
+        if rows.size == 0:
+            continue
+        sv = np.linalg.svd(rows, compute_uv=False)
+        worst = max(worst, float(sv[0] / sv[-1]) if sv[-1] > 0.0 else math.inf)
+    return worst
+
+
 @dataclass
-class VelocitySolverResult:
+class VelocitySolverResult(SolveRecord):
     """Result of one prioritized velocity solve.
 
     Attributes:
@@ -66,6 +324,16 @@ class VelocitySolverResult:
         computation_time_ms: Wall-clock time of the solve [ms].
         timings: Optional breakdown of ``computation_time_ms`` by phase [ms].
         fallback_levels: Priority levels the greedy saturation handed to the exact QP.
+        levels: ``(J, offsets, xdot)``: copies of the step's stacked task rows, level
+            offsets and task velocities (what :attr:`condition_number` and
+            :attr:`final_error` read), or None.
+        joint_velocities: Alias of :attr:`solution` (EmbodiK's name).
+        condition_number: Largest condition number of a level's Jacobian (computed when
+            read; 1 without task rows).
+        final_error: ``||J dq - xdot||`` over every task row [task units], EmbodiK's
+            (computed when read).
+
+    The fields of :class:`SolveRecord` carry EmbodiK's other result fields.
     """
 
     solution: np.ndarray
@@ -79,11 +347,42 @@ class VelocitySolverResult:
     computation_time_ms: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
     fallback_levels: list[int] = field(default_factory=list)
+    levels: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @property
     def success(self) -> bool:
         """Whether ``status`` is :attr:`SolverStatus.SUCCESS`."""
         return self.status == SolverStatus.SUCCESS
+
+    @property
+    def joint_velocities(self) -> np.ndarray:
+        """The joint velocity ``dq`` (EmbodiK's name of :attr:`solution`)."""
+        return self.solution
+
+    @property
+    def condition_number(self) -> float:
+        """Largest condition number of a level's Jacobian (1 without task rows).
+
+        Computed from :attr:`levels` when read.
+        """
+        if self.levels is None:
+            return 1.0
+        return condition_number(self.levels[0], self.levels[1])
+
+    @property
+    def final_error(self) -> float:
+        """``||J dq - xdot||`` over every task row as stacked [task units] (EmbodiK's).
+
+        Computed from :attr:`levels` when read (0 without task rows).
+        """
+        if self.levels is None or self.levels[0].shape[0] == 0:
+            return 0.0
+        J, _, xdot = self.levels
+        if J.shape[1] != self.solution.shape[0]:
+            return 0.0
+        return float(np.linalg.norm(J @ self.solution - xdot))
 
 
 @dataclass
@@ -120,7 +419,43 @@ class CollisionDebugInfo:
 
 
 @dataclass
-class PositionIKResult:
+class SolveDiagnostics:
+    """EmbodiK's ``PositionIKResult.diagnostics``: one object with the intervention fields.
+
+    Copies of the result's fields of the same names; ``any_intervention`` is True when
+    an intervention counter is non-zero (stackik has none: always False).
+    """
+
+    collision_rejection_count: int = 0
+    stall_escape_count: int = 0
+    condition_number: float = 1.0
+    task_scales: list[float] = field(default_factory=list)
+    task_used_fallback: list[bool] = field(default_factory=list)
+    task_modes_effective: list = field(default_factory=list)
+    any_intervention: bool = False
+    weighted_advisory_available: bool = False
+    weighted_fallback_used: bool = False
+    weighted_advisory_v_norm: float = _NAN
+    weighted_advisory_pos_task_error_norm: float = _NAN
+    weighted_advisory_ori_task_error_norm: float = _NAN
+    weighted_advisory_condition_number: float = _NAN
+    advisor_position_weight_scale_current: float = 1.0
+    advisor_scale_adapt_active: bool = False
+    active_task_layout: TaskLayout = TaskLayout.MERGED
+    recovery_stage: SolverRecoveryStage = SolverRecoveryStage.PRIORITIZED
+    binding_score: float = 0.0
+    preferred_lock_attempted: bool = False
+    preferred_lock_used: bool = False
+    preferred_lock_fallback_used: bool = False
+    preferred_lock_candidate_status: SolverStatus = SolverStatus.INVALID_INPUT
+    preferred_lock_candidate_position_error: float = _NAN
+    preferred_lock_candidate_orientation_error: float = _NAN
+    preferred_lock_candidate_step_norm: float = _NAN
+    preferred_lock_candidate_time_ms: float = 0.0
+
+
+@dataclass
+class PositionIKResult(SolveRecord):
     """Result of a position-level IK call (:meth:`solve_position`, :meth:`solve_position_step`).
 
     Attributes:
@@ -143,6 +478,21 @@ class PositionIKResult:
             [rad])`` at ``solution``.
         path: Every iterate, start included (size iterations + 1, nq), when the options
             asked to record it; otherwise empty.
+        joint_velocities: ``dq`` of the last velocity solve (EmbodiK's field).
+        saturated_joints: Saturated joints of the last velocity solve.
+        task_errors: ``task_errors`` of the last velocity solve.
+        condition_number: Condition number of the last velocity solve.
+        achieved_pose: 4x4 world pose of the (first) target frame at :attr:`solution`.
+        position_error_trace: Largest position error [m] at each iterate, start first.
+        orientation_error_trace: Largest orientation error [rad] at each iterate.
+        collision_candidates: EmbodiK's collision-rejected step candidates (none here).
+        velocity_candidates: EmbodiK's velocity step candidates (none here).
+        collision_rejection_count: Steps rejected for deepening a collision (0: stackik's
+            collision rows keep steps feasible).
+        stall_escape_count: EmbodiK's escape nudges (0).
+        position_step_hold_active: EmbodiK's stationary hold (False).
+
+    The fields of :class:`SolveRecord` carry EmbodiK's other result fields.
     """
 
     solution: np.ndarray
@@ -157,6 +507,18 @@ class PositionIKResult:
     task_scales: np.ndarray = field(default_factory=lambda: np.zeros(0))
     target_errors: dict[str, tuple[float, float]] = field(default_factory=dict)
     path: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    joint_velocities: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    saturated_joints: list[int] = field(default_factory=list)
+    task_errors: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    condition_number: float = 1.0
+    achieved_pose: np.ndarray = field(default_factory=lambda: np.eye(4))
+    position_error_trace: list[float] = field(default_factory=list)
+    orientation_error_trace: list[float] = field(default_factory=list)
+    collision_candidates: list = field(default_factory=list)
+    velocity_candidates: list = field(default_factory=list)
+    collision_rejection_count: int = 0
+    stall_escape_count: int = 0
+    position_step_hold_active: bool = False
 
     @property
     def success(self) -> bool:
@@ -167,6 +529,20 @@ class PositionIKResult:
     def q_solution(self) -> np.ndarray:
         """Alias of :attr:`solution` (EmbodiK's name)."""
         return self.solution
+
+    @property
+    def iterations_used(self) -> int:
+        """Alias of :attr:`iterations` (EmbodiK's name)."""
+        return self.iterations
+
+    @property
+    def diagnostics(self) -> SolveDiagnostics:
+        """EmbodiK's diagnostics bundle (copies of this result's fields)."""
+        names = [f for f in SolveDiagnostics.__dataclass_fields__ if f != "any_intervention"]
+        values = {n: getattr(self, n) for n in names}
+        values["task_scales"] = [float(x) for x in self.task_scales]
+        values["any_intervention"] = bool(self.collision_rejection_count or self.stall_escape_count)
+        return SolveDiagnostics(**values)
 
 
 @dataclass

@@ -34,9 +34,13 @@ from .constraints import (
     RelativePoseConstraint,
     TightFramePoseConstraint,
     TightPointConstraint,
-    calculate_velocity_box_constraint,
 )
 from .constraints.collision import CollisionTuningMode
+from .constraints.limits import (
+    SATURATION_EXIT_FRACTION,
+    SATURATION_EXIT_MARGIN,
+    embodik_velocity_box,
+)
 from .engine import Problem, VelocityEngine
 from .errors import CollisionMarginWarning, InvalidInput
 from .ik.batch import BatchIKOptions, solve_position_batch
@@ -79,9 +83,10 @@ _COLLISION, _COM, _RELATIVE, _LINEAR, _BASE = (
 )
 
 
-#: Distance over which the saturation-exit behaviour ramps the approach speed to a limit
-#: down to zero [rad or m].
-SATURATION_SOFT_ZONE = 0.1
+#: EmbodiK's default joint-limit recovery gain (a solver starts with it).
+LIMIT_RECOVERY_GAIN = 0.5
+#: EmbodiK's default recovery enter epsilon [rad or m]: smaller violations are held.
+LIMIT_RECOVERY_ENTER = 1e-4
 
 
 class KinematicsSolver:
@@ -95,11 +100,15 @@ class KinematicsSolver:
 
     def __init__(self, robot: RobotModel, dt: float = 0.01) -> None:
         self._engine = VelocityEngine(robot, dt)
+        limits = self._engine.joint_limits  # EmbodiK 0.23.2's limit-recovery defaults
+        limits.recovery_gain = LIMIT_RECOVERY_GAIN
+        limits.set_recovery_hysteresis(LIMIT_RECOVERY_ENTER, 0.0)
         self._position = PositionIK(self._engine)
         self._global = GlobalIK(self._engine)
         self._stall = StallHandler()
         self._band = ElasticBand(robot.nv)
         self._collision_probe: CollisionConstraint | None = None
+        self._robot_version = robot.kinematics.version
 
     # -- composition -------------------------------------------------------------------
     @property
@@ -215,20 +224,54 @@ class KinematicsSolver:
         """
         self._engine.timing = bool(enable)
 
-    @staticmethod
     def calculate_velocity_box_constraint(
+        self,
         position_margin_lower: float,
         position_margin_upper: float,
         velocity_limit: float,
         acceleration_limit: float,
         dt: float,
+        min_velocity_headroom: float = -1.0,
+        headroom_activation_margin: float = 0.01,
     ) -> tuple[float, float]:
-        """Velocity bounds of one joint for one step [rad/s or m/s].
+        """EmbodiK's velocity bounds of one joint for one step [rad/s or m/s].
 
-        See :func:`stackik.constraints.limits.calculate_velocity_box_constraint`.
+        The formula of EmbodiK 0.23.2 (:func:`~stackik.constraints.limits.embodik_velocity_box`)
+        with this solver's limit-recovery settings (``set_limit_recovery_gain``,
+        ``set_limit_recovery_hysteresis``, ``set_limit_exit_release_margin``,
+        ``enable_saturation_exit_behavior``). One deliberate difference: a headroom is
+        capped by the velocity limit and by ``margin / dt``. The solver's own box
+        (``build_problem().box_lower``) uses the sampled-data braking bound instead
+        (:func:`stackik.constraints.limits.calculate_velocity_box_constraint`).
+
+        Args:
+            position_margin_lower: ``q - q_min`` [rad or m].
+            position_margin_upper: ``q_max - q`` [rad or m].
+            velocity_limit: ``v_max`` > 0 [rad/s or m/s].
+            acceleration_limit: ``a_max`` > 0 [rad/s^2 or m/s^2].
+            dt: Step length > 0 [s].
+            min_velocity_headroom: Minimum speed toward a limit for joints farther than
+                ``headroom_activation_margin`` from it [rad/s or m/s]; negative: off.
+            headroom_activation_margin: See ``min_velocity_headroom`` [rad or m].
+
+        Raises:
+            InvalidInput: NaN margins, limits not > 0, ``dt`` not positive and finite.
         """
-        return calculate_velocity_box_constraint(
-            position_margin_lower, position_margin_upper, velocity_limit, acceleration_limit, dt
+        limits = self._engine.joint_limits
+        enter, leave = limits.recovery_hysteresis
+        return embodik_velocity_box(
+            position_margin_lower,
+            position_margin_upper,
+            velocity_limit,
+            acceleration_limit,
+            dt,
+            min_velocity_headroom,
+            headroom_activation_margin,
+            recovery_gain=limits.recovery_gain,
+            enter_epsilon=enter,
+            exit_epsilon=leave,
+            release_margin=limits.release_margin,
+            saturation_exit=self.saturation_exit_behavior_enabled(),
         )
 
     # -- tasks -----------------------------------------------------------------------------
@@ -241,44 +284,119 @@ class KinematicsSolver:
         """Register a task of any family built on :attr:`kinematics` (returns it)."""
         return self._engine.add_task(task)
 
+    def _sync_with_robot(self) -> None:
+        """Adopt the robot's configuration if it was updated since the last look.
+
+        EmbodiK's solver and robot share one state: a task added after
+        ``robot.update_kinematics(q)`` starts at that ``q``'s pose. A task adder does
+        the same here (the solver's cache then moves to ``q``); the solves themselves
+        never read the robot's cache.
+        """
+        own = self.robot.kinematics
+        if own.version != self._robot_version:
+            self._robot_version = own.version
+            with self._engine.lock:
+                self._engine.update(own.q.copy())
+
+    def _synced(self) -> Kinematics:
+        self._sync_with_robot()
+        return self.kinematics
+
+    def _added(self, task: Task, priority: int | None, weight: float | None) -> Any:
+        if priority is not None:
+            task.priority = priority
+        if weight is not None:
+            task.weight = weight
+        return self._engine.add_task(task)
+
     def add_frame_task(
-        self, name: str, frame_name: str, task_type: TaskType = TaskType.FRAME_POSE
+        self,
+        name: str,
+        frame_name: str,
+        task_type: TaskType = TaskType.FRAME_POSE,
+        *,
+        priority: int | None = None,
+        weight: float | None = None,
     ) -> FrameTask:
-        """Add a task on a frame's pose, position or orientation (target: current pose)."""
-        return self._engine.add_task(FrameTask(name, self.kinematics, frame_name, task_type))  # type: ignore[return-value]
+        """Add a task on a frame's pose, position or orientation (target: current pose).
+
+        ``priority`` (0 the highest) and ``weight`` default to the task's (0 and 1).
+        """
+        return self._added(FrameTask(name, self._synced(), frame_name, task_type), priority, weight)
 
     def add_posture_task(
-        self, name: str, controlled_joints: Sequence[int | str] | None = None
+        self,
+        name: str,
+        controlled_joints: Sequence[int | str] | None = None,
+        *,
+        priority: int | None = None,
+        weight: float | None = None,
     ) -> PostureTask:
-        """Add a posture task on all actuated joints or on ``controlled_joints``."""
-        return self._engine.add_task(PostureTask(name, self.kinematics, controlled_joints))  # type: ignore[return-value]
+        """Add a posture task on all actuated joints or on ``controlled_joints``.
 
-    def add_com_task(self, name: str) -> COMTask:
+        As in EmbodiK, a posture task defaults to priority 10 and weight 0.1 (below the
+        usual priority-0 tasks).
+        """
+        return self._added(PostureTask(name, self._synced(), controlled_joints), priority, weight)
+
+    def add_com_task(
+        self, name: str, *, priority: int | None = None, weight: float | None = None
+    ) -> COMTask:
         """Add a centre-of-mass task (target: current CoM)."""
-        return self._engine.add_task(COMTask(name, self.kinematics))  # type: ignore[return-value]
+        return self._added(COMTask(name, self._synced()), priority, weight)
 
-    def add_joint_task(self, name: str, joint_name: str, target_value: float = 0.0) -> JointTask:
+    def add_joint_task(
+        self,
+        name: str,
+        joint_name: str,
+        target_value: float = 0.0,
+        *,
+        priority: int | None = None,
+        weight: float | None = None,
+    ) -> JointTask:
         """Add a task on one joint's value [rad or m]."""
-        return self._engine.add_task(JointTask(name, self.kinematics, joint_name, target_value))  # type: ignore[return-value]
+        task = JointTask(name, self._synced(), joint_name, target_value)
+        return self._added(task, priority, weight)
 
     def add_multi_joint_task(
-        self, name: str, joint_names: Sequence[str], target_values: Sequence[float] | None = None
+        self,
+        name: str,
+        joint_names: Sequence[str],
+        target_values: Sequence[float] | None = None,
+        *,
+        priority: int | None = None,
+        weight: float | None = None,
     ) -> MultiJointTask:
         """Add a task on several joints' values [rad or m]."""
-        task = MultiJointTask(name, self.kinematics, joint_names, target_values)
-        return self._engine.add_task(task)  # type: ignore[return-value]
+        task = MultiJointTask(name, self._synced(), joint_names, target_values)
+        return self._added(task, priority, weight)
 
-    def add_relative_frame_task(self, name: str, frame_a: str, frame_b: str) -> RelativeFrameTask:
+    def add_relative_frame_task(
+        self,
+        name: str,
+        frame_a: str,
+        frame_b: str,
+        *,
+        priority: int | None = None,
+        weight: float | None = None,
+    ) -> RelativeFrameTask:
         """Add a task on ``T_a^-1 T_b`` (target: current relative pose)."""
-        task = RelativeFrameTask(name, self.kinematics, frame_a, frame_b)
-        return self._engine.add_task(task)  # type: ignore[return-value]
+        task = RelativeFrameTask(name, self._synced(), frame_a, frame_b)
+        return self._added(task, priority, weight)
 
     def add_absolute_frame_task(
-        self, name: str, frame_a: str, frame_b: str, alpha: float = 0.5
+        self,
+        name: str,
+        frame_a: str,
+        frame_b: str,
+        alpha: float = 0.5,
+        *,
+        priority: int | None = None,
+        weight: float | None = None,
     ) -> AbsoluteFrameTask:
         """Add a task on the frame interpolated between a and b at ``alpha``."""
-        task = AbsoluteFrameTask(name, self.kinematics, frame_a, frame_b, alpha)
-        return self._engine.add_task(task)  # type: ignore[return-value]
+        task = AbsoluteFrameTask(name, self._synced(), frame_a, frame_b, alpha)
+        return self._added(task, priority, weight)
 
     def get_task(self, name: str) -> Task:
         """The task of that name (TaskNotFound lists the closest names)."""
@@ -626,9 +744,14 @@ class KinematicsSolver:
             if col is not None:
                 self._stall.enable(col.min_distance)
         result = self._engine.solve(current_q, apply_limits)
+        if not self._band.enabled and self._engine.scale_elastic:
+            # EmbodiK: a SCALE_ELASTIC task turns the band on with its defaults (the band
+            # acts between steps, so turning it on after this one is the same)
+            self._band.configure(0.05, 0.01, 0.2, 3, True)
+            self._band.enable(0.05)
         if self._stall.enabled or self._band.enabled:
             self._stall.after(result, self._collision_constraint())
-            self._band.after(result, self._engine.joint_limits)
+            self._band.after(result, self._engine.joint_limits, self._engine.top_demand)
         return result
 
     def solve_velocity_dq(
@@ -1202,11 +1325,14 @@ class KinematicsSolver:
 
     # -- joint-limit recovery and solver knobs ---------------------------------------------------
     def set_limit_recovery_gain(self, gain: float) -> None:
-        """Fraction in (0, 1] of a limit violation recovered per step."""
+        """Fraction in (0, 1] of a limit violation recovered per step (default 0.5)."""
         self._engine.joint_limits.recovery_gain = gain
 
     def set_limit_recovery_hysteresis(self, enter_epsilon: float, exit_epsilon: float) -> None:
-        """Start a limit recovery past ``enter_epsilon``, end it ``exit_epsilon`` in [rad]."""
+        """Start a limit recovery past ``enter_epsilon``, end it ``exit_epsilon`` in [rad].
+
+        Defaults: ``enter_epsilon`` 1e-4 (as EmbodiK), ``exit_epsilon`` 0.
+        """
         self._engine.joint_limits.set_recovery_hysteresis(enter_epsilon, exit_epsilon)
 
     def set_limit_exit_release_margin(self, margin: float) -> None:
@@ -1214,12 +1340,17 @@ class KinematicsSolver:
         self._engine.joint_limits.release_margin = margin
 
     def enable_saturation_exit_behavior(self, enable: bool) -> None:
-        """Soften the velocity box near limits: approach speed ramps down over 0.1 rad (or m)."""
-        self._engine.joint_limits.soft_zone = SATURATION_SOFT_ZONE if enable else 0.0
+        """Turn EmbodiK's saturation-exit headroom on or off.
+
+        On: a joint farther than 0.01 [rad or m] from a limit may move toward it at least
+        at 0.1 of its velocity limit (never past the limit in one step).
+        """
+        fraction = SATURATION_EXIT_FRACTION if enable else 0.0
+        self._engine.joint_limits.set_headroom(0.0, fraction, SATURATION_EXIT_MARGIN)
 
     def saturation_exit_behavior_enabled(self) -> bool:
-        """Whether the velocity box is softened near limits."""
-        return self._engine.joint_limits.soft_zone > 0.0
+        """Whether the saturation-exit headroom is on."""
+        return self._engine.joint_limits.headroom[1] > 0.0
 
     def set_constraint_tolerance(self, epsilon: float) -> None:
         """Pseudo-inverse threshold (as :meth:`set_tolerance`) and constraint-row deadband."""
@@ -1289,17 +1420,34 @@ class KinematicsSolver:
         stall_threshold: int = 3,
         expand_only_saturated: bool = True,
     ) -> None:
-        """Elastic band tuning: largest relief [rad or m], growth and decay per step."""
+        """Elastic band tuning (see :meth:`enable_elastic_band`).
+
+        Args:
+            delta_max: Largest widening of a joint's limits [rad or m].
+            expand_rate: Widening per stalled step [rad or m].
+            decay_rate: Fraction of the widening taken back per step once the stall ends.
+            stall_threshold: Consecutive limit-dominated stalled steps before widening.
+            expand_only_saturated: Widen only the joints saturated at their limits
+                (False: every position-limited joint).
+        """
         self._band.configure(
             delta_max, expand_rate, decay_rate, stall_threshold, expand_only_saturated
         )
 
     def enable_elastic_band(self, delta_max: float = 0.05) -> None:
-        """Lend limit margin back to saturated joints during limit-dominated stalls."""
+        """Widen joint limits during limit-dominated stalls (EmbodiK's elastic band).
+
+        When joints sit saturated at their position limits while the highest-priority
+        task stalls for ``stall_threshold`` steps, their limits widen by ``expand_rate``
+        per step, up to ``delta_max`` [rad or m], so more joints stay free for the task;
+        the widening decays once the stall ends. Without a limit margin the widened
+        limits lie past the URDF limits, as in EmbodiK 0.23.2 (``set_limit_margin`` of at
+        least ``delta_max`` keeps them inside). See :mod:`stackik.ik.recovery`.
+        """
         self._band.enable(delta_max)
 
     def disable_elastic_band(self) -> None:
-        """Stop the elastic band and take every relief back."""
+        """Stop the elastic band and narrow every limit back (deltas zero)."""
         self._band.disable(self._engine.joint_limits)
 
     def elastic_band_enabled(self) -> bool:
@@ -1307,15 +1455,20 @@ class KinematicsSolver:
         return self._band.enabled
 
     def elastic_band_is_expanded(self) -> bool:
-        """Whether any joint has relief."""
+        """Whether any joint's delta is non-zero."""
         return bool(self._band.deltas.any())
 
     def elastic_band_deltas(self) -> np.ndarray:
-        """Per-joint relief [rad or m] (size nv; a copy)."""
+        """Per-joint delta [rad or m] (size nv; a copy).
+
+        The widening of the joint's limits, or how far the joint still is past its URDF
+        limit when that is more (while the band narrows back): a joint is never further
+        past its URDF limit than its delta.
+        """
         return self._band.deltas.copy()
 
     def elastic_band_max_delta(self) -> float:
-        """The largest relief currently lent [rad or m]."""
+        """The largest delta [rad or m]."""
         return float(self._band.deltas.max(initial=0.0))
 
     def __repr__(self) -> str:

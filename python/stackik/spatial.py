@@ -44,6 +44,54 @@ _POSE_TYPES: dict[type, Callable[[Any], pin.SE3]] = {}
 _ROTATION_TYPES: dict[type, Callable[[Any], object]] = {}
 
 
+class _CallableMatrix(np.ndarray):
+    """A matrix that may also be called, returning itself as a plain array.
+
+    Lets ``T.homogeneous`` (Pinocchio's property) and ``T.homogeneous()`` (EmbodiK's
+    method) both work on :class:`SE3Pose`.
+    """
+
+    def __call__(self) -> np.ndarray:
+        return np.asarray(self)
+
+
+class SE3Pose(pin.SE3):
+    """A :class:`pinocchio.SE3` that also answers to EmbodiK's ``SE3`` names.
+
+    ``homogeneous`` is the 4x4 array and may be called (``T.homogeneous()``); ``A`` (the
+    4x4), ``R`` (rotation) and ``t`` (translation) are there too, and ``inverse()``
+    keeps the type. Everything else is Pinocchio's (it *is* a ``pinocchio.SE3``).
+    :meth:`stackik.RobotModel.get_frame_pose` returns one.
+    """
+
+    @property
+    def homogeneous(self) -> np.ndarray:
+        """The 4x4 homogeneous matrix (a new array; callable, as EmbodiK's method)."""
+        return _PIN_HOMOGENEOUS(self).view(_CallableMatrix)
+
+    @property
+    def A(self) -> np.ndarray:
+        """The 4x4 homogeneous matrix (a new plain array)."""
+        return _PIN_HOMOGENEOUS(self)
+
+    @property
+    def R(self) -> np.ndarray:
+        """The 3x3 rotation (a copy)."""
+        return np.array(self.rotation)
+
+    @property
+    def t(self) -> np.ndarray:
+        """The translation [m] (a copy)."""
+        return np.array(self.translation)
+
+    def inverse(self) -> SE3Pose:
+        """The inverse transform (an :class:`SE3Pose`)."""
+        return SE3Pose(pin.SE3.inverse(self))
+
+
+_PIN_HOMOGENEOUS = pin.SE3.homogeneous.fget
+
+
 def register_pose_type(cls: type, to_se3: Callable[[Any], pin.SE3]) -> None:
     """Accept instances of ``cls`` wherever a pose is taken (:func:`as_se3`).
 

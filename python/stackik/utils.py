@@ -53,12 +53,23 @@ __all__ = [
     "Rotation",
     "Rt",
     "clamp_configuration",
+    "compute_absolute_frame",
     "compute_pose_error",
+    "compute_relative_frame",
+    "exp3",
     "get_pose_error_vector",
     "limit_task_velocity",
+    "log3",
+    "matrix_to_quaternion_wxyz",
+    "matrix_to_quaternion_xyzw",
     "normalize_quaternion",
+    "pose_error_norm",
     "q2r",
+    "quaternion_wxyz_to_matrix",
+    "quaternion_xyzw_to_matrix",
     "r2q",
+    "rotation_from_rpy",
+    "velocity_manipulability",
 ]
 
 _UNITS = {"rad": 1.0, "deg": math.pi / 180.0}
@@ -280,6 +291,70 @@ class SO3:
         q = np.random.default_rng(rng).normal(size=4)
         return _so3(q2r(q))
 
+    # -- scipy-style constructors (EmbodiK's Rotation) -------------------------------------
+    @classmethod
+    def identity(cls) -> SO3:
+        """The identity rotation."""
+        return _so3(np.eye(3))
+
+    @classmethod
+    def from_matrix(cls, R: object) -> SO3:
+        """From a 3x3 rotation matrix (checked)."""
+        return cls(R)
+
+    @classmethod
+    def from_quat(cls, quaternion: object) -> SO3:
+        """From a quaternion ``[x, y, z, w]`` (scalar last: scipy's and ROS's order)."""
+        return _so3(q2r(quaternion, "xyzs"))
+
+    @classmethod
+    def from_rotvec(cls, rotvec: object) -> SO3:
+        """From a rotation vector ``theta * axis`` [rad] (the exponential map)."""
+        return cls.Exp(rotvec)
+
+    @classmethod
+    def EulerVec(cls, rotvec: object) -> SO3:
+        """From a rotation vector (spatialmath's name of :meth:`from_rotvec`)."""
+        return cls.Exp(rotvec)
+
+    @classmethod
+    def from_euler(cls, seq: str, angles: object, degrees: bool = False) -> SO3:
+        """From Euler angles, scipy's convention.
+
+        Args:
+            seq: One to three axes: lowercase ``"xyz"`` are extrinsic (rotations about the
+                fixed axes, ``R = R_3(a_3) R_2(a_2) R_1(a_1)``; ``"xyz"`` is roll, pitch,
+                yaw), uppercase ``"XYZ"`` intrinsic (``R = R_1(a_1) R_2(a_2) R_3(a_3)``).
+            angles: One angle per axis (a number for one axis).
+            degrees: Angles in degrees instead of radians.
+
+        Raises:
+            InvalidInput: A bad sequence, or not one angle per axis.
+        """
+        if (
+            not isinstance(seq, str)
+            or not 1 <= len(seq) <= 3
+            or not (set(seq) <= set("xyz") or set(seq) <= set("XYZ"))
+        ):
+            raise InvalidInput(
+                f"seq must be 1 to 3 of 'xyz' (extrinsic) or 'XYZ' (intrinsic), got {seq!r}",
+                what="seq",
+            )
+        a = np.atleast_1d(_validate.as_floats(angles, "angles", (len(seq),))).reshape(-1)
+        if a.size != len(seq):
+            raise ShapeError("angles", (len(seq),), a.shape)
+        unit = "deg" if degrees else "rad"
+        mats = [
+            _axis_rotation("xyz".index(c.lower()), _angle(v, "angle", unit))
+            for c, v in zip(seq, a, strict=True)
+        ]
+        if seq.islower():
+            mats.reverse()
+        M = mats[0]
+        for m in mats[1:]:
+            M = M @ m
+        return _so3(M)
+
     # -- views ---------------------------------------------------------------------------
     @property
     def R(self) -> np.ndarray:
@@ -355,6 +430,32 @@ class SO3:
     def isclose(self, other: object, tol: float = 1e-10) -> bool:
         """Whether ``other`` (any rotation) differs by at most ``tol`` per entry."""
         return bool(np.abs(self._R - check_rotation(other, "other")).max() <= tol)
+
+    # -- scipy-style outputs (EmbodiK's Rotation) ------------------------------------------
+    def as_matrix(self) -> np.ndarray:
+        """The 3x3 matrix (a new, writable array)."""
+        return self._R.copy()
+
+    def as_quat(self) -> np.ndarray:
+        """The unit quaternion ``[x, y, z, w]`` (scalar last; non-negative ``w``)."""
+        return r2q(self._R, "xyzs")
+
+    def as_rotvec(self) -> np.ndarray:
+        """The rotation vector ``theta * axis`` [rad] (``log3``)."""
+        return self.log()
+
+    def apply(self, vectors: object) -> np.ndarray:
+        """Rotate a 3-vector, or each row of an (N, 3) array (scipy's layout)."""
+        return _points(vectors, "vectors") @ self._R.T
+
+    def __eq__(self, other: object) -> bool:
+        """Value equality: the same matrix, entry by entry."""
+        if not isinstance(other, SO3):
+            return NotImplemented
+        return bool(np.array_equal(self._R, other._R))
+
+    def __hash__(self) -> int:
+        return hash((self._R + 0.0).tobytes())  # (+ 0.0: -0.0 and 0.0 hash alike)
 
     def __repr__(self) -> str:
         rows = np.array2string(
@@ -578,6 +679,15 @@ class SE3:
         H = spatial.as_se3(other, "other").homogeneous
         return bool(np.abs(self._T.homogeneous - H).max() <= tol)
 
+    def __eq__(self, other: object) -> bool:
+        """Value equality (EmbodiK's): the same rotation and translation, entry by entry."""
+        if not isinstance(other, SE3):
+            return NotImplemented
+        return bool(np.array_equal(self._T.homogeneous, other._T.homogeneous))
+
+    def __hash__(self) -> int:
+        return hash((self._T.homogeneous + 0.0).tobytes())
+
     def __repr__(self) -> str:
         rows = np.array2string(
             self._T.homogeneous, precision=6, suppress_small=True, separator=", ", prefix="SE3("
@@ -695,3 +805,83 @@ def _pose_data_to_se3(pose: PoseData) -> pin.SE3:
 spatial.register_pose_type(SE3, lambda T: T._T)
 spatial.register_pose_type(PoseData, _pose_data_to_se3)
 spatial.register_rotation_type(SO3, lambda R: R._R)
+
+
+# -- EmbodiK's top-level helpers (``embodik.log3``, ``embodik.pose_error_norm``, ...) ---------
+def log3(rotation: object) -> np.ndarray:
+    """The rotation vector ``theta * axis`` [rad] of a 3x3 rotation (checked)."""
+    return pin.log3(check_rotation(rotation))
+
+
+def exp3(omega: object) -> np.ndarray:
+    """The 3x3 rotation of a rotation vector ``theta * axis`` [rad]."""
+    return pin.exp3(_validate.vector(omega, 3, "omega"))
+
+
+def rotation_from_rpy(roll: float, pitch: float, yaw: float) -> np.ndarray:
+    """``Rz(yaw) Ry(pitch) Rx(roll)`` [rad] (Pinocchio's and EmbodiK's roll-pitch-yaw)."""
+    return SO3.RPY(roll, pitch, yaw).as_matrix()
+
+
+def matrix_to_quaternion_wxyz(rotation: object) -> tuple[float, float, float, float]:
+    """The unit quaternion ``(w, x, y, z)`` of a rotation (non-negative ``w``)."""
+    w, x, y, z = r2q(rotation, "wxyz").tolist()
+    return w, x, y, z
+
+
+def matrix_to_quaternion_xyzw(rotation: object) -> np.ndarray:
+    """The unit quaternion ``[x, y, z, w]`` of a rotation (non-negative ``w``)."""
+    return r2q(rotation, "xyzw")
+
+
+def quaternion_wxyz_to_matrix(w: float, x: float, y: float, z: float) -> np.ndarray:
+    """The 3x3 rotation of the quaternion ``(w, x, y, z)`` (normalized first)."""
+    return q2r([w, x, y, z], "wxyz")
+
+
+def quaternion_xyzw_to_matrix(x: float, y: float, z: float, w: float) -> np.ndarray:
+    """The 3x3 rotation of the quaternion ``(x, y, z, w)`` (normalized first)."""
+    return q2r([x, y, z, w], "xyzw")
+
+
+def pose_error_norm(current: object, target: object) -> float:
+    """The Euclidean norm of ``target - current`` (two pose vectors, e.g. 6-D twists).
+
+    Returns inf when the vectors are empty, differ in length or are not 1-D numbers (as
+    EmbodiK); a NaN entry gives NaN.
+    """
+    try:
+        a = np.asarray(current, dtype=float)
+        b = np.asarray(target, dtype=float)
+    except (TypeError, ValueError):
+        return math.inf
+    if a.ndim != 1 or a.shape != b.shape or a.size == 0:
+        return math.inf
+    return float(np.linalg.norm(b - a))
+
+
+def compute_relative_frame(T_1: object, T_2: object) -> SE3:
+    """``T_1^-1 T_2``: the pose of frame 2 in frame 1 (EmbodiK's ECTS relative frame)."""
+    return _se3(spatial.as_se3(T_1, "T_1").inverse() * spatial.as_se3(T_2, "T_2"))
+
+
+def compute_absolute_frame(T_1: object, T_2: object, alpha: float) -> SE3:
+    """The frame ``alpha`` of the way from ``T_2`` to ``T_1`` (EmbodiK's ECTS absolute frame).
+
+    Translation ``alpha t_1 + (1 - alpha) t_2``; rotation ``R_1 exp((1 - alpha)
+    log(R_1^T R_2))`` (the geodesic). ``alpha = 1`` gives ``T_1``, 0 gives ``T_2``. (The
+    :class:`~stackik.AbsoluteFrameTask`'s ``alpha``, like EmbodiK's task, weighs frame b.)
+    """
+    A = spatial.as_se3(T_1, "T_1")
+    B = spatial.as_se3(T_2, "T_2")
+    a = _validate.in_range(alpha, "alpha", 0.0, 1.0)
+    R = A.rotation @ pin.exp3((1.0 - a) * pin.log3(A.rotation.T @ B.rotation))
+    return _se3(pin.SE3(R, a * A.translation + (1.0 - a) * B.translation))
+
+
+def velocity_manipulability(jacobian: object) -> float:
+    """Yoshikawa's manipulability ``sqrt(det(J J^T))`` of a Jacobian (m x n)."""
+    J = _validate.as_floats(jacobian, "jacobian", ("m", "n"))
+    if J.ndim != 2:
+        raise ShapeError("jacobian", ("m", "n"), J.shape)
+    return float(math.sqrt(max(float(np.linalg.det(J @ J.T)), 0.0)))

@@ -121,6 +121,7 @@ def joint_table(robot: RobotModel) -> Table:
         table.add_column(column, justify="right")
     lower, upper = robot.get_joint_limits()
     velocity, effort = robot.get_velocity_limits(), robot.get_effort_limits()
+    kept = {f: (lead, m, c) for f, lead, m, c in robot.kept_mimic_joints}
     for info in robot.joint_infos:
         if info.kind == JointKind.MIMIC:
             leader = next(m[1] for m in robot.mimic_joints if m[0] == info.name)
@@ -129,9 +130,13 @@ def joint_table(robot: RobotModel) -> Table:
             continue
         scalar = info.nq == 1 and info.nv == 1
         i, k = info.idx_q, info.idx_v
+        kind = str(info.kind)
+        if info.name in kept:  # a follower kept in q (mimic="keep")
+            lead, m, c = kept[info.name]
+            kind += f", mimic ({m:g} x {lead} + {c:g})"
         table.add_row(
             info.name,
-            str(info.kind),
+            kind,
             _limit(lower[i]) if scalar else "",
             _limit(upper[i]) if scalar else "",
             _limit(velocity[k]) if info.nv == 1 else "",

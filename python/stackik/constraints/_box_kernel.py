@@ -14,9 +14,10 @@ OPT_RELEASE = 1  # violations up to this [rad or m] are only held, not pushed ba
 OPT_ENTER = 2  # a violation must exceed this to start a recovery [rad or m]
 OPT_EXIT = 3  # a recovery ends this far inside the limit [rad or m]
 OPT_SOFT_ZONE = 4  # approach speed ramps down to 0 over this distance (0: off) [rad or m]
-OPT_HEADROOM = 5  # minimum approach speed kept near a limit (<= 0: off) [rad/s or m/s]
-OPT_HEADROOM_MARGIN = 6  # ... within this distance of the limit [rad or m]
-OPT_COUNT = 7
+OPT_HEADROOM = 5  # minimum speed kept toward a limit (<= 0: off) [rad/s or m/s]
+OPT_HEADROOM_MARGIN = 6  # ... by joints farther than this from the limit [rad or m]
+OPT_HEADROOM_FRACTION = 7  # minimum speed as a fraction of the velocity limit (<= 0: off)
+OPT_COUNT = 8
 
 
 def default_options() -> np.ndarray:
@@ -32,16 +33,21 @@ def approach_bound(m: float, vmax: float, inv_acc: float, dt: float, opts: np.nd
 
     The braking bound ``2 m / (dt + sqrt(dt^2 + 2 m / a))`` (the largest speed that can
     still stop before the limit with deceleration ``a``; ``m / dt`` as ``a -> inf``),
-    capped by ``vmax``; with a soft zone ``z``, also by ``vmax m / z``; with a headroom
-    ``h`` within its margin, raised to ``min(h, m / dt)`` (never past the limit).
+    capped by ``vmax``; with a soft zone ``z``, also by ``vmax m / z``. With a headroom
+    ``h`` (EmbodiK's ``min_velocity_headroom``; or a fraction of a finite ``vmax``), a
+    joint *farther* than the headroom margin from the limit may move toward it at least
+    at ``min(h, vmax, m / dt)``: never above its velocity limit, never past the limit in
+    one step. Within the margin the braking bound stands.
     """
     b = min(vmax, 2.0 * m / (dt + math.sqrt(dt * dt + 2.0 * m * inv_acc)))
     zone = opts[OPT_SOFT_ZONE]
     if zone > 0.0 and m < zone:
         b = min(b, vmax * m / zone)
     head = opts[OPT_HEADROOM]
-    if head > 0.0 and m < opts[OPT_HEADROOM_MARGIN]:
-        b = max(b, min(head, m / dt))
+    if opts[OPT_HEADROOM_FRACTION] > 0.0 and vmax < math.inf:
+        head = max(head, opts[OPT_HEADROOM_FRACTION] * vmax)
+    if head > 0.0 and m > opts[OPT_HEADROOM_MARGIN]:
+        b = max(b, min(head, vmax, m / dt))
     return b
 
 

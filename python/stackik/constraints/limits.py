@@ -10,6 +10,10 @@ step the joint can still brake to rest before the limit. The lower side is symme
 A joint already outside a limit gets a bound that drives it back (``m / dt``, capped at
 ``v_max``); the other side's bound never forbids that recovery.
 
+:func:`embodik_velocity_box` is EmbodiK 0.23.2's own per-joint formula (what
+``KinematicsSolver.calculate_velocity_box_constraint`` returns): the continuous braking
+bound ``sqrt(2 a m)`` instead of the sampled-data one, stateless recovery thresholds.
+
 :class:`JointLimitsConstraint` applies this to every revolute and prismatic joint (and
 the velocity limits to every joint) as the solver's joint velocity box.
 """
@@ -28,6 +32,7 @@ from ._box_kernel import (
     OPT_ENTER,
     OPT_EXIT,
     OPT_HEADROOM,
+    OPT_HEADROOM_FRACTION,
     OPT_HEADROOM_MARGIN,
     OPT_RECOVERY_GAIN,
     OPT_RELEASE,
@@ -55,12 +60,13 @@ def calculate_velocity_box_constraint(
         velocity_limit: ``v_max`` > 0 [rad/s or m/s].
         acceleration_limit: ``a_max`` > 0 [rad/s^2 or m/s^2]; inf disables the braking term.
         dt: Step length > 0 [s].
-        min_velocity_headroom: Within ``headroom_activation_margin`` of a limit, keep at
-            least this speed toward it (capped by ``margin / dt``, so the limit is never
-            crossed) instead of the braking bound's slow final creep [rad/s or m/s];
-            ``<= 0`` disables it.
-        headroom_activation_margin: Distance to a limit under which the headroom applies
-            [rad or m].
+        min_velocity_headroom: A joint farther than ``headroom_activation_margin`` from
+            a limit may move toward it at least at this speed [rad/s or m/s], capped by
+            its velocity limit and by ``margin / dt`` (no step crosses the limit); within
+            the margin, and outside a limit, the bounds are unchanged. ``<= 0`` (default
+            -1) disables it.
+        headroom_activation_margin: Distance to a limit beyond which the headroom
+            applies [rad or m] (default 0.01).
 
     Returns:
         ``(lower, upper)`` velocity bounds [rad/s or m/s], ``lower <= upper`` whenever
@@ -70,18 +76,11 @@ def calculate_velocity_box_constraint(
         InvalidInput: A NaN margin, a limit that is not > 0 (inf allowed) or a ``dt``
             that is not positive and finite.
     """
-    for what, value in (
-        ("position_margin_lower", position_margin_lower),
-        ("position_margin_upper", position_margin_upper),
-    ):
-        if math.isnan(_validate.real(value, what)):
-            raise InvalidInput(f"{what} must not be NaN", what=what, value=value)
-    for what, value in (
-        ("velocity_limit", velocity_limit),
-        ("acceleration_limit", acceleration_limit),
-    ):
-        if not _validate.real(value, what) > 0:  # inf allowed (no limit), NaN refused
-            raise InvalidInput(f"{what} must be > 0, got {value!r}", what=what, value=value)
+    _checked_box_inputs(
+        (position_margin_lower, position_margin_upper),
+        (velocity_limit, acceleration_limit),
+        dt,
+    )
     opts = default_options()
     if _validate.real(min_velocity_headroom, "min_velocity_headroom") > 0.0:
         opts[OPT_HEADROOM] = _validate.positive_float(
@@ -99,6 +98,121 @@ def calculate_velocity_box_constraint(
         opts,
     )
     return float(lo[0]), float(hi[0])
+
+
+#: EmbodiK's saturation-exit headroom: this fraction of the velocity limit ...
+SATURATION_EXIT_FRACTION = 0.1
+#: ... for joints farther than this from a limit [rad or m].
+SATURATION_EXIT_MARGIN = 0.01
+
+
+def _checked_box_inputs(
+    margins: tuple[float, float], limits: tuple[float, float], dt: float
+) -> tuple[float, float, float, float, float]:
+    """The margins (not NaN), limits (> 0, inf allowed) and dt (> 0, finite) as floats."""
+    out = []
+    for what, value in zip(
+        ("position_margin_lower", "position_margin_upper"), margins, strict=True
+    ):
+        v = _validate.real(value, what)
+        if math.isnan(v):
+            raise InvalidInput(f"{what} must not be NaN", what=what, value=value)
+        out.append(v)
+    for what, value in zip(("velocity_limit", "acceleration_limit"), limits, strict=True):
+        v = _validate.real(value, what)
+        if not v > 0:  # inf allowed (no limit), NaN refused
+            raise InvalidInput(f"{what} must be > 0, got {value!r}", what=what, value=value)
+        out.append(v)
+    out.append(_validate.positive_float(dt, "dt"))
+    return out[0], out[1], out[2], out[3], out[4]
+
+
+def embodik_velocity_box(
+    position_margin_lower: float,
+    position_margin_upper: float,
+    velocity_limit: float,
+    acceleration_limit: float,
+    dt: float,
+    min_velocity_headroom: float = -1.0,
+    headroom_activation_margin: float = 0.01,
+    *,
+    recovery_gain: float = 0.5,
+    enter_epsilon: float = 1e-4,
+    exit_epsilon: float = 0.0,
+    release_margin: float = 0.0,
+    saturation_exit: bool = False,
+) -> tuple[float, float]:
+    """EmbodiK 0.23.2's velocity bounds of one joint for one step [rad/s or m/s].
+
+    With margins ``m_l = q - q_min`` and ``m_u = q_max - q`` [rad or m]:
+
+    1. A side is *outside* when its margin is below ``-enter_epsilon``; both sides
+       outside (inverted limits) give ``(-v_max, v_max)``.
+    2. Nominal bounds from the margins clamped at 0:
+       ``lower = max(-m_l / dt, -v_max, -sqrt(2 a m_l))`` and
+       ``upper = min(m_u / dt, v_max, sqrt(2 a m_u))``.
+    3. Headroom (neither side outside): with ``min_velocity_headroom = h >= 0`` (or,
+       without one, with ``saturation_exit``: ``h = 0.1 v_max`` beyond 0.01), a side
+       whose margin exceeds ``headroom_activation_margin`` moves at least at
+       ``min(h, v_max, m / dt)``. EmbodiK raises the bound to ``h`` itself; stackik caps
+       it so the headroom never exceeds the velocity limit and no single step crosses
+       the limit (the one deliberate difference).
+    4. Recovery on an outside side: ``gain * max(0, violation - release) / dt`` (capped
+       by ``v_max``) away from the limit, where ``release = max(release_margin,
+       max(enter, exit) - enter)``.
+    5. ``lower > upper`` (a recovery against the other side's bound): both become
+       their midpoint.
+
+    Args:
+        position_margin_lower: ``q - q_min`` [rad or m] (negative below the limit).
+        position_margin_upper: ``q_max - q`` [rad or m] (negative above the limit).
+        velocity_limit: ``v_max`` > 0 [rad/s or m/s].
+        acceleration_limit: ``a`` > 0 [rad/s^2 or m/s^2]; inf: no braking term.
+        dt: Step length > 0 [s].
+        min_velocity_headroom: ``h`` [rad/s or m/s]; negative: off.
+        headroom_activation_margin: Margin beyond which the headroom applies [rad or m].
+        recovery_gain: Fraction of a violation recovered per step (clamped to [0, 1]).
+        enter_epsilon: Violation beyond which a side is outside [rad or m] (>= 0).
+        exit_epsilon: EmbodiK's exit epsilon [rad or m] (see step 4).
+        release_margin: Violation that is held, not pushed back [rad or m].
+        saturation_exit: EmbodiK's saturation-exit behaviour (see step 3).
+
+    Returns:
+        ``(lower, upper)`` [rad/s or m/s].
+
+    Raises:
+        InvalidInput: A NaN margin, a limit that is not > 0, a ``dt`` that is not
+            positive and finite.
+    """
+    m_l, m_u, vmax, acc, dt = _checked_box_inputs(
+        (position_margin_lower, position_margin_upper),
+        (velocity_limit, acceleration_limit),
+        dt,
+    )
+    head = _validate.real(min_velocity_headroom, "min_velocity_headroom")
+    enter = max(0.0, float(enter_epsilon))
+    out_l, out_u = m_l < -enter, m_u < -enter
+    if out_l and out_u:
+        return -vmax, vmax
+    lower = max(-max(0.0, m_l) / dt, -vmax, -math.sqrt(2.0 * acc * max(0.0, m_l)))
+    upper = min(max(0.0, m_u) / dt, vmax, math.sqrt(2.0 * acc * max(0.0, m_u)))
+    if not (out_l or out_u):
+        margin = max(0.0, _validate.real(headroom_activation_margin, "headroom_activation_margin"))
+        if head < 0.0 and saturation_exit:
+            head, margin = SATURATION_EXIT_FRACTION * vmax, SATURATION_EXIT_MARGIN
+        if head > 0.0 and m_l > margin:
+            lower = min(lower, -min(head, vmax, m_l / dt))
+        if head > 0.0 and m_u > margin:
+            upper = max(upper, min(head, vmax, m_u / dt))
+    gain = min(max(float(recovery_gain), 0.0), 1.0)
+    release = max(float(release_margin), max(enter, float(exit_epsilon)) - enter)
+    if out_l:
+        lower = max(lower, min(gain * max(0.0, -m_l - release) / dt, vmax))
+    elif out_u:
+        upper = min(upper, max(-gain * max(0.0, -m_u - release) / dt, -vmax))
+    if lower > upper:
+        lower = upper = 0.5 * (lower + upper)
+    return lower, upper
 
 
 def velocity_box(
@@ -156,8 +270,9 @@ class JointLimitsConstraint(Constraint):
     only past ``enter_epsilon`` and ends ``exit_epsilon`` inside; violations within
     ``release_margin`` are held, not pushed. ``soft_zone`` (the saturation-exit
     behaviour) ramps the approach speed down linearly over that distance before the
-    braking bound would stop the joint. ``relief`` lends part of the limit margin back,
-    per joint (the elastic band); the URDF limits themselves are never crossed.
+    braking bound would stop the joint. ``relief`` widens the working limits per joint
+    (the elastic band): it first lends the limit margin back, and past it widens the
+    URDF limits themselves (EmbodiK's band does, see ``docs/embodik.md``).
 
     Attributes:
         position_limits: Apply the position-limit bounds.
@@ -219,9 +334,35 @@ class JointLimitsConstraint(Constraint):
     def soft_zone(self, value: float) -> None:
         self._options[OPT_SOFT_ZONE] = _validate.positive_float(value, "soft_zone", True)
 
+    def set_headroom(self, speed: float = 0.0, fraction: float = 0.0, margin: float = 0.01) -> None:
+        """Keep a minimum speed toward a limit for joints farther than ``margin`` from it.
+
+        The minimum is ``max(speed, fraction * v_max)`` [rad/s or m/s], capped by the
+        velocity limit and by ``m / dt`` (a step never crosses the limit); within
+        ``margin`` [rad or m] the braking bound stands. Both 0: off. EmbodiK's
+        saturation-exit behaviour is ``fraction=0.1, margin=0.01``.
+        """
+        self._options[OPT_HEADROOM] = _validate.positive_float(speed, "speed", True)
+        self._options[OPT_HEADROOM_FRACTION] = _validate.positive_float(fraction, "fraction", True)
+        self._options[OPT_HEADROOM_MARGIN] = _validate.positive_float(margin, "margin", True)
+
+    @property
+    def headroom(self) -> tuple[float, float, float]:
+        """``(speed, fraction, margin)`` of :meth:`set_headroom`."""
+        o = self._options
+        return (
+            float(o[OPT_HEADROOM]),
+            float(o[OPT_HEADROOM_FRACTION]),
+            float(o[OPT_HEADROOM_MARGIN]),
+        )
+
     @property
     def relief(self) -> np.ndarray:
-        """Per-joint margin lent back [rad or m] (size nv; a copy)."""
+        """Per-joint widening of the working limits [rad or m] (size nv; a copy).
+
+        A joint's limits are its URDF limits shrunk by :attr:`margin` and widened by its
+        relief: with a relief above the margin they lie past the URDF limits.
+        """
         return self._relief.copy()
 
     @relief.setter
@@ -233,8 +374,30 @@ class JointLimitsConstraint(Constraint):
         self._update_margins()
 
     def _update_margins(self) -> None:
-        """Per-joint margins: the limit margin less the relief, never below 0."""
-        self._margins = np.maximum(self._margin - self._relief[self._iv], 0.0)
+        """Per-joint margins: the limit margin less the relief (negative: widened)."""
+        self._margins = self._margin - self._relief[self._iv]
+
+    def near_nominal_limit(self, tolerance: float) -> np.ndarray:
+        """Velocity indices of joints within ``tolerance`` of a limit without relief, or past it.
+
+        The nominal limits are the URDF limits shrunk by :attr:`margin` [rad or m].
+        """
+        model = self._kin.model
+        x = self._kin.q[self._iq]
+        up = model.upperPositionLimit[self._iq] - self._margin - x
+        down = x - (model.lowerPositionLimit[self._iq] + self._margin)
+        return self._iv[(up <= tolerance) | (down <= tolerance)]
+
+    def excursion(self) -> np.ndarray:
+        """How far each joint is past its URDF position limit [rad or m] (size nv, >= 0)."""
+        model = self._kin.model
+        x = self._kin.q[self._iq]
+        past = np.maximum(
+            x - model.upperPositionLimit[self._iq], model.lowerPositionLimit[self._iq] - x
+        )
+        out = np.zeros(self._robot.nv)
+        out[self._iv] = np.maximum(past, 0.0)
+        return out
 
     @property
     def scalar_joints(self) -> tuple[np.ndarray, np.ndarray]:

@@ -7,9 +7,12 @@ couples), one equality row
     v_f - m v_l = gain (m q_l + c - q_f) / dt
 
 holds the follower on the leader's motion and removes any drift in one step. The row
-is an equality (``lower = upper``): SNS pins it like a saturated bound, so every task is
-solved in the coupling's null space and the coupling holds to rounding; on a coupled
-configuration the right-hand side is zero.
+is an equality (``lower = upper``); on a coupled configuration the right-hand side is
+zero. The velocity engine does not hand these rows to SNS as rows that compete with the
+tasks: it solves every step in the couplings' null space, ``v = G z + v0`` with the
+followers dropped from the variables (:class:`stackik.sns.reduce.Reduction`, the folded
+coordinates), ``v0`` carrying the rows' right-hand sides. The coupling then holds to
+rounding and the tasks see exactly the problem of the fold layout.
 
 The drift term is clamped into what the joint velocity box allows (read in
 :meth:`MimicConstraint.tighten_box`, after the joint limits): with the leader held at
@@ -21,7 +24,6 @@ coupled and the drift is wrapped to ``(-pi, pi]``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -78,6 +80,8 @@ class MimicConstraint(Constraint):
         for k, pair in enumerate(pairs):
             self._add(k, pair)
         self._box = np.full((len(pairs), 4), np.nan)  # follower lo, hi; leader lo, hi
+        self._boxed = False  # whether tighten_box has filled _box
+        self._rows: np.ndarray | None = None  # the (constant) coupling rows
 
     def _add(self, k: int, pair: tuple[str, str, float, float]) -> None:
         robot = self._robot
@@ -105,6 +109,16 @@ class MimicConstraint(Constraint):
         self._offset[k] = _validate.in_range(off, "offset", -1e6, 1e6)
         self.couplings.append((str(follower), str(leader), float(mult), float(off)))
 
+    @property
+    def velocity_couplings(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(follower v index, leader v index, multiplier)`` of each coupling (copies).
+
+        The engine eliminates these equalities by solving in their null space
+        (:class:`stackik.sns.reduce.Reduction`); the rows of :meth:`write` then hold by
+        construction and give the drift terms.
+        """
+        return self._iv[:, 0].copy(), self._iv[:, 1].copy(), self._scale.copy()
+
     def max_rows(self) -> int:
         """One row per coupling."""
         return len(self.couplings)
@@ -112,11 +126,10 @@ class MimicConstraint(Constraint):
     def drift(self) -> np.ndarray:
         """``m q_l + c - q_f`` of each coupling at the cache's configuration [rad or m]."""
         q = self._kin.q
-        values = np.empty((len(self.couplings), 2))
-        for k in range(len(self.couplings)):
-            for j in range(2):
-                i = self._iq[k, j]
-                values[k, j] = math.atan2(q[i + 1], q[i]) if self._continuous[k, j] else q[i]
+        values = q[self._iq]
+        cont = self._continuous
+        if cont.any():  # continuous joints: the angle atan2(sin, cos)
+            values[cont] = np.arctan2(q[self._iq[cont] + 1], q[self._iq[cont]])
         d = self._scale * values[:, 1] + self._offset - values[:, 0]
         wrap = self._continuous[:, 0]
         d[wrap] = np.pi - np.mod(np.pi - d[wrap], 2.0 * np.pi)
@@ -128,23 +141,26 @@ class MimicConstraint(Constraint):
         self._box[:, 1] = upper[self._iv[:, 0]]
         self._box[:, 2] = lower[self._iv[:, 1]]
         self._box[:, 3] = upper[self._iv[:, 1]]
+        self._boxed = True
 
     def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """One equality row per coupling."""
         n = len(self.couplings)
         if n == 0:
             return 0
-        rows = np.arange(n)
-        C[:n] = 0.0
-        C[rows, self._iv[:, 0]] = 1.0
-        C[rows, self._iv[:, 1]] -= self._scale
+        if self._rows is None or self._rows.shape[1] != C.shape[1]:
+            rows = np.zeros((n, C.shape[1]))
+            k = np.arange(n)
+            rows[k, self._iv[:, 0]] = 1.0
+            rows[k, self._iv[:, 1]] -= self._scale
+            self._rows = rows
+        C[:n] = self._rows
         b = self.gain * self.drift() / dt
         box = self._box
-        if not np.isnan(box).any():  # clamp into what the box allows (see the module doc)
-            lead = np.clip(0.0, box[:, 2], box[:, 3])
+        if self._boxed:  # clamp into what the box allows (see the module doc)
+            lead = np.minimum(np.maximum(0.0, box[:, 2]), box[:, 3])
             lo, hi = box[:, 0] - self._scale * lead, box[:, 1] - self._scale * lead
-            ok = lo <= hi
-            b[ok] = np.clip(b[ok], lo[ok], hi[ok])
+            b = np.where(lo <= hi, np.minimum(np.maximum(b, lo), hi), b)
         lower[:n] = b
         upper[:n] = b
         return n

@@ -332,6 +332,9 @@ class _Progress:
     iterations: int = 0
     scales: np.ndarray = field(default_factory=lambda: np.zeros(0))
     path: list[np.ndarray] = field(default_factory=list)
+    last: VelocitySolverResult | None = None  # the last velocity solve
+    position_trace: list[float] = field(default_factory=list)
+    orientation_trace: list[float] = field(default_factory=list)
 
 
 def _max_joint_step(value: object, nv: int) -> np.ndarray | None:
@@ -714,6 +717,8 @@ class PositionIK:
         while True:
             kin.set_unchecked(state.q)
             errors = [g.error(kin) for g in goals]
+            state.position_trace.append(max(e[2] for e in errors))
+            state.orientation_trace.append(max(e[3] for e in errors))
             if self.debug:
                 self._log(state, errors)
             if self._record_best(state, goals, errors, loop):
@@ -730,7 +735,9 @@ class PositionIK:
                 break
         if state.best_q is not state.q:
             kin.set_unchecked(state.best_q)
-        return self._result(state, status, message, loop)
+        result = self._result(state, status, message, loop)
+        result.achieved_pose = kin.frame_placement(goals[0].fid).homogeneous.copy()
+        return result
 
     @staticmethod
     def _log(state: _Progress, errors: list) -> None:
@@ -796,6 +803,7 @@ class PositionIK:
                 f"velocity solve failed at iteration {state.iterations}: {res.status_message}"
             )
         state.scales = res.task_scales
+        state.last = res
         delta_q = res.solution * loop.dt
         if loop.locked_v.size:
             delta_q[loop.locked_v] = 0.0
@@ -816,7 +824,22 @@ class PositionIK:
     def _result(
         self, state: _Progress, status: SolverStatus, message: str, loop: _Loop
     ) -> PositionIKResult:
+        last = state.last
+        extra: dict[str, Any] = {}
+        if last is not None:
+            extra = {
+                "joint_velocities": last.solution.copy(),
+                "saturated_joints": list(last.saturated_joints),
+                "task_errors": np.array(last.task_errors, dtype=float),
+                "condition_number": last.condition_number,
+                "limits_applied": last.limits_applied,
+                "task_modes_effective": list(last.task_modes_effective),
+                "task_used_fallback": list(last.task_used_fallback),
+            }
         return PositionIKResult(
+            position_error_trace=list(state.position_trace),
+            orientation_error_trace=list(state.orientation_trace),
+            **extra,
             solution=np.array(state.best_q, copy=True),
             status=status,
             status_message=message,

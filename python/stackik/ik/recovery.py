@@ -9,13 +9,21 @@ constraint setting between steps (never inside one), as EmbodiK's handlers do:
   restored by up to ``restore_rate`` [m] per step, never above the closest watched
   pair's current distance (raising it past that would make the step infeasible: the
   margin comes back as the robot backs off).
-* :class:`ElasticBand`: when joint limits hold the robot for ``stall_threshold`` steps,
-  the band expands: joints held at their (shrunk) limit get part of their limit margin
-  lent back (``relief``, growing by ``expand_rate`` per step up to ``delta_max``). A
-  joint keeps its relief while it stays within ``delta_max`` of its limit; farther
-  away, its relief decays by ``decay_rate`` per step. The band never lends more than
-  the margin: the URDF limits are never crossed (see
-  :class:`~stackik.constraints.limits.JointLimitsConstraint`).
+* :class:`ElasticBand` (EmbodiK's "joint limit expansion for limit-dominated stalls"):
+  once joints have sat saturated at their position limits while the main task stalled
+  for ``stall_threshold`` consecutive steps, the band expands: each step a joint is
+  saturated at its limit, that limit widens by ``expand_rate`` (every position-limited
+  joint's when ``expand_only_saturated`` is off), up to ``delta_max``. Without a limit
+  margin (``set_limit_margin``) the widening lies past the URDF limits, as EmbodiK
+  0.23.2's band does (measured: a joint task stalled at a Panda joint limit moves past
+  it); a margin of at least ``delta_max`` keeps the band inside the URDF limits. The
+  stall ends when no joint is saturated at its limit and no joint is in the widened
+  room (within ``expand_rate`` of its nominal limit, or past it) while the main task
+  asks for motion; then every widening decays by ``decay_rate`` per step, and joints
+  past their narrowed limits are driven back by the limit recovery. At rest the deltas
+  are zero. :attr:`ElasticBand.deltas` reports per joint the widening or, when larger,
+  how far the joint still is past its URDF limit: a joint is never further past its
+  URDF limit than its reported delta.
 
 A step *stalls* when it fails (status not ``SUCCESS``) or when the highest priority
 level gets less than :data:`STALL_SCALE` of its commanded task velocity (the SNS task
@@ -111,7 +119,7 @@ def _set_min_distance(collision: CollisionConstraint, value: float) -> None:
 
 
 class ElasticBand:
-    """Lend limit margin back to saturated joints while limits hold the robot."""
+    """Widen saturated joints' limits while joint limits stall the main task."""
 
     def __init__(self, nv: int) -> None:
         self.delta_max = 0.05
@@ -120,7 +128,8 @@ class ElasticBand:
         self.stall_threshold = 3
         self.expand_only_saturated = True
         self.enabled = False
-        self.deltas = np.zeros(nv)
+        self.widening = np.zeros(nv)  # per velocity index, what the limits are widened by
+        self.deltas = np.zeros(nv)  # what is reported: the widening, or the excursion
         self.consecutive_stalls = 0
         self.expanding = False
 
@@ -132,52 +141,76 @@ class ElasticBand:
         stall_threshold: int,
         expand_only_saturated: bool,
     ) -> None:
-        """Tuning: largest relief [rad or m], growth and decay per step, stall count."""
+        """Tuning: largest widening [rad or m], growth [per step], decay fraction, stall count."""
         self.delta_max = _validate.positive_float(delta_max, "delta_max", allow_zero=True)
         self.expand_rate = _validate.positive_float(expand_rate, "expand_rate")
         self.decay_rate = _validate.in_range(decay_rate, "decay_rate", 0.0, 1.0)
         self.stall_threshold = _validate.count(stall_threshold, "stall_threshold")
         self.expand_only_saturated = bool(expand_only_saturated)
+        np.minimum(self.widening, self.delta_max, out=self.widening)
 
     def enable(self, delta_max: float) -> None:
-        """Start watching with this largest relief [rad or m]."""
+        """Start watching with this largest widening [rad or m]."""
         self.delta_max = _validate.positive_float(delta_max, "delta_max", allow_zero=True)
+        np.minimum(self.widening, self.delta_max, out=self.widening)
         self.enabled = True
 
     def disable(self, limits: JointLimitsConstraint) -> None:
-        """Stop and take every relief back."""
+        """Stop and narrow every limit back (the deltas are zero)."""
         self.enabled = False
+        self.widening[:] = 0.0
         self.deltas[:] = 0.0
         self.consecutive_stalls = 0
-        limits.relief = self.deltas
+        self.expanding = False
+        limits.relief = self.widening
 
-    def after(self, result: VelocitySolverResult, limits: JointLimitsConstraint) -> None:
-        """Count the step; grow or decay the reliefs for the next one."""
+    def after(
+        self, result: VelocitySolverResult, limits: JointLimitsConstraint, demand: float
+    ) -> None:
+        """Count the step; widen or narrow the limits for the next one.
+
+        Args:
+            result: The step's result.
+            limits: The joint limits whose relief the band sets.
+            demand: Norm of the highest-priority level's task velocity in the step.
+        """
         if not self.enabled:
             return
-        self.consecutive_stalls = self.consecutive_stalls + 1 if is_stall(result) else 0
+        tol = max(self.expand_rate, 1e-4)
+        pressing = self._pressing(result, limits, tol)
+        stalled = bool(pressing.size) and is_stall(result)
+        self.consecutive_stalls = self.consecutive_stalls + 1 if stalled else 0
         if self.consecutive_stalls >= self.stall_threshold:
             self.expanding = True
-        if not self.expanding and not self.deltas.any():
-            return
-        zone = np.zeros(self.deltas.shape[0], dtype=bool)
-        zone[limits.at_limit(self.delta_max)] = True
-        grow = self._expanding(result, limits) if self.expanding else np.zeros(0, np.int64)
-        fading = (self.deltas > 0) & ~zone
-        self.deltas[fading] *= 1.0 - self.decay_rate
-        self.deltas[grow] = np.minimum(self.deltas[grow] + self.expand_rate, self.delta_max)
-        self.deltas[self.deltas < 1e-6] = 0.0
-        if not grow.size and not (zone & (self.deltas > 0)).any():
-            self.expanding = False  # no joint with relief is near its limit: contract
-        limits.relief = self.deltas
+        # joints still using the widened room while the main task asks for motion
+        in_room = limits.near_nominal_limit(tol) if demand > TASK_MET else pressing[:0]
+        if self.expanding and not stalled and not in_room.size:
+            self.expanding = False  # the stall ended
+        if self.expanding:
+            if pressing.size:
+                grow = pressing if self.expand_only_saturated else limits.scalar_joints[1]
+                widened = np.minimum(self.widening[grow] + self.expand_rate, self.delta_max)
+                self.widening[grow] = widened
+        else:
+            fade = np.ones(self.widening.shape[0], dtype=bool)
+            fade[in_room] = False
+            self.widening[fade] *= 1.0 - self.decay_rate
+            self.widening[self.widening < _NEGLIGIBLE] = 0.0
+        limits.relief = self.widening
+        past = limits.excursion()
+        past[past < _NEGLIGIBLE] = 0.0
+        np.maximum(self.widening, past, out=self.deltas)
 
-    def _expanding(self, result: VelocitySolverResult, limits: JointLimitsConstraint) -> np.ndarray:
-        """Velocity indices whose margin grows this step.
-
-        Joints held at a (shrunk) limit and, with ``expand_only_saturated``, saturated
-        at the velocity box too.
-        """
-        held = limits.at_limit(max(self.expand_rate, 1e-4))
-        if not self.expand_only_saturated:
-            return held
+    @staticmethod
+    def _pressing(
+        result: VelocitySolverResult, limits: JointLimitsConstraint, tolerance: float
+    ) -> np.ndarray:
+        """Velocity indices saturated within ``tolerance`` of a (widened) position limit."""
+        held = limits.at_limit(tolerance)
         return np.intersect1d(held, np.asarray(result.saturated_joints, dtype=np.int64))
+
+
+#: A widening or excursion below this [rad or m] is zero.
+_NEGLIGIBLE = 1e-12
+#: The main task is met when its task velocity's norm is at most this: the band narrows.
+TASK_MET = 1e-4

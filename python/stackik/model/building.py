@@ -66,7 +66,7 @@ class Built:
     collision: pin.GeometryModel | None
     mimic: list[Coupling] = field(default_factory=list)
     links: set[str] = field(default_factory=set)
-    mimic_layout: str = "fold"
+    mimic_layout: str = "keep"
 
 
 def build(
@@ -79,7 +79,7 @@ def build(
     load_visuals: bool,
     load_collisions: bool,
     exact_collision_meshes: bool,
-    mimic: str = "fold",
+    mimic: str = "keep",
 ) -> Built:
     """Build the Pinocchio models of a URDF description.
 

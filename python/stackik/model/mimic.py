@@ -3,13 +3,14 @@
 A mimic joint (the *follower*) obeys ``q_f = multiplier * q_leader + offset``. stackik
 offers two layouts of q for it (``RobotModel(..., mimic=...)``):
 
-- ``"fold"`` (default): Pinocchio's mimic joints; the follower has no q or v entries
+- ``"keep"`` (default): the follower stays a joint of its own, so q is laid out exactly
+  as in Pinocchio's plain model of the same file (``pin.buildModelFromUrdf``) and in
+  EmbodiK. The solvers couple it to its leader with an equality constraint
+  (:class:`stackik.constraints.MimicConstraint`, simIK's dependent joints), which the
+  velocity engine eliminates: each step is solved in the coupling's null space.
+- ``"fold"`` (opt-in): Pinocchio's mimic joints; the follower has no q or v entries
   of its own (``nq``/``nv`` exclude it) and every Jacobian includes its motion through
   the leader's column. The coupling holds by construction.
-- ``"keep"``: the follower stays a joint of its own, so q is laid out exactly as in
-  Pinocchio's plain model of the same file (``pin.buildModelFromUrdf``) and in EmbodiK.
-  The solvers couple it to its leader with an equality constraint
-  (:class:`stackik.constraints.MimicConstraint`, simIK's dependent joints).
 
 **Load order.** Pinocchio adds a mimic joint only after its leader, and it visits the
 joints depth first, siblings in name order. A follower that comes first (a gripper

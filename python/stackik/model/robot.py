@@ -38,7 +38,7 @@ from ..errors import (
     NonFiniteInput,
     ShapeError,
 )
-from ..spatial import as_se3
+from ..spatial import SE3Pose, as_se3
 from . import building, loading
 from .building import (
     DEFAULT_ACCELERATION_LIMIT,
@@ -129,11 +129,15 @@ class RobotModel:
         load_collisions: Load ``<collision>`` geometry.
         exact_collision_meshes: Keep triangle meshes exact instead of replacing them by
             their convex hulls (about 100x slower distance queries).
-        mimic: Layout of URDF ``<mimic>`` joints in q. ``"fold"`` (default): a follower
-            has no q/v entries of its own (``nq``/``nv`` exclude it). ``"keep"``: it
-            keeps them, so q is laid out as in Pinocchio's plain model of the file
-            (and EmbodiK's), and the solvers couple it to its leader with a
-            :class:`~stackik.constraints.MimicConstraint`. See ``docs/robot_model.md``.
+        mimic: Layout of URDF ``<mimic>`` joints in q. ``"keep"`` (default, EmbodiK's
+            layout): a follower keeps its q/v entries, so q is laid out as in
+            Pinocchio's plain model of the file (and EmbodiK's), and the solvers
+            solve every step in the coupling's null space (a
+            :class:`~stackik.constraints.MimicConstraint`): followers move exactly with
+            their leaders. ``"fold"`` (opt-in): a follower has no q/v entries of its own
+            (``nq``/``nv`` exclude it), so q holds only free variables (no coupling
+            to keep, smaller vectors, a serial-chain global IK through the follower).
+            See ``docs/robot_model.md``.
 
     Raises:
         RobotFileNotFound: ``urdf_path`` does not exist.
@@ -154,7 +158,7 @@ class RobotModel:
         load_visuals: bool = True,
         load_collisions: bool = True,
         exact_collision_meshes: bool = False,
-        mimic: str = "fold",
+        mimic: str = "keep",
     ) -> None:
         if isinstance(actuated_joint_names, bool):  # RobotModel(path, True): the 2-arg overload
             floating_base, actuated_joint_names = actuated_joint_names, None
@@ -188,7 +192,7 @@ class RobotModel:
         load_visuals: bool = True,
         load_collisions: bool = True,
         exact_collision_meshes: bool = False,
-        mimic: str = "fold",
+        mimic: str = "keep",
     ) -> RobotModel:
         """Build a model from URDF text; relative mesh paths resolve from the working folder.
 
@@ -225,7 +229,7 @@ class RobotModel:
         load_visuals: bool = True,
         load_collisions: bool = True,
         exact_collision_meshes: bool = False,
-        mimic: str = "fold",
+        mimic: str = "keep",
         **xacro_args: object,
     ) -> RobotModel:
         """Build a model from a XACRO file, expanded with the ``xacro`` package.
@@ -727,11 +731,15 @@ class RobotModel:
         """The velocity of the last update (a copy; zero if none was given)."""
         return self._kin.v.copy()
 
-    def get_frame_pose(self, frame_name: str) -> pin.SE3:
-        """World pose ``T_world_frame`` of a frame at the current configuration (a copy)."""
+    def get_frame_pose(self, frame_name: str) -> SE3Pose:
+        """World pose ``T_world_frame`` of a frame at the current configuration (a copy).
+
+        A :class:`pinocchio.SE3` that also answers to EmbodiK's names
+        (``homogeneous()``, ``A``, ``R``, ``t``): :class:`stackik.spatial.SE3Pose`.
+        """
         fid = self.get_frame_id(frame_name)
         with self._lock:
-            return pin.SE3(self._kin.frame_placement(fid))
+            return SE3Pose(self._kin.frame_placement(fid))
 
     def get_frame_jacobian(
         self, frame_name: str, reference_frame: object = pin.LOCAL_WORLD_ALIGNED

@@ -95,10 +95,23 @@ class TaskSolveMode(enum.IntEnum):
             kept) to the largest value the constraints allow; default.
         MIN_ERROR: Least-squares best effort: minimise ``||J_k dq - xdot_k||``
             inside the constraints (direction may change); ``s_k`` is reported as 1.
+        SCALE_ELASTIC: EmbodiK's SCALE with the elastic band: solved exactly as SCALE
+            (a level may mix it with SCALE); a solver with an active task in this mode
+            enables its elastic band with EmbodiK's defaults (``delta_max`` 0.05,
+            ``expand_rate`` 0.01, ``decay_rate`` 0.2, ``stall_threshold`` 3, only
+            saturated joints) if the band is not enabled yet, so limit-dominated stalls
+            widen the saturated joints' limits (see
+            :meth:`stackik.KinematicsSolver.enable_elastic_band`).
     """
 
     SCALE = MODE_SCALE
     MIN_ERROR = MODE_MIN_ERROR
+    SCALE_ELASTIC = 2
+
+    @property
+    def kernel_mode(self) -> int:
+        """The SNS kernel's mode code (SCALE_ELASTIC solves as SCALE)."""
+        return MODE_MIN_ERROR if self is TaskSolveMode.MIN_ERROR else MODE_SCALE
 
 
 class _Rejected(Exception):
@@ -121,11 +134,11 @@ def _mode_value(mode: Any) -> int:
     """Map a :class:`TaskSolveMode`, its name or its value to an int; -1 if unknown."""
     if isinstance(mode, str):
         try:
-            return int(TaskSolveMode[mode.strip().upper()])
+            return TaskSolveMode[mode.strip().upper()].kernel_mode
         except KeyError:
             return -1
     try:
-        return int(TaskSolveMode(mode))
+        return TaskSolveMode(mode).kernel_mode
     except (ValueError, TypeError):
         return -1
 

@@ -79,6 +79,8 @@ class Task:
         kinematics: The kinematics cache the task reads (a solver's), or a robot (its own
             cache).
         dimension: Number of task rows before masking.
+        priority: Priority level, 0 the highest (EmbodiK's constructor argument).
+        weight: Row weight within the level (EmbodiK's constructor argument).
 
     Attributes:
         name: Task name.
@@ -92,14 +94,22 @@ class Task:
     family: ClassVar[str] = "task"
     task_type: TaskType
 
-    def __init__(self, name: str, kinematics: Kinematics | RobotModel, dimension: int) -> None:
+    def __init__(
+        self,
+        name: str,
+        kinematics: Kinematics | RobotModel,
+        dimension: int,
+        priority: int = 0,
+        weight: float = 1.0,
+    ) -> None:
         self.name = name
         self._kin = as_kinematics(kinematics)
         self._robot = self._kin.robot
         self._dim = dimension
         self.layout_version = 0
-        self.priority = 0
-        self.weight = 1.0
+        self._fresh = False  # the rows of the last update(robot) are the ones to report
+        self.priority = priority
+        self.weight = weight
         self.gain = 1.0
         self.active = True
         self.solve_mode = TaskSolveMode.SCALE
@@ -256,6 +266,7 @@ class Task:
                 (:meth:`get_dimension` x nv).
             xdot: View of the stacked task velocities reserved for it.
         """
+        self._fresh = False
         full = self._rows.size == self._dim
         self._compute(J if full else self._J, self._error)
         if not full:
@@ -279,20 +290,47 @@ class Task:
             if self._target_velocity is not None:
                 xdot += self._target_velocity[rows]
 
-    def update(self) -> None:
-        """Recompute the Jacobian and error into the task's own buffers (for inspection)."""
-        self._compute(self._J, self._error)
+    def update(self, robot: RobotModel | None = None) -> None:
+        """Recompute the Jacobian and error into the task's own buffers (for inspection).
+
+        Args:
+            robot: EmbodiK's form ``task.update(robot)``: evaluate at the robot's current
+                state (what ``robot.update_kinematics(q)`` set, the robot's own cache)
+                instead of the solver's cache. :meth:`get_error` and
+                :meth:`get_jacobian` then report that evaluation until the solver's next
+                step.
+
+        Raises:
+            InvalidInput: ``robot`` is another description than the task's.
+        """
+        if robot is None:
+            self._fresh = False
+            self._compute(self._J, self._error)
+        else:
+            if robot is not self._robot:
+                raise InvalidInput(
+                    f"task {self.name!r} belongs to {self._robot!r}, not {robot!r}", what="robot"
+                )
+            own = self._kin
+            self._kin = robot.kinematics  # the robot's cache, for this evaluation only
+            try:
+                self._compute(self._J, self._error)
+            finally:
+                self._kin = own
+            self._fresh = True
         if self._excluded:
             self._J[:, self._excluded] = 0.0
 
     def get_jacobian(self) -> np.ndarray:
         """Masked task Jacobian at the cache's current configuration (rows x nv, a copy).
 
-        Excluded joints' columns are zero; rows are not scaled by the weight.
+        Excluded joints' columns are zero; rows are not scaled by the weight. After
+        ``update(robot)`` (until the solver's next step), the Jacobian of that update.
         """
-        self._compute(self._J, np.empty(self._dim))
-        if self._excluded:
-            self._J[:, self._excluded] = 0.0
+        if not self._fresh:
+            self._compute(self._J, np.empty(self._dim))
+            if self._excluded:
+                self._J[:, self._excluded] = 0.0
         return self._J[self._rows]
 
     def get_error(self) -> np.ndarray:

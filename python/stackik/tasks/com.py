@@ -27,8 +27,14 @@ class COMTask(Task):
     family = "com"
     task_type = TaskType.COM
 
-    def __init__(self, name: str, kinematics: Kinematics | RobotModel) -> None:
-        super().__init__(name, kinematics, 3)
+    def __init__(
+        self,
+        name: str,
+        kinematics: Kinematics | RobotModel,
+        priority: int = 0,
+        weight: float = 1.0,
+    ) -> None:
+        super().__init__(name, kinematics, 3, priority, weight)
         self._target = self._kin.com.copy()
 
     def set_position_mask(self, mask: object) -> None:

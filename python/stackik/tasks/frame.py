@@ -50,10 +50,12 @@ class FrameTask(Task):
         kinematics: Kinematics | RobotModel,
         frame_name: str,
         task_type: TaskType = TaskType.FRAME_POSE,
+        priority: int = 0,
+        weight: float = 1.0,
     ) -> None:
         if task_type not in _ROWS:
             raise InvalidInput(f"FrameTask type must be one of {[t.name for t in _ROWS]}")
-        super().__init__(name, kinematics, 6)
+        super().__init__(name, kinematics, 6, priority, weight)
         self.task_type = task_type
         self.frame_name = frame_name
         self._fid = self._robot.get_frame_id(frame_name)

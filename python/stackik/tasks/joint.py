@@ -51,10 +51,12 @@ class MultiJointTask(Task):
         kinematics: Kinematics | RobotModel,
         joint_names: Sequence[str],
         target_values: Sequence[float] | None = None,
+        priority: int = 0,
+        weight: float = 1.0,
     ) -> None:
         if isinstance(joint_names, str) or len(joint_names) == 0:
             raise InvalidInput("joint_names must be a non-empty sequence of joint names")
-        super().__init__(name, kinematics, len(joint_names))
+        super().__init__(name, kinematics, len(joint_names), priority, weight)
         info = [_scalar_joint(self._robot, j) for j in joint_names]
         self.joint_names = list(joint_names)
         self._iq = np.array([i[0] for i in info])
@@ -119,8 +121,10 @@ class JointTask(MultiJointTask):
         kinematics: Kinematics | RobotModel,
         joint_name: str,
         target_value: float = 0.0,
+        priority: int = 0,
+        weight: float = 1.0,
     ) -> None:
-        super().__init__(name, kinematics, [joint_name], [target_value])
+        super().__init__(name, kinematics, [joint_name], [target_value], priority, weight)
         self.joint_name = joint_name
 
     def set_target_value(self, value: float) -> None:

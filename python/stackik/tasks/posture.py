@@ -39,6 +39,12 @@ def joint_velocity_indices(robot: RobotModel, joints: Sequence[int | str]) -> li
     return out
 
 
+#: A posture task's default priority (EmbodiK's): below the usual tasks.
+DEFAULT_PRIORITY = 10
+#: A posture task's default weight (EmbodiK's).
+DEFAULT_WEIGHT = 0.1
+
+
 @register_task
 class PostureTask(Task):
     """Regularize the configuration toward a target posture.
@@ -47,7 +53,11 @@ class PostureTask(Task):
         name: Task name.
         kinematics: Kinematics cache read (a solver's), or a robot (its own cache).
         controlled_joints: Velocity indices or joint names to control; all actuated
-            joints (not the floating base) when omitted.
+            joints (not the floating base) when omitted. EmbodiK's overload
+            ``PostureTask(name, robot, priority, weight)`` (an int here) is accepted.
+        priority: Priority level; EmbodiK's default 10 puts a posture below the usual
+            tasks (priority 0).
+        weight: Row weight; EmbodiK's default 0.1.
 
     The target starts at the cache's current configuration.
     """
@@ -59,14 +69,31 @@ class PostureTask(Task):
         self,
         name: str,
         kinematics: Kinematics | RobotModel,
-        controlled_joints: Sequence[int | str] | None = None,
+        controlled_joints: Sequence[int | str] | int | None = None,
+        priority: int | None = None,
+        weight: float | None = None,
     ) -> None:
-        super().__init__(name, kinematics, as_kinematics(kinematics).robot.nv)
+        joints: Sequence[int | str] | None
+        if isinstance(controlled_joints, (int, np.integer)) and not isinstance(
+            controlled_joints, bool
+        ):  # EmbodiK's PostureTask(name, robot, priority[, weight])
+            if weight is not None:
+                raise InvalidInput("PostureTask(name, robot, priority, weight): too many arguments")
+            joints, weight, priority = None, priority, int(controlled_joints)
+        else:
+            joints = controlled_joints  # type: ignore[assignment]
+        super().__init__(
+            name,
+            kinematics,
+            as_kinematics(kinematics).robot.nv,
+            DEFAULT_PRIORITY if priority is None else priority,
+            DEFAULT_WEIGHT if weight is None else weight,
+        )
         robot = self._robot
-        if controlled_joints is None:
+        if joints is None:
             idx = list(range(6 if robot.is_floating_base else 0, robot.nv))
         else:
-            idx = joint_velocity_indices(robot, controlled_joints)
+            idx = joint_velocity_indices(robot, joints)
         self.set_controlled_joint_indices(idx)
         self._target_q = self._kin.q.copy()
         self._J[:] = np.eye(robot.nv)

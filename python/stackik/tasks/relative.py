@@ -29,9 +29,15 @@ from .base import Task, TaskType, register_task
 
 class _PairTask(Task):
     def __init__(
-        self, name: str, kinematics: Kinematics | RobotModel, frame_a: str, frame_b: str
+        self,
+        name: str,
+        kinematics: Kinematics | RobotModel,
+        frame_a: str,
+        frame_b: str,
+        priority: int = 0,
+        weight: float = 1.0,
     ) -> None:
-        super().__init__(name, kinematics, 6)
+        super().__init__(name, kinematics, 6, priority, weight)
         self.frame_a, self.frame_b = frame_a, frame_b
         robot = self._robot
         self._fa, self._fb = robot.get_frame_id(frame_a), robot.get_frame_id(frame_b)
@@ -115,9 +121,11 @@ class AbsoluteFrameTask(_PairTask):
         frame_a: str,
         frame_b: str,
         alpha: float = 0.5,
+        priority: int = 0,
+        weight: float = 1.0,
     ) -> None:
         self._alpha = self._check_alpha(alpha)
-        super().__init__(name, kinematics, frame_a, frame_b)
+        super().__init__(name, kinematics, frame_a, frame_b, priority, weight)
 
     @staticmethod
     def _check_alpha(alpha: float) -> float:
