@@ -10,11 +10,47 @@ status instead (see :class:`stackik.results.SolverStatus`).
 from __future__ import annotations
 
 import difflib
+import pickle
 from collections.abc import Iterable, Sequence
+from typing import Any
+
+
+def _restore(cls: type[BaseException], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
+    """Rebuild a pickled error without calling its ``__init__`` (see ``_reduce``)."""
+    exc = cls.__new__(cls)
+    exc.args = args
+    exc.__dict__.update(state)
+    return exc
+
+
+def _reduce(exc: BaseException) -> tuple[Any, ...]:
+    """Pickle an error as its class, its ``args`` and its attributes.
+
+    Python's default pickles an exception as ``cls(*args)``: the ``args`` of these
+    errors are their formatted message, not their constructor's arguments, so the
+    default fails to unpickle (a process pool then breaks) or nests the message in
+    itself. Restoring the state as it is works for every subclass, present and future.
+    An attribute that does not pickle (a lambda given as an offending value, say) is
+    replaced by its ``repr``, so the error still reaches the caller.
+    """
+    state = {}
+    for key, value in exc.__dict__.items():
+        try:
+            pickle.dumps(value)
+        except Exception:  # any failure of a foreign object's pickling
+            value = repr(value)
+        state[key] = value
+    return (_restore, (type(exc), exc.args, state))
 
 
 class StackIKError(Exception):
-    """Root of every error raised by stackik."""
+    """Root of every error raised by stackik.
+
+    Every error pickles with its message and attributes, so a worker process that
+    raises one hands the same error to its caller.
+    """
+
+    __reduce__ = _reduce
 
 
 class RobotLoadError(StackIKError):
@@ -214,3 +250,5 @@ class CollisionMarginWarning(UserWarning):
     def __init__(self, message: str, pairs: list[tuple[str, str, float, float]]) -> None:
         super().__init__(message)
         self.pairs = pairs
+
+    __reduce__ = _reduce
