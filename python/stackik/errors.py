@@ -98,7 +98,9 @@ class MeshNotFound(RobotLoadError):
 
 
 def _closest(name: str, available: Iterable[str], n: int = 5) -> list[str]:
-    available = list(available)
+    available = [a for a in available if isinstance(a, str)]
+    if not isinstance(name, str):  # a number or None asked for by mistake: nothing is close
+        return []
     close = difflib.get_close_matches(name, available, n=n, cutoff=0.4)
     if not close:
         close = [a for a in available if name.lower() in a.lower()][:n]

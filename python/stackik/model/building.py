@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 
+from .. import _validate
 from ..errors import InvalidInput, JointNotFound, MalformedDescription
 from . import loading
 from .collision import convexify
@@ -88,15 +89,20 @@ def build(
         MeshNotFound: A mesh could not be resolved.
         JointNotFound, InvalidInput: Bad ``actuated_joint_names`` or ``mimic``.
     """
-    if mimic not in LAYOUTS:
+    if not isinstance(mimic, str) or mimic not in LAYOUTS:
         raise InvalidInput(f"mimic must be one of {LAYOUTS}, got {mimic!r}", what="mimic")
+    floating_base = _validate.flag(floating_base, "floating_base")
+    load_visuals = _validate.flag(load_visuals, "load_visuals")
+    load_collisions = _validate.flag(load_collisions, "load_collisions")
+    exact_collision_meshes = _validate.flag(exact_collision_meshes, "exact_collision_meshes")
+    loading.check_package_dirs(package_dirs)
+    if actuated_joint_names is not None:
+        actuated_joint_names = _check_actuated(actuated_joint_names)
     root = loading.parse_xml(text, source)
     if root.tag != "robot":
         raise MalformedDescription(source, f"root element is <{root.tag}>, expected <robot>")
     check_urdf(root, source)
     links = {str(link.get("name")) for link in root.findall("link")}
-    if actuated_joint_names is not None:
-        _check_actuated(actuated_joint_names)
     sections = [s for s, keep in (("visual", load_visuals), ("collision", load_collisions)) if keep]
     loading.strip_sections(root, [s for s in ("visual", "collision") if s not in sections])
     loading.resolve_mesh_paths(root, source, urdf_dir, package_dirs, sections)
@@ -116,12 +122,21 @@ def build(
     return Built(model, geoms.get("visual"), col, present, links, mimic)
 
 
-def _check_actuated(names: Sequence[str]) -> None:
-    if isinstance(names, str):
+def _check_actuated(names: object) -> list[str]:
+    """``actuated_joint_names`` as a list of distinct non-empty names."""
+    if isinstance(names, (str, bytes)):
         raise InvalidInput("actuated_joint_names must be a sequence of names, not a string")
-    duplicates = sorted({n for n in names if list(names).count(n) > 1})
+    if not isinstance(names, Iterable):
+        raise InvalidInput(
+            f"actuated_joint_names must be a sequence of joint names, got {type(names).__name__}",
+            what="actuated_joint_names",
+            value=names,
+        )
+    out = [_validate.name(n, "an actuated joint name") for n in names]
+    duplicates = sorted({n for n in out if out.count(n) > 1})
     if duplicates:
         raise InvalidInput(f"actuated_joint_names lists {duplicates} more than once")
+    return out
 
 
 def _pinocchio_models(

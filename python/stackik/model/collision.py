@@ -26,7 +26,7 @@ import coal
 import numpy as np
 import pinocchio as pin
 
-from .. import _pickling
+from .. import _pickling, _validate
 from ..errors import CollisionGeometryNotFound, InvalidInput
 
 #: Thickness given to a flat (coplanar), linear or single-point collision mesh before
@@ -181,6 +181,7 @@ class CollisionModel:
         Returns:
             The number of geometry pairs removed.
         """
+        strict = _validate.flag(strict, "strict")
         gm = self.geom_model
         # Resolve every name before removing anything, so an unknown name leaves the pair
         # list (and the GeometryData sized from it) untouched.

@@ -157,7 +157,7 @@ class RobotModel:
     ) -> None:
         if isinstance(actuated_joint_names, bool):  # RobotModel(path, True): the 2-arg overload
             floating_base, actuated_joint_names = actuated_joint_names, None
-        path = Path(urdf_path)
+        path = loading.check_path(urdf_path, "urdf_path")
         text = loading.read_text(path)
         self._setup(
             text,
@@ -197,7 +197,7 @@ class RobotModel:
             floating_base, actuated_joint_names = actuated_joint_names, None
         self = cls.__new__(cls)
         self._setup(
-            urdf_xml,
+            loading.check_text(urdf_xml, "urdf_xml"),
             "<string>",
             None,
             actuated_joint_names,
@@ -245,7 +245,7 @@ class RobotModel:
         Raises:
             MalformedDescription: XACRO processing failed (its message is kept).
         """
-        text = loading.process_xacro(xacro_path, xacro_args)
+        text = loading.process_xacro(loading.check_path(xacro_path, "xacro_path"), xacro_args)
         self = cls.__new__(cls)
         self._setup(
             text,
@@ -293,7 +293,7 @@ class RobotModel:
         model = built.model
         self._model = model
         self._source = source
-        self._floating = bool(floating_base)
+        self._floating = _validate.flag(floating_base, "floating_base")
         self._visual_model = built.visual
         self._visual_data = pin.GeometryData(built.visual) if built.visual else None
         col = built.collision
@@ -546,13 +546,15 @@ class RobotModel:
         try:
             return self._frame_ids[frame_name]
         except (KeyError, TypeError):
-            raise FrameNotFound(str(frame_name), self._frame_ids) from None
+            _validate.name(frame_name, "frame name")
+            raise FrameNotFound(frame_name, self._frame_ids) from None
 
     def _jid(self, joint_name: str) -> int:
         try:
             return self._joint_ids[joint_name]
         except (KeyError, TypeError):
-            raise JointNotFound(str(joint_name), self._joint_ids) from None
+            _validate.name(joint_name, "joint name")
+            raise JointNotFound(joint_name, self._joint_ids) from None
 
     def get_pinocchio_joint_id(self, joint_name: str) -> int:
         """Pinocchio's joint index of ``joint_name`` (the ``universe`` is 0)."""
@@ -915,7 +917,7 @@ class RobotModel:
         Returns:
             The number of geometry pairs removed.
         """
-        text = loading.read_text(srdf_path)
+        text = loading.read_text(loading.check_path(srdf_path, "srdf_path"))
         pairs = loading.parse_srdf_disabled_pairs(text, str(srdf_path))
         check_srdf_links(pairs, self._links, str(srdf_path))
         if self._collision is None:
