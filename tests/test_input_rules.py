@@ -316,7 +316,13 @@ CASES = {
             )
         )
         for ctor in ("", ".from_urdf_string", ".from_xacro")
-        for arg in ("floating_base", "load_visuals", "load_collisions", "exact_collision_meshes")
+        for arg in (
+            "floating_base",
+            "load_visuals",
+            "load_collisions",
+            "exact_collision_meshes",
+            "strict",
+        )
     },
     "Task.active": lambda s, b: setattr(s.get_task("ee"), "active", b),
     "Constraint.active": lambda s, b: setattr(s.constraints[0], "active", b),

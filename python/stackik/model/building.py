@@ -21,6 +21,13 @@ from .. import _validate
 from ..errors import InvalidInput, JointNotFound, MalformedDescription
 from . import loading
 from .collision import convexify
+from .meshes import (
+    MeshReference,
+    check_loaded_meshes,
+    check_mesh_files,
+    explain_load_error,
+    mesh_references,
+)
 from .mimic import (
     LAYOUTS,
     Coupling,
@@ -59,6 +66,7 @@ class Built:
             or None when not loaded.
         mimic: The mimic couplings whose follower and leader are both in the model.
         links: Names of the URDF's links.
+        joints: Names of the URDF's joints (fixed ones included).
         mimic_layout: ``"fold"`` or ``"keep"`` (see :mod:`stackik.model.mimic`).
     """
 
@@ -67,6 +75,7 @@ class Built:
     collision: pin.GeometryModel | None
     mimic: list[Coupling] = field(default_factory=list)
     links: set[str] = field(default_factory=set)
+    joints: set[str] = field(default_factory=set)
     mimic_layout: str = "fold"
 
 
@@ -81,6 +90,7 @@ def build(
     load_collisions: bool,
     exact_collision_meshes: bool,
     mimic: str = "fold",
+    strict: bool = True,
 ) -> Built:
     """Build the Pinocchio models of a URDF description.
 
@@ -95,31 +105,38 @@ def build(
     load_visuals = _validate.flag(load_visuals, "load_visuals")
     load_collisions = _validate.flag(load_collisions, "load_collisions")
     exact_collision_meshes = _validate.flag(exact_collision_meshes, "exact_collision_meshes")
+    strict = _validate.flag(strict, "strict")
     loading.check_package_dirs(package_dirs)
     if actuated_joint_names is not None:
         actuated_joint_names = _check_actuated(actuated_joint_names)
     root = loading.parse_xml(text, source)
     if root.tag != "robot":
         raise MalformedDescription(source, f"root element is <{root.tag}>, expected <robot>")
-    check_urdf(root, source)
+    check_urdf(root, source, strict)
     links = {str(link.get("name")) for link in root.findall("link")}
+    joints = {str(joint.get("name")) for joint in root.findall("joint")}
     sections = [s for s, keep in (("visual", load_visuals), ("collision", load_collisions)) if keep]
     loading.strip_sections(root, [s for s in ("visual", "collision") if s not in sections])
     loading.resolve_mesh_paths(root, source, urdf_dir, package_dirs, sections)
+    meshes = mesh_references(root, sections)
+    check_mesh_files(meshes, source)
     couplings = declarations(root)
     fold = mimic == "fold"
     pin_root, renamed = leader_first_urdf(root, couplings, source) if fold else (root, {})
     xml = ET.tostring(pin_root, encoding="unicode")
-    model, geoms = _pinocchio_models(xml, source, floating_base, sections, fold)
+    model, geoms = _pinocchio_models(xml, source, floating_base, sections, fold, meshes)
     restore_names(model, renamed)
     if actuated_joint_names is not None:
         model, geoms = reduce_model(model, geoms, actuated_joint_names, couplings)
     col = geoms.get("collision")
     if col is not None and not exact_collision_meshes:
-        convexify(col)
+        try:
+            convexify(col)
+        except InvalidInput as exc:
+            raise MalformedDescription(source, str(exc)) from None
     apply_default_limits(model, floating_base)
     present = restrict_mimic_leaders(model, root, source, couplings)
-    return Built(model, geoms.get("visual"), col, present, links, mimic)
+    return Built(model, geoms.get("visual"), col, present, links, joints, mimic)
 
 
 def _check_actuated(names: object) -> list[str]:
@@ -140,7 +157,12 @@ def _check_actuated(names: object) -> list[str]:
 
 
 def _pinocchio_models(
-    xml: str, source: str, floating_base: bool, sections: Sequence[str], fold: bool
+    xml: str,
+    source: str,
+    floating_base: bool,
+    sections: Sequence[str],
+    fold: bool,
+    meshes: Sequence[MeshReference] = (),
 ) -> tuple[pin.Model, dict[str, pin.GeometryModel]]:
     kinds = {"collision": pin.COLLISION, "visual": pin.VISUAL}
     try:
@@ -150,8 +172,13 @@ def _pinocchio_models(
             model = pin.buildModelFromXML(xml, mimic=fold)
         geoms = {s: pin.buildGeomFromUrdfString(model, xml, kinds[s]) for s in sections}
     except (RuntimeError, ValueError) as exc:
+        explained = explain_load_error(str(exc), meshes, source)
+        if explained is not None:
+            raise explained from None
         reason = strip_rank(str(exc))
         raise MalformedDescription(source, f"Pinocchio/urdfdom rejected it: {reason}") from exc
+    for section, geom_model in geoms.items():
+        check_loaded_meshes(geom_model, model, section, source)
     return model, geoms
 
 

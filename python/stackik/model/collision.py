@@ -64,8 +64,14 @@ def thicken(points: np.ndarray, thickness: float = DEGENERATE_MESH_THICKNESS) ->
 def convex_hull(points: np.ndarray) -> coal.ConvexBase:
     """Convex hull of mesh vertices with coal (qhull), degenerate sets thickened first.
 
+    qhull's triangulated output ("Qt") can give a vertex more neighbours than coal
+    stores (coal: "Too many neighbors", e.g. the centre of a finely tessellated disc);
+    the hull is then built from joggled input ("QJ": every facet simplicial, points
+    moved by about 1e-11 of the mesh size; qhull's joggle is seeded, so the result is
+    the same in every run).
+
     Raises:
-        InvalidInput: No vertices, or non-finite ones.
+        InvalidInput: No vertices, non-finite ones, or qhull cannot hull them.
     """
     pts = np.asarray(points, dtype=float).reshape(-1, 3)
     if len(pts) == 0 or not np.isfinite(pts).all():
@@ -75,7 +81,23 @@ def convex_hull(points: np.ndarray) -> coal.ConvexBase:
     vertices = coal.StdVec_Vec3s()
     for p in pts:
         vertices.append(p)
-    return coal.ConvexBase.convexHull(vertices, True, "Qt")
+    try:
+        return coal.ConvexBase.convexHull(vertices, True, "Qt")
+    except RuntimeError as exc:
+        if "Too many neighbors" not in str(exc):
+            raise InvalidInput(f"the convex hull failed: {_coal_message(exc)}") from None
+    try:
+        return coal.ConvexBase.convexHull(vertices, True, "QJ")
+    except RuntimeError as exc:
+        raise InvalidInput(f"the convex hull failed: {_coal_message(exc)}") from None
+
+
+def _coal_message(exc: Exception) -> str:
+    """The ``message:`` line of a coal exception (without its C++ file and line)."""
+    for line in str(exc).splitlines():
+        if line.startswith("message:"):
+            return line[len("message:") :].strip()
+    return str(exc).strip()
 
 
 def convexify(geom_model: pin.GeometryModel) -> None:
@@ -83,11 +105,19 @@ def convexify(geom_model: pin.GeometryModel) -> None:
 
     Flat, linear or single-point meshes become thin solids of
     :data:`DEGENERATE_MESH_THICKNESS` (coal would crash on them).
+
+    Raises:
+        InvalidInput: A mesh cannot be hulled (the geometry and its file are named).
     """
     for obj in geom_model.geometryObjects:
         geom = obj.geometry
         if isinstance(geom, coal.BVHModelBase):
-            obj.geometry = convex_hull(np.array(geom.vertices()))
+            try:
+                obj.geometry = convex_hull(np.array(geom.vertices()))
+            except InvalidInput as exc:
+                raise InvalidInput(
+                    f"collision geometry {obj.name!r} (mesh {obj.meshPath!r}): {exc}"
+                ) from None
 
 
 def _shape_params(geom: coal.CollisionGeometry) -> tuple[str, dict[str, object]]:

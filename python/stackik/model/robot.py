@@ -58,7 +58,7 @@ from .joints import (
 )
 from .kinematics import Kinematics
 from .mimic import couple
-from .validation import check_srdf_links
+from .validation import check_srdf
 
 __all__ = [
     "DEFAULT_ACCELERATION_LIMIT",
@@ -133,13 +133,24 @@ class RobotModel:
             keeps them, so q is laid out as in Pinocchio's plain model of the file
             (and EmbodiK's), and the solvers couple it to its leader with a
             :class:`~stackik.constraints.MimicConstraint`. See ``docs/robot_model.md``.
+        strict: Refuse what stackik can work around but is wrong all the same: an
+            inertia no rigid body has (a negative principal moment, or principal
+            moments breaking the triangle inequality ``I1 + I2 >= I3``), and SRDF
+            groups, passive joints and virtual joints naming links or joints the robot
+            lacks. Some published descriptions have such faults (about twenty of
+            example-robot-data's, e.g. PR2's and TIAGo's inertias, HyQ's and Z1's SRDF
+            groups): ``False`` loads them as written (the dynamics are then not a rigid
+            body's; stackik uses only an SRDF's ``<disable_collisions>``, which are
+            checked either way).
 
     Raises:
         RobotFileNotFound: ``urdf_path`` does not exist.
         MalformedDescription: The URDF or SRDF is invalid (the parser's message is kept).
         MeshNotFound: A mesh could not be resolved.
         JointNotFound: An actuated joint name is unknown.
-        InvalidInput: ``mimic`` is neither ``"fold"`` nor ``"keep"``.
+        InvalidInput: ``mimic`` is neither ``"fold"`` nor ``"keep"``; an argument of the
+            wrong type (a path that is not a ``str`` or ``os.PathLike``, a flag that is
+            not a bool, names that are not strings).
     """
 
     def __init__(
@@ -154,6 +165,7 @@ class RobotModel:
         load_collisions: bool = True,
         exact_collision_meshes: bool = False,
         mimic: str = "fold",
+        strict: bool = True,
     ) -> None:
         if isinstance(actuated_joint_names, bool):  # RobotModel(path, True): the 2-arg overload
             floating_base, actuated_joint_names = actuated_joint_names, None
@@ -171,6 +183,7 @@ class RobotModel:
             load_collisions,
             exact_collision_meshes,
             mimic,
+            strict,
         )
         self._urdf_path = str(urdf_path)
 
@@ -188,6 +201,7 @@ class RobotModel:
         load_collisions: bool = True,
         exact_collision_meshes: bool = False,
         mimic: str = "fold",
+        strict: bool = True,
     ) -> RobotModel:
         """Build a model from URDF text; relative mesh paths resolve from the working folder.
 
@@ -208,6 +222,7 @@ class RobotModel:
             load_collisions,
             exact_collision_meshes,
             mimic,
+            strict,
         )
         self._urdf_path = ""
         return self
@@ -225,6 +240,7 @@ class RobotModel:
         load_collisions: bool = True,
         exact_collision_meshes: bool = False,
         mimic: str = "fold",
+        strict: bool = True,
         **xacro_args: object,
     ) -> RobotModel:
         """Build a model from a XACRO file, expanded with the ``xacro`` package.
@@ -240,6 +256,8 @@ class RobotModel:
             exact_collision_meshes: Keep exact meshes.
             mimic: Layout of mimic joints, ``"fold"`` or ``"keep"`` (see
                 :class:`RobotModel`).
+            strict: Refuse inertias no rigid body has and SRDF entries naming
+                unknown links or joints (see :class:`RobotModel`).
             **xacro_args: XACRO arguments, e.g. ``link_length=0.5``.
 
         Raises:
@@ -259,6 +277,7 @@ class RobotModel:
             load_collisions,
             exact_collision_meshes,
             mimic,
+            strict,
         )
         self._urdf_path = str(xacro_path)
         return self
@@ -277,6 +296,7 @@ class RobotModel:
         load_collisions: bool,
         exact_collision_meshes: bool,
         mimic: str,
+        strict: bool = True,
     ) -> None:
         built = building.build(
             text,
@@ -289,6 +309,7 @@ class RobotModel:
             load_collisions,
             exact_collision_meshes,
             mimic,
+            strict,
         )
         model = built.model
         self._model = model
@@ -302,6 +323,8 @@ class RobotModel:
         self._mimic = built.mimic
         self._mimic_layout = built.mimic_layout
         self._links = built.links
+        self._strict = _validate.flag(strict, "strict")
+        self._urdf_joints = built.joints
         self._acceleration_limits = np.full(model.nv, DEFAULT_ACCELERATION_LIMIT)
         self._base_placement = pin.SE3.Identity()
         self._base_children = self._capture_base_children()
@@ -914,12 +937,23 @@ class RobotModel:
     def load_srdf(self, srdf_path: str | os.PathLike[str]) -> int:
         """Exclude the ``<disable_collisions>`` pairs of an SRDF file.
 
+        The whole SRDF is checked against the robot first (see
+        :func:`~stackik.model.validation.check_srdf`; a robot loaded with
+        ``strict=False`` checks only the root element and the ``<disable_collisions>``).
+
         Returns:
             The number of geometry pairs removed.
+
+        Raises:
+            RobotFileNotFound: No such file.
+            MalformedDescription: Not XML, a root element other than ``<robot>``, an
+                entry naming a link or joint the robot does not have, a link paired
+                with itself (the element is named).
         """
         text = loading.read_text(loading.check_path(srdf_path, "srdf_path"))
-        pairs = loading.parse_srdf_disabled_pairs(text, str(srdf_path))
-        check_srdf_links(pairs, self._links, str(srdf_path))
+        root = loading.parse_xml(text, str(srdf_path))
+        joints = self._urdf_joints | ({"root_joint"} if self._floating else set())
+        pairs = check_srdf(root, self._links, joints, str(srdf_path), self._strict)
         if self._collision is None:
             return 0
         with self._lock:
