@@ -404,3 +404,49 @@ def test_a_non_stl_mesh_with_a_nan_vertex_is_caught_after_loading(tmp_path):
     message = str(err.value)
     assert f"link 'lower' <collision> mesh {str(mesh)!r}" in message
     assert "not finite" in message
+
+
+def _prism(n: int, apex: bool) -> list:
+    """Triangles of a finely tessellated cylinder (radius 0.1, height 0.3) or cone."""
+    a = np.linspace(0, 2 * np.pi, n, endpoint=False)
+    ring = [(0.1 * np.cos(t), 0.1 * np.sin(t)) for t in a]
+    low = [(x, y, 0.0) for x, y in ring]
+    top = [(0.0, 0.0, 0.3)] * n if apex else [(x, y, 0.3) for x, y in ring]
+    tris = []
+    for i in range(n):
+        j = (i + 1) % n
+        tris.append([low[i], low[j], top[j]])
+        if not apex:
+            tris.append([low[i], top[j], top[i]])
+    for i in range(1, n - 1):  # caps as fans
+        tris.append([low[0], low[i + 1], low[i]])
+        if not apex:
+            tris.append([top[0], top[i], top[i + 1]])
+    return tris
+
+
+def test_a_finely_tessellated_cylinder_gets_its_hull(tmp_path):
+    """qhull's triangulated caps gave a vertex more neighbours than coal stores
+    ("Too many neighbors", a bare RuntimeError at load); the hull is then built from
+    joggled input, within 1e-9 m of the mesh."""
+    triangles = _prism(600, apex=False)
+    mesh = tmp_path / "cylinder.stl"
+    mesh.write_bytes(_stl(triangles))
+    robot = RobotModel.from_urdf_string(_with_mesh(mesh))
+    hull = robot.collision_model.geometryObjects[2].geometry
+    points = np.array(hull.points())
+    corners = np.unique(np.array(triangles, dtype=np.float32).reshape(-1, 3), axis=0)
+    assert hull.num_points == len(corners) == 1200
+    nearest = np.linalg.norm(points[:, None, :] - corners[None, :, :], axis=2).min(axis=1)
+    assert nearest.max() < 1e-9
+
+
+def test_a_mesh_coal_cannot_hull_is_named(tmp_path):
+    """A cone's apex has 600 neighbours in any hull: refused, naming the mesh."""
+    mesh = tmp_path / "cone.stl"
+    mesh.write_bytes(_stl(_prism(600, apex=True)))
+    with pytest.raises(MalformedDescription) as err:
+        RobotModel.from_urdf_string(_with_mesh(mesh))
+    assert f"(mesh {str(mesh)!r})" in str(err.value)
+    assert "the convex hull failed: Too many neighbors" in str(err.value)
+    assert RobotModel.from_urdf_string(_with_mesh(mesh), exact_collision_meshes=True).nq == 2
