@@ -50,6 +50,9 @@ SAMPLES: dict[str, object] = {
     "lower": -3.07,
     "upper": -0.07,
     "pairs": [("link1", "link5", 0.01, 0.005)],
+    "nv": 2000,
+    "needed": 256 * 10**9,
+    "memory": 32 * 2**30,
 }
 
 

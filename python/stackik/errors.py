@@ -74,6 +74,31 @@ class RobotFileNotFound(RobotLoadError, FileNotFoundError):
         super().__init__(path, "file not found")
 
 
+class ModelTooLarge(RobotLoadError):
+    """The robot has too many degrees of freedom for this machine's memory.
+
+    Pinocchio allocates (and zeroes) its second-order dynamics derivatives, ``nv^3``
+    numbers each, in every ``Data``; stackik needs at least one ``Data`` to compute
+    anything, so a model whose ``Data`` cannot fit is refused before it is built.
+
+    Attributes:
+        nv: Degrees of freedom of the model.
+        needed: Bytes of one Pinocchio ``Data`` (estimate).
+        memory: Bytes of memory of this machine (or its container).
+    """
+
+    def __init__(self, path: str, nv: int, needed: int, memory: int) -> None:
+        self.nv = nv
+        self.needed = needed
+        self.memory = memory
+        super().__init__(
+            path,
+            f"{nv} degrees of freedom: one Pinocchio Data needs about {needed / 2**30:.3g} GiB "
+            f"(Pinocchio allocates its second-order dynamics derivatives, nv^3 numbers each, "
+            f"in every Data), more than this machine's {memory / 2**30:.3g} GiB",
+        )
+
+
 class MalformedDescription(RobotLoadError):
     """The URDF, XACRO or SRDF text is not valid (the parser's message is kept)."""
 

@@ -68,16 +68,29 @@ class Workspace:
         self._rebuild()
 
     def _rebuild(self) -> None:
-        robot = self._robot
-        self._revision = robot.revision
-        self._data = robot.model.createData()
-        self._state = CollisionState(robot.collision) if robot.collision is not None else None
+        """Forget the scratch data; each part is created on first use.
+
+        A Pinocchio ``Data`` holds ``nv^3``-sized tensors, a collision state a slot per
+        pair: a solver that never runs global IK does not pay for them.
+        """
+        self._revision = self._robot.revision
+        self._data: pin.Data | None = None
+        self._state: CollisionState | None = None
+
+    def prepare(self) -> None:
+        """Create the scratch data now (a query's budget should not pay for it)."""
+        state = self.collision
+        if state is not None:
+            state.geom_data  # noqa: B018 - created on first access
+        self.data  # noqa: B018
 
     @property
     def data(self) -> pin.Data:
         """The scratch Pinocchio data."""
         if self._revision != self._robot.revision:
             self._rebuild()
+        if self._data is None:
+            self._data = pin.Data(self._robot.model)
         return self._data
 
     @property
@@ -85,6 +98,8 @@ class Workspace:
         """The scratch collision state (None without collision geometry)."""
         if self._revision != self._robot.revision:
             self._rebuild()
+        if self._state is None and self._robot.collision is not None:
+            self._state = CollisionState(self._robot.collision)
         return self._state
 
     def frame_pose(self, q: np.ndarray, fid: int) -> pin.SE3:

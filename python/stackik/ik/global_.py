@@ -110,6 +110,7 @@ class GlobalIK:
         validate: Validator | None,
     ) -> CandidateChecker:
         """A candidate checker for one query (the layer's workspace, the engine's pairs)."""
+        self.workspace.prepare()  # its data, created before a query's budget starts
         return CandidateChecker(
             self._robot,
             self.workspace,
@@ -227,9 +228,10 @@ class GlobalIK:
     def prepare(self, frame_name: str) -> None:
         """Build (and compile or load) the chain of ``frame_name`` now, off the hot path.
 
-        Also detects (and verifies) the closed-form solver of the frame's chain and reads
-        its branch geometry.
+        Also detects (and verifies) the closed-form solver of the frame's chain, reads
+        its branch geometry and creates the scratch data the candidate checks use.
         """
+        self.workspace.prepare()
         self.chains.plain(frame_name).iteration_cost()
         self.branch_geometry(frame_name)
         setup = self.setup(frame_name, (), self.reference(None))

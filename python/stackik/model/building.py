@@ -18,9 +18,10 @@ import numpy as np
 import pinocchio as pin
 
 from .. import _validate
-from ..errors import InvalidInput, JointNotFound, MalformedDescription
+from ..errors import InvalidInput, JointNotFound, MalformedDescription, ModelTooLarge
 from . import loading
 from .collision import convexify
+from .kinematics import data_bytes
 from .meshes import (
     MeshReference,
     check_loaded_meshes,
@@ -124,10 +125,14 @@ def build(
     fold = mimic == "fold"
     pin_root, renamed = leader_first_urdf(root, couplings, source) if fold else (root, {})
     xml = ET.tostring(pin_root, encoding="unicode")
-    model, geoms = _pinocchio_models(xml, source, floating_base, sections, fold, meshes)
+    reduced = actuated_joint_names is not None
+    model, geoms = _pinocchio_models(
+        xml, source, floating_base, sections, fold, meshes, check=not reduced
+    )
     restore_names(model, renamed)
     if actuated_joint_names is not None:
         model, geoms = reduce_model(model, geoms, actuated_joint_names, couplings)
+        check_memory(model, source)
     col = geoms.get("collision")
     if col is not None and not exact_collision_meshes:
         try:
@@ -137,6 +142,39 @@ def build(
     apply_default_limits(model, floating_base)
     present = restrict_mimic_leaders(model, root, source, couplings)
     return Built(model, geoms.get("visual"), col, present, links, joints, mimic)
+
+
+def machine_memory() -> int | None:
+    """Bytes of memory of this machine, or of its container when that is less (None: unknown)."""
+    sizes = []
+    try:
+        sizes.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):  # no sysconf (Windows) or no such name
+        pass
+    for limit in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = Path(limit).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            sizes.append(int(text))
+    return min(sizes) if sizes else None
+
+
+def check_memory(model: pin.Model, source: str) -> None:
+    """Refuse a model one Pinocchio ``Data`` of which cannot fit in this machine's memory.
+
+    Every owner of kinematics (the robot's own cache, each solver) needs one ``Data``,
+    and Pinocchio's grows as ``nv^3`` (:func:`~stackik.model.kinematics.data_bytes`):
+    failing here, before any is created, says why instead of a ``MemoryError`` later.
+
+    Raises:
+        ModelTooLarge: One ``Data`` would not fit.
+    """
+    available = machine_memory()
+    needed = data_bytes(model.nv)
+    if available is not None and needed > available:
+        raise ModelTooLarge(source, model.nv, needed, available)
 
 
 def _check_actuated(names: object) -> list[str]:
@@ -163,13 +201,17 @@ def _pinocchio_models(
     sections: Sequence[str],
     fold: bool,
     meshes: Sequence[MeshReference] = (),
+    check: bool = True,
 ) -> tuple[pin.Model, dict[str, pin.GeometryModel]]:
+    """The kinematic model and the geometry of each section (``check``: memory first)."""
     kinds = {"collision": pin.COLLISION, "visual": pin.VISUAL}
     try:
         if floating_base:
             model = pin.buildModelFromXML(xml, pin.JointModelFreeFlyer(), "root_joint", mimic=fold)
         else:
             model = pin.buildModelFromXML(xml, mimic=fold)
+        if check:  # before the geometry, which takes long for thousands of links
+            check_memory(model, source)
         geoms = {s: pin.buildGeomFromUrdfString(model, xml, kinds[s]) for s in sections}
     except (RuntimeError, ValueError) as exc:
         explained = explain_load_error(str(exc), meshes, source)

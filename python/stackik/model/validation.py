@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Iterable
 from typing import NoReturn
 
@@ -295,7 +296,7 @@ class _Checker:
             self.fail("<robot>", 'has no name: write <robot name="...">')
         self._materials(root)
         names: list[str] = [self.link(link) for link in root.findall("link")]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
+        duplicates = sorted(n for n, k in Counter(names).items() if k > 1)
         if duplicates:
             self.fail("<robot>", f"duplicate link names {duplicates}")
         links = set(names)
@@ -303,7 +304,7 @@ class _Checker:
             self.fail("<robot>", "has no <link>")
         parent_of: dict[str, str] = {}
         joints = [self.joint(j, links, parent_of) for j in root.findall("joint")]
-        duplicates = sorted({n for n in joints if joints.count(n) > 1})
+        duplicates = sorted(n for n, k in Counter(joints).items() if k > 1)
         if duplicates:
             self.fail("<robot>", f"duplicate joint names {duplicates}")
         for joint in root.findall("joint"):
