@@ -31,7 +31,6 @@ from stackik import (
     RobotModel,
     ShapeError,
     SolverStatus,
-    TaskNotFound,
 )
 from stackik.ik.position import (
     PositionIKOptions,
@@ -413,17 +412,21 @@ def test_bad_input_raises_typed_errors(solver, panda):
         solver.solve_position(PANDA_READY, T, TIP, PositionIKOptions(locked_joints=["nope"]))
     with pytest.raises(InvalidTransform):
         solver.solve_position_in_tcp(PANDA_READY, skew, TIP)
-    with pytest.raises(TaskNotFound):
-        solver.solve_position_step(PANDA_READY, T, "nope")
+
+    # solve_position_step is the hot path: the same faults give INVALID_INPUT, named.
+    def refused(result, words):
+        assert result.status == SolverStatus.INVALID_INPUT, result
+        assert result.iterations == 0
+        np.testing.assert_array_equal(result.solution, PANDA_READY)
+        assert words in result.status_message, result.status_message
+
+    refused(solver.solve_position_step(PANDA_READY, T, "nope"), "unknown task 'nope'")
     solver.add_posture_task("posture")
-    with pytest.raises(InvalidInput):
-        solver.solve_position_step(PANDA_READY, T, "posture")
-    with pytest.raises(InvalidInput):
-        solver.solve_position_step(PANDA_READY, T)  # no task name
+    refused(solver.solve_position_step(PANDA_READY, T, "posture"), "need frame tasks")
+    refused(solver.solve_position_step(PANDA_READY, T), "needs frame_task_name")
     solver.add_frame_task("ee", TIP)
-    with pytest.raises(InvalidInput):
-        solver.solve_position_step(PANDA_READY, [TaskTarget("ee", T), TaskTarget("ee", T)])
-    with pytest.raises(InvalidTransform):
-        solver.solve_position_step(PANDA_READY, skew, "ee")
+    twice = [TaskTarget("ee", T), TaskTarget("ee", T)]
+    refused(solver.solve_position_step(PANDA_READY, twice), "has two targets")
+    refused(solver.solve_position_step(PANDA_READY, skew, "ee"), "ee target pose rotation")
     assert [t.name for t in solver.tasks] == ["posture", "ee"]
     assert solver.get_task("ee").gain == 1.0

@@ -19,10 +19,11 @@ def as_floats(x: object, what: str, expected: tuple[int | str, ...] | str) -> np
     """``x`` as a float array, refusing what a plain conversion would hide.
 
     Complex values would lose their imaginary part, integers beyond float range would
-    overflow, ragged or non-numeric input would give object arrays.
+    overflow, ragged or non-numeric input would give object arrays, and booleans would
+    pass for 0 and 1 (a mask handed where numbers belong).
 
     Raises:
-        InvalidInput: Complex values.
+        InvalidInput: Complex values; booleans.
         ShapeError: Not a rectangular numeric array (``expected`` is reported).
         NonFiniteInput: A number beyond the float range.
     """
@@ -36,8 +37,15 @@ def as_floats(x: object, what: str, expected: tuple[int | str, ...] | str) -> np
         raise InvalidInput(
             f"{what}: complex values are not accepted, got dtype {raw.dtype}", what=what
         )
-    if raw.dtype.kind not in "biufO":  # text, dates, bytes: not an array of numbers
+    if raw.dtype.kind == "b":
+        raise InvalidInput(
+            f"{what}: booleans are not numbers, got a {raw.dtype} array of shape {raw.shape}",
+            what=what,
+        )
+    if raw.dtype.kind not in "iufO":  # text, dates, bytes: not an array of numbers
         raise ShapeError(what, expected, raw.shape)
+    if raw.dtype.kind == "O" and any(isinstance(e, (bool, np.bool_)) for e in raw.flat):
+        raise InvalidInput(f"{what}: booleans are not numbers", what=what)
     try:
         return np.asarray(raw, dtype=float)
     except OverflowError:
@@ -119,15 +127,22 @@ def matrix(x: object, shape: tuple[int | None, int | None], what: str) -> np.nda
 
 
 def bounds(
-    lower: object, upper: object, n: int, what: str, allow_inf: bool = True
+    lower: object,
+    upper: object,
+    n: int,
+    what: str,
+    allow_inf: bool = True,
+    limit: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Validate a pair of bound vectors of size ``n`` with ``lower <= upper``.
 
     Infinite entries are allowed when ``allow_inf`` (one-sided bounds); NaN never is.
+    With ``limit``, finite entries must be at most ``limit`` in magnitude.
 
     Raises:
         ShapeError: A vector has the wrong size.
         NonFiniteInput: NaN entries (or inf when ``allow_inf`` is false).
+        InvalidInput: A finite entry beyond ``limit``.
         InvalidBounds: ``lower > upper`` somewhere.
     """
     lo = as_floats(lower, f"{what} lower", (n,))
@@ -138,6 +153,8 @@ def bounds(
         bad = np.isnan(arr) if allow_inf else ~np.isfinite(arr)
         if bad.any():
             raise NonFiniteInput(name, np.flatnonzero(bad).tolist())
+        if limit is not None:
+            bounded(np.where(np.isinf(arr), 0.0, arr), limit, name)
     inverted = lo > hi
     if inverted.any():
         raise InvalidBounds(what, np.flatnonzero(inverted).tolist())
@@ -159,6 +176,82 @@ def real(value: object, what: str) -> float:
         return float(value)
     except OverflowError:
         raise InvalidInput(f"{what} is beyond the float range", what=what, value=value) from None
+
+
+def flag(value: object, what: str) -> bool:
+    """``value`` as a bool: ``True``/``False`` (NumPy's too), or a number equal to 1 or 0.
+
+    Every boolean setting of the public API goes through here: a plain ``bool()`` reads
+    ``"false"``, ``NaN``, ``2`` and ``[0]`` as True.
+
+    Raises:
+        InvalidInput: Anything else (strings, NaN, None, containers, other numbers).
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, float, np.integer, np.floating)) and (value == 0 or value == 1):
+        return bool(value)
+    shown = f"{value!r}" if len(repr(value)) < 40 else f"{repr(value)[:20]}..."
+    raise InvalidInput(
+        f"{what} must be True or False (or 1 or 0), got {shown}", what=what, value=value
+    )
+
+
+def flags(x: object, n: int, what: str) -> np.ndarray:
+    """``x`` as a boolean mask of ``n`` entries, each a bool or a number equal to 1 or 0.
+
+    Raises:
+        ShapeError: Not ``n`` entries.
+        InvalidInput: An entry that is not a flag (NaN, 2, a string ...), named by index.
+    """
+    try:
+        raw = np.asarray(x)
+    except (TypeError, ValueError) as exc:
+        raise ShapeError(what, (n,), ()) from exc
+    if raw.shape != (n,):
+        raise ShapeError(what, (n,), raw.shape)
+    if raw.dtype.kind == "b":
+        return raw.astype(bool)
+    for k, e in enumerate(raw.tolist()):
+        if isinstance(e, bool) or (
+            isinstance(e, (int, float)) and not isinstance(e, complex) and (e == 0 or e == 1)
+        ):
+            continue
+        raise InvalidInput(
+            f"{what}[{k}] = {e!r} is not a flag: give True/False or 1/0", what=what, value=e
+        )
+    return np.array([bool(e) for e in raw.tolist()], dtype=bool)
+
+
+def name(value: object, what: str) -> str:
+    """``value`` when it is a non-empty ``str`` (the names of tasks, constraints, frames).
+
+    Raises:
+        InvalidInput: Not a string, or an empty one.
+    """
+    if not isinstance(value, str) or not value:
+        raise InvalidInput(
+            f"{what} must be a non-empty string, got {value!r}", what=what, value=value
+        )
+    return value
+
+
+def magnitude(value: object, what: str, allow_inf: bool = False) -> float:
+    """``value`` as a float of magnitude at most :data:`MAX_MAGNITUDE`.
+
+    With ``allow_inf``, ``+-inf`` passes too (where infinity means "none").
+
+    Raises:
+        InvalidInput: Not a real number, NaN, or too large.
+    """
+    v = real(value, what)
+    if not (abs(v) <= MAX_MAGNITUDE or (allow_inf and abs(v) == np.inf)):
+        raise InvalidInput(
+            f"{what} must be a finite number of magnitude <= {MAX_MAGNITUDE:g}, got {value!r}",
+            what=what,
+            value=value,
+        )
+    return v
 
 
 def positive_float(value: object, what: str, allow_zero: bool = False) -> float:

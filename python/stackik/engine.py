@@ -307,7 +307,7 @@ class VelocityEngine:
 
     @timing.setter
     def timing(self, value: bool) -> None:
-        self._timing = bool(value)
+        self._timing = _validate.flag(value, "timing")
 
     @property
     def joint_limits(self) -> JointLimitsConstraint:
@@ -404,6 +404,12 @@ class VelocityEngine:
             InvalidInput: A constraint of that name exists (and not ``replace``), or it
                 reads another cache.
         """
+        if not isinstance(constraint, Constraint):
+            raise InvalidInput(
+                f"add_constraint needs a Constraint, got {type(constraint).__name__}",
+                what="constraint",
+            )
+        replace = _validate.flag(replace, "replace")
         if constraint.kinematics is not self.kinematics:
             raise InvalidInput(f"constraint {constraint.name!r} reads another kinematics cache")
         if constraint.name in self._constraints and not replace:
@@ -552,6 +558,8 @@ class VelocityEngine:
         Raises:
             ShapeError, NonFiniteInput, InvalidInput: Bad ``q`` or task layout.
         """
+        apply_limits = _validate.flag(apply_limits, "apply_limits")
+        advance = _validate.flag(advance, "advance")
         with self.lock:
             self.update(q)
             saved = [] if advance else [(c, c.snapshot()) for c in self.constraints]
@@ -627,11 +635,13 @@ class VelocityEngine:
         with self.lock:
             t0 = time.perf_counter()
             try:
+                if apply_limits is not True:  # the default skips the check on the hot path
+                    apply_limits = _validate.flag(apply_limits, "apply_limits")
                 self.update(q)
                 t1 = time.perf_counter()
                 layout, p = self._assemble(apply_limits)
             except StackIKError as exc:
-                return self._invalid(str(exc), t0)
+                return self.invalid_result(str(exc), t0)
             t2 = time.perf_counter()
             # (the SNS core never returns a non-finite solution: NUMERICAL_ERROR, zeros)
             result = self._run_coupled(layout, p) if self._couplers else self._run(layout, p)
@@ -743,7 +753,15 @@ class VelocityEngine:
                 return f"{c.describe_row(row - rows.start)}, violated by {excess[row]:.3g}"
         return f"row {row}, violated by {excess[row]:.3g}"  # pragma: no cover
 
-    def _invalid(self, message: str, t0: float) -> VelocitySolverResult:
+    def invalid_result(self, message: str, t0: float | None = None) -> VelocitySolverResult:
+        """The ``INVALID_INPUT`` result of a step refused before solving (zero velocity).
+
+        Args:
+            message: What was wrong.
+            t0: ``time.perf_counter()`` at the start of the call (for its duration).
+        """
+        if t0 is None:
+            t0 = time.perf_counter()
         nlev = len({t.priority for t in self._tasks.values() if t.active})
         return VelocitySolverResult(
             solution=np.zeros(self.robot.nv),

@@ -10,7 +10,37 @@ status instead (see :class:`stackik.results.SolverStatus`).
 from __future__ import annotations
 
 import difflib
+import pickle
 from collections.abc import Iterable, Sequence
+from typing import Any
+
+
+def _restore(cls: type[BaseException], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
+    """Rebuild a pickled error without calling its ``__init__`` (see ``_reduce``)."""
+    exc = cls.__new__(cls)
+    exc.args = args
+    exc.__dict__.update(state)
+    return exc
+
+
+def _reduce(exc: BaseException) -> tuple[Any, ...]:
+    """Pickle an error as its class, its ``args`` and its attributes.
+
+    Python's default pickles an exception as ``cls(*args)``: the ``args`` of these
+    errors are their formatted message, not their constructor's arguments, so the
+    default fails to unpickle (a process pool then breaks) or nests the message in
+    itself. Restoring the state as it is works for every subclass, present and future.
+    An attribute that does not pickle (a lambda given as an offending value, say) is
+    replaced by its ``repr``, so the error still reaches the caller.
+    """
+    state = {}
+    for key, value in exc.__dict__.items():
+        try:
+            pickle.dumps(value)
+        except Exception:  # any failure of a foreign object's pickling
+            value = repr(value)
+        state[key] = value
+    return (_restore, (type(exc), exc.args, state))
 
 
 class StackIKError(RuntimeError):
@@ -18,8 +48,12 @@ class StackIKError(RuntimeError):
 
     A :class:`RuntimeError` (what EmbodiK raises), so ``except RuntimeError`` written for
     EmbodiK catches stackik's errors too; the subclasses keep their ``KeyError``,
-    ``ValueError`` or ``FileNotFoundError`` base where they have one.
+    ``ValueError`` or ``FileNotFoundError`` base where they have one. Every error pickles
+    with its message and attributes, so a worker process that raises one hands the same
+    error to its caller.
     """
+
+    __reduce__ = _reduce
 
 
 class RobotLoadError(StackIKError):
@@ -41,6 +75,31 @@ class RobotFileNotFound(RobotLoadError, FileNotFoundError):
 
     def __init__(self, path: str) -> None:
         super().__init__(path, "file not found")
+
+
+class ModelTooLarge(RobotLoadError):
+    """The robot has too many degrees of freedom for this machine's memory.
+
+    Pinocchio allocates (and zeroes) its second-order dynamics derivatives, ``nv^3``
+    numbers each, in every ``Data``; stackik needs at least one ``Data`` to compute
+    anything, so a model whose ``Data`` cannot fit is refused before it is built.
+
+    Attributes:
+        nv: Degrees of freedom of the model.
+        needed: Bytes of one Pinocchio ``Data`` (estimate).
+        memory: Bytes of memory of this machine (or its container).
+    """
+
+    def __init__(self, path: str, nv: int, needed: int, memory: int) -> None:
+        self.nv = nv
+        self.needed = needed
+        self.memory = memory
+        super().__init__(
+            path,
+            f"{nv} degrees of freedom: one Pinocchio Data needs about {needed / 2**30:.3g} GiB "
+            f"(Pinocchio allocates its second-order dynamics derivatives, nv^3 numbers each, "
+            f"in every Data), more than this machine's {memory / 2**30:.3g} GiB",
+        )
 
 
 class MalformedDescription(RobotLoadError):
@@ -76,7 +135,9 @@ class MeshNotFound(RobotLoadError):
 
 
 def _closest(name: str, available: Iterable[str], n: int = 5) -> list[str]:
-    available = list(available)
+    available = [a for a in available if isinstance(a, str)]
+    if not isinstance(name, str):  # a number or None asked for by mistake: nothing is close
+        return []
     close = difflib.get_close_matches(name, available, n=n, cutoff=0.4)
     if not close:
         close = [a for a in available if name.lower() in a.lower()][:n]
@@ -238,3 +299,5 @@ class CollisionMarginWarning(UserWarning):
     def __init__(self, message: str, pairs: list[tuple[str, str, float, float]]) -> None:
         super().__init__(message)
         self.pairs = pairs
+
+    __reduce__ = _reduce

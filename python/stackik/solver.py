@@ -193,7 +193,7 @@ class KinematicsSolver:
 
     def enable_position_limits(self, enable: bool) -> None:
         """Turn the position-limit velocity bounds on or off."""
-        self._engine.joint_limits.position_limits = bool(enable)
+        self._engine.joint_limits.position_limits = enable
 
     def position_limits_enabled(self) -> bool:
         """Whether the position-limit velocity bounds are on."""
@@ -201,7 +201,7 @@ class KinematicsSolver:
 
     def enable_velocity_limits(self, enable: bool) -> None:
         """Turn the velocity-limit bounds on or off."""
-        self._engine.joint_limits.velocity_limits = bool(enable)
+        self._engine.joint_limits.velocity_limits = enable
 
     def velocity_limits_enabled(self) -> bool:
         """Whether the velocity-limit bounds are on."""
@@ -222,7 +222,7 @@ class KinematicsSolver:
         box and constraint rows), ``solve_ms`` (SNS), and ``<constraint name>_ms`` for
         each constraint's rows (part of ``problem_ms``; e.g. ``collision_ms``).
         """
-        self._engine.timing = bool(enable)
+        self._engine.timing = enable
 
     def calculate_velocity_box_constraint(
         self,
@@ -483,7 +483,7 @@ class KinematicsSolver:
             min_distance,
             include_pairs,
             exclude_pairs,
-            nearest_points_all_pairs,
+            _validate.flag(nearest_points_all_pairs, "nearest_points_all_pairs"),
             max_constraints,
             gain,
             activation_margin,
@@ -508,7 +508,7 @@ class KinematicsSolver:
     ) -> None:
         """Override ``min_distance`` [m] for the pairs between two links."""
         self._need_collision().set_pair_min_distance(
-            link_a, link_b, min_distance, activate_when_clear
+            link_a, link_b, min_distance, _validate.flag(activate_when_clear, "activate_when_clear")
         )
 
     def clear_collision_pair_min_distance(self, link_a: str, link_b: str) -> None:
@@ -590,7 +590,7 @@ class KinematicsSolver:
             frame_b: Constrained frame.
             lower_bounds: 6 lower bounds (position [m], rotation vector [rad]).
             upper_bounds: 6 upper bounds.
-            axis_mask: 6 entries, 1 = constrained; all when empty.
+            axis_mask: 6 flags, 1 = constrained; every axis when None.
             reference_rotation: Relative rotation the rotation bounds are measured from.
         """
         c = RelativePoseConstraint(
@@ -739,6 +739,10 @@ class KinematicsSolver:
             The :class:`VelocitySolverResult`; ``solution`` is ``dq`` (size nv)
             [rad/s or m/s]. Bad input gives status INVALID_INPUT (never an exception).
         """
+        try:
+            stall_recovery = _validate.flag(stall_recovery, "stall_recovery")
+        except InvalidInput as exc:  # the hot path reports bad input, it never raises
+            return self._engine.invalid_result(str(exc))
         if stall_recovery and not self._stall.enabled:
             col = self._collision_constraint()
             if col is not None:
@@ -841,10 +845,12 @@ class KinematicsSolver:
         ``max_steps`` steps (``converged`` tells which), ``NO_PROGRESS`` when the
         no-progress detector fires, or the velocity solver's failure status.
 
-        Raises:
-            ShapeError, NonFiniteInput, InvalidTransform: Bad configuration or pose.
-            TaskNotFound: Unknown task name.
-            InvalidInput: A task is not a frame task, a task appears twice, bad options.
+        This is the hot path: it never raises on bad input. A configuration or pose
+        that is not finite, of the wrong shape or not a rigid transform, an unknown task
+        name, a task that is not a frame task or appears twice, and bad options give
+        status ``INVALID_INPUT`` with a message naming the fault, zero iterations and
+        ``solution`` = the start configuration (the solver's current configuration
+        when the start itself is invalid).
         """
         return self._position.solve_position_step(current_q, target, frame_task_name, options)
 
@@ -1169,7 +1175,9 @@ class KinematicsSolver:
 
     def set_collision_constraint_activation_multiplier(self, multiplier: float) -> None:
         """Activation margin = ``multiplier * min_distance`` (``<= 0``: the configured margin)."""
-        self._need_collision().set_activation_multiplier(multiplier)
+        self._need_collision().set_activation_multiplier(
+            _validate.magnitude(multiplier, "multiplier")
+        )
 
     def get_collision_constraint_activation_multiplier(self) -> float:
         """The activation multiplier (0: the configured activation margin applies)."""
@@ -1181,7 +1189,7 @@ class KinematicsSolver:
 
     def set_proximity_gated_collision_activation_enabled(self, enabled: bool) -> None:
         """Use (True) or ignore (False) the activation multiplier, keeping its value."""
-        self._need_collision().proximity_gating = bool(enabled)
+        self._need_collision().proximity_gating = _validate.flag(enabled, "enabled")
 
     def get_proximity_gated_collision_activation_enabled(self) -> bool:
         """Whether the activation multiplier is used."""
@@ -1189,7 +1197,7 @@ class KinematicsSolver:
 
     def set_collision_max_separation_speed_nonpenetrating(self, mps: float) -> None:
         """Cap [m/s] of the separation a pair inside its minimum (not touching) asks for."""
-        self._need_collision().set_max_separation_speed(mps)
+        self._need_collision().set_max_separation_speed(_validate.magnitude(mps, "mps", True))
 
     def get_collision_max_separation_speed_nonpenetrating(self) -> float:
         """The separation-speed cap [m/s] (inf: none)."""
@@ -1237,12 +1245,15 @@ class KinematicsSolver:
     ) -> None:
         """Candidate pair caching between periodic full scans (conservative: see the docs)."""
         self._need_collision().enable_pair_cache(
-            enable, full_refresh_interval, candidate_distance_margin, max_cached_candidates
+            _validate.flag(enable, "enable"),
+            full_refresh_interval,
+            candidate_distance_margin,
+            max_cached_candidates,
         )
 
     def enable_sphere_broadphase(self, enable: bool) -> None:
         """Skip exact queries of pairs whose bounding spheres are far apart (default on)."""
-        self._need_collision().sphere_broadphase = bool(enable)
+        self._need_collision().sphere_broadphase = _validate.flag(enable, "enable")
 
     def sphere_broadphase_enabled(self) -> bool:
         """Whether the bounding-sphere test runs before exact queries."""
@@ -1345,7 +1356,8 @@ class KinematicsSolver:
         On: a joint farther than 0.01 [rad or m] from a limit may move toward it at least
         at 0.1 of its velocity limit (never past the limit in one step).
         """
-        fraction = SATURATION_EXIT_FRACTION if enable else 0.0
+        on = _validate.flag(enable, "enable")
+        fraction = SATURATION_EXIT_FRACTION if on else 0.0
         self._engine.joint_limits.set_headroom(0.0, fraction, SATURATION_EXIT_MARGIN)
 
     def saturation_exit_behavior_enabled(self) -> bool:
@@ -1363,6 +1375,7 @@ class KinematicsSolver:
 
     def set_solver_recovery_enabled(self, enable: bool) -> None:
         """Deprecated no-op (EmbodiK removed its recovery state machine); warns."""
+        _validate.flag(enable, "enable")
         warnings.warn(
             "set_solver_recovery_enabled is a deprecated no-op (as in EmbodiK); use the "
             "stall handler or the elastic band",
@@ -1376,7 +1389,7 @@ class KinematicsSolver:
 
     def enable_position_ik_debug(self, enable: bool) -> None:
         """Log every position-IK iteration at DEBUG level on the ``stackik.position_ik`` logger."""
-        self._position.debug = bool(enable)
+        self._position.debug = _validate.flag(enable, "enable")
 
     # -- stall handler and elastic band (see stackik.ik.recovery) ---------------------------------
     def configure_stall_handler(

@@ -789,7 +789,7 @@ def limit_task_velocity(
     ``debug_logger``, each part that was limited is logged at INFO level.
     """
     out = spatial.limit_task_velocity(velocity_error, max_linear_step, max_angular_step)
-    if enable_debug and debug_logger is not None:
+    if _validate.flag(enable_debug, "enable_debug") and debug_logger is not None:
         v = np.asarray(velocity_error, dtype=float)
         for name, sl, unit in (("Linear", slice(0, 3), "m/s"), ("Angular", slice(3, 6), "rad/s")):
             before, after = float(np.linalg.norm(v[sl])), float(np.linalg.norm(out[sl]))

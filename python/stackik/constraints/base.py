@@ -24,6 +24,7 @@ from typing import ClassVar, TypeVar
 
 import numpy as np
 
+from .. import _validate
 from ..model import Kinematics, RobotModel, as_kinematics
 
 __all__ = ["Constraint", "constraint_families", "register_constraint"]
@@ -64,10 +65,19 @@ class Constraint:
     is_limit: ClassVar[bool] = False
 
     def __init__(self, name: str, kinematics: Kinematics | RobotModel) -> None:
-        self.name = name
+        self.name = _validate.name(name, "constraint name")
         self._kin = as_kinematics(kinematics)
         self._robot = self._kin.robot
         self.active = True
+
+    @property
+    def active(self) -> bool:
+        """Whether the constraint contributes rows (or narrows the box)."""
+        return self._active
+
+    @active.setter
+    def active(self, value: bool) -> None:
+        self._active = _validate.flag(value, f"constraint {self.name!r}: active")
 
     @property
     def kinematics(self) -> Kinematics:

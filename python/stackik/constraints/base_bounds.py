@@ -43,11 +43,15 @@ class FloatingBaseBounds(Constraint):
 
     def set_position_bounds(self, lower: object, upper: object) -> None:
         """Bound the base's world position [m]."""
-        self.position = _validate.bounds(lower, upper, 3, "base position bounds")
+        self.position = _validate.bounds(
+            lower, upper, 3, "base position bounds", limit=_validate.MAX_MAGNITUDE
+        )
 
     def set_orientation_bounds(self, lower: object, upper: object) -> None:
         """Bound the base's angular velocity (local axes) [rad/s]."""
-        self.orientation = _validate.bounds(lower, upper, 3, "base orientation bounds")
+        self.orientation = _validate.bounds(
+            lower, upper, 3, "base orientation bounds", limit=_validate.MAX_MAGNITUDE
+        )
 
     def max_rows(self) -> int:
         """Three rows with position bounds, none without."""

@@ -120,7 +120,9 @@ class ComPolygonConstraint(Constraint):
             )
         self.com_vel_max = float(com_vel_max)
         self.com_acc_max = float(com_acc_max)
-        self.use_acceleration_limits = bool(use_acceleration_limits)
+        self.use_acceleration_limits = _validate.flag(
+            use_acceleration_limits, "use_acceleration_limits"
+        )
         self.proximity_threshold = float(proximity_fraction) * self.inradius
         # A world-fixed polygon's half planes never change: computed once.
         self._world_planes = self._half_planes(self.vertices) if self._fid is None else None

@@ -294,6 +294,25 @@ class JointLimitsConstraint(Constraint):
         self._relief = np.zeros(self._robot.nv)
         self._margins = np.zeros(self._iq.size)
 
+    # -- switches ----------------------------------------------------------------------------
+    @property
+    def position_limits(self) -> bool:
+        """Whether the position-limit bounds apply."""
+        return self._position_limits
+
+    @position_limits.setter
+    def position_limits(self, value: bool) -> None:
+        self._position_limits = _validate.flag(value, "position_limits")
+
+    @property
+    def velocity_limits(self) -> bool:
+        """Whether the velocity limits apply."""
+        return self._velocity_limits
+
+    @velocity_limits.setter
+    def velocity_limits(self, value: bool) -> None:
+        self._velocity_limits = _validate.flag(value, "velocity_limits")
+
     # -- recovery and softening settings ----------------------------------------------------
     @property
     def recovery_gain(self) -> float:

@@ -15,6 +15,7 @@ import numpy as np
 import pinocchio as pin
 
 from .. import _validate
+from ..errors import InvalidInput
 from ..model import Kinematics, RobotModel
 from ..spatial import as_se3
 from .base import Constraint, register_constraint
@@ -48,9 +49,11 @@ class LinearConstraint(Constraint):
         upper: object,
     ) -> None:
         super().__init__(name, kinematics)
-        self.C = _validate.matrix(C, (None, self._robot.nv), "C")
+        self.C = _validate.bounded(
+            _validate.matrix(C, (None, self._robot.nv), "C"), _validate.MAX_MAGNITUDE, "C"
+        )
         self.lower, self.upper = _validate.bounds(
-            lower, upper, self.C.shape[0], "linear constraint"
+            lower, upper, self.C.shape[0], "linear constraint", limit=_validate.MAX_MAGNITUDE
         )
 
     def append(self, C: object, lower: object, upper: object) -> None:
@@ -74,10 +77,15 @@ class LinearConstraint(Constraint):
 
 
 def _axis_mask(mask: object, n: int, what: str) -> np.ndarray:
-    if _validate.is_empty(mask):
+    """``n`` flags; ``None`` constrains every axis, an empty mask is refused (no axis)."""
+    if mask is None:
         return np.ones(n, dtype=bool)
-    m = _validate.vector(mask, n, what)
-    return m != 0
+    if _validate.is_empty(mask):
+        raise InvalidInput(
+            f"{what} is empty: it would constrain nothing (pass None for every axis, or {n} flags)",
+            what=what,
+        )
+    return _validate.flags(mask, n, what)
 
 
 @register_constraint
@@ -90,7 +98,7 @@ class TightPointConstraint(Constraint):
         frame_name: Constrained frame.
         target_point: World point [m].
         position_epsilon: Half-width of the box [m], > 0.
-        axis_mask: Which world axes are constrained (3 entries; all when empty).
+        axis_mask: Which world axes are constrained (3 flags); every axis when None.
     """
 
     family = "tight_point"
@@ -108,7 +116,9 @@ class TightPointConstraint(Constraint):
         super().__init__(name, kinematics)
         self._fid = self._robot.get_frame_id(frame_name)
         self.frame_name = frame_name
-        self.target = _validate.vector(target_point, 3, "target_point")
+        self.target = _validate.bounded_vector(
+            target_point, 3, _validate.MAX_MAGNITUDE, "target_point"
+        )
         self.eps = _validate.positive_float(position_epsilon, "position_epsilon")
         self.mask = _axis_mask(axis_mask, 3, "axis_mask")
 
@@ -140,7 +150,7 @@ class TightFramePoseConstraint(Constraint):
         target_pose: SE3 or 4x4 world pose.
         position_epsilon: Position half-width [m], > 0.
         orientation_epsilon: Rotation half-width [rad], > 0.
-        axis_mask: 6 entries (x, y, z, rx, ry, rz); all when empty.
+        axis_mask: 6 flags (x, y, z, rx, ry, rz); every axis when None.
     """
 
     family = "tight_pose"

@@ -42,7 +42,7 @@ class RelativePoseConstraint(Constraint):
         frame_b: Constrained frame.
         lower_bounds: 6 lower bounds (position xyz [m], rotation-vector xyz [rad]).
         upper_bounds: 6 upper bounds.
-        axis_mask: 6 entries, 1 = constrained; all when empty.
+        axis_mask: 6 flags, 1 = constrained; every axis when None.
         gain: Damper gain in (0, 1].
         reference_rotation: ``R_ref``, the relative rotation the rotation bounds are
             measured from (identity when omitted).
@@ -73,7 +73,7 @@ class RelativePoseConstraint(Constraint):
         self._fa, self._fb = robot.get_frame_id(frame_a), robot.get_frame_id(frame_b)
         self.frame_a, self.frame_b = frame_a, frame_b
         self.lower, self.upper = _validate.bounds(
-            lower_bounds, upper_bounds, 6, "relative pose bounds"
+            lower_bounds, upper_bounds, 6, "relative pose bounds", limit=_validate.MAX_MAGNITUDE
         )
         self.mask = _axis_mask(axis_mask, 6, "axis_mask")
         self.gain = _validate.in_range(gain, "gain", 0.0, 1.0, open_low=True)

@@ -47,7 +47,7 @@ from ..constraints.motion import (
     braking_stops_together,
     guard_position_limits,
 )
-from ..errors import InvalidInput, NotWithinLimits
+from ..errors import InvalidBounds, InvalidInput, NotWithinLimits
 from ..model import JointKind, RobotModel
 from ..results import SolverStatus
 from .limits import MotionLimits, coordinate_names
@@ -355,7 +355,7 @@ class JointMotionLimiter:
         self._layout(robot)
         self._core = MotionCore(
             robot.nv, self._dt, (vmax, amax, jmax), self._lower, self._upper, self._cyclic,
-            synchronize,
+            _validate.flag(synchronize, "synchronize"),
         )  # fmt: skip
         # At rest at the robot's current configuration, clipped into the limits (a
         # neutral configuration may be outside them); reset() sets the real start.
@@ -716,13 +716,61 @@ _CALLBACK_JOINTS: dict[object, _CallbackJoint] = {}
 
 
 def _number(in_data: Mapping[str, Any], key: str, default: float | None = None) -> float:
+    """A state or target value: a finite real number of magnitude at most 1e6."""
     value = in_data.get(key, default)
     if value is None:
         raise InvalidInput(f"joint callback: missing {key!r}", what=key)
-    v = _validate.real(value, key)
-    if math.isnan(v):
-        raise InvalidInput(f"joint callback: {key!r} is NaN", what=key, value=value)
+    v = _validate.real(value, f"joint callback: {key!r}")
+    if not abs(v) <= _validate.MAX_MAGNITUDE:  # also NaN and inf
+        raise InvalidInput(
+            f"joint callback: {key!r} = {v!r} must be finite and at most "
+            f"{_validate.MAX_MAGNITUDE:g} in magnitude",
+            what=key,
+            value=value,
+        )
     return v
+
+
+def _limit(in_data: Mapping[str, Any], key: str, default: float) -> float:
+    """A position limit: ``+-inf`` (none) or a finite number of magnitude at most 1e6."""
+    value = in_data.get(key)
+    if value is None:
+        return default
+    v = _validate.real(value, f"joint callback: {key!r}")
+    if math.isinf(v):
+        return v
+    return _number(in_data, key)
+
+
+def _callback_input(in_data: object) -> Mapping[str, Any]:
+    """The input of :func:`joint_callback`: a mapping with a hashable ``handle``."""
+    if not isinstance(in_data, Mapping):
+        raise InvalidInput(
+            f"joint callback: in_data must be a dict of the simulator's keys, "
+            f"got {type(in_data).__name__}",
+            what="in_data",
+            value=in_data,
+        )
+    try:
+        hash(in_data.get("handle", 0))
+    except TypeError:
+        raise InvalidInput(
+            f"joint callback: 'handle' must be hashable, got {in_data.get('handle')!r}",
+            what="handle",
+        ) from None
+    return in_data
+
+
+def _position_limits(in_data: Mapping[str, Any], cyclic: bool, pos: float) -> tuple[float, float]:
+    """``(lowLimit, highLimit)`` checked: ordered, and the start inside them."""
+    if cyclic:
+        return -math.inf, math.inf
+    lo, hi = _limit(in_data, "lowLimit", -math.inf), _limit(in_data, "highLimit", math.inf)
+    if lo > hi:
+        raise InvalidBounds("joint callback: lowLimit, highLimit", [0])
+    if not lo <= pos <= hi:
+        raise NotWithinLimits(f"handle {in_data.get('handle', 0)}", pos, lo, hi)
+    return lo, hi
 
 
 def joint_callback(in_data: Mapping[str, Any]) -> dict[str, Any]:
@@ -741,21 +789,34 @@ def joint_callback(in_data: Mapping[str, Any]) -> dict[str, Any]:
     joint handle). The acceleration is remembered between calls while the simulator
     reports the position and velocity this function returned.
 
+    Every number is checked first: states and targets finite and at most 1e6 in
+    magnitude, limits ``> 0`` (``lowLimit``/``highLimit``: ``+-inf`` for none), flags
+    ``True``/``False``; the output is always finite.
+
     Returns:
         ``{'pos': position, 'vel': velocity, 'immobile': at rest on its target}``.
 
     Raises:
-        InvalidInput: A missing key, a non-number, limits that are not > 0.
+        InvalidInput: ``in_data`` is not a dict; a missing key, a non-number, NaN, inf
+            or a magnitude beyond 1e6; limits that are not > 0; a ``cyclic`` or
+            ``first`` that is not a bool; an unhashable ``handle``.
+        InvalidBounds: ``lowLimit > highLimit``.
+        NotWithinLimits: ``pos`` outside ``[lowLimit, highLimit]``.
     """
+    in_data = _callback_input(in_data)
     dt = _validate.positive_float(_number(in_data, "dt"), "dt")
     pos, vel = _number(in_data, "pos"), _number(in_data, "vel")
     limits = tuple(
         np.full(1, _validate.positive_float(_number(in_data, k), k))
         for k in ("maxVel", "maxAccel", "maxJerk")
     )
-    cyclic = bool(in_data.get("cyclic", False))
+    cyclic = _validate.flag(in_data.get("cyclic", False), "joint callback: 'cyclic'")
+    first = _validate.flag(in_data.get("first", False), "joint callback: 'first'")
+    lo, hi = _position_limits(in_data, cyclic, pos)
     target_pos = in_data.get("targetPos")
     target_vel = in_data.get("targetVel")
+    tp = None if target_pos is None else np.full(1, _number(in_data, "targetPos"))
+    tv = None if target_vel is None else np.full(1, _number(in_data, "targetVel"))
     key = in_data.get("handle", 0)
     with _CALLBACK_LOCK:
         joint = _CALLBACK_JOINTS.get(key)
@@ -764,17 +825,14 @@ def joint_callback(in_data: Mapping[str, Any]) -> dict[str, Any]:
         core = joint.core
         core.set_limits(*limits)
         core.cyclic = np.zeros(1 if cyclic else 0, dtype=np.int64)
-        lo = -math.inf if cyclic else _number(in_data, "lowLimit", -math.inf)
-        hi = math.inf if cyclic else _number(in_data, "highLimit", math.inf)
         core.lower[0], core.upper[0] = lo, hi
-        same = joint.last is not None and joint.last == (pos, vel) and not in_data.get("first")
+        same = joint.last is not None and joint.last == (pos, vel) and not first
         core.set_state(np.full(1, pos), np.full(1, vel), core.a if same else np.zeros(1))
-        if target_pos is not None:
-            tv = None if target_vel is None else np.full(1, _number(in_data, "targetVel"))
-            core.track(np.full(1, _number(in_data, "targetPos")), tv)
+        if tp is not None:
+            core.track(tp, tv)
             arrived = core.p[0] == core.target[0]
         else:
-            core.track(None, np.full(1, _number(in_data, "targetVel", 0.0)))
+            core.track(None, tv if tv is not None else np.zeros(1))
             arrived = True
         p, v, a = float(core.p[0]), float(core.v[0]), float(core.a[0])
         if cyclic:  # the simulator's cyclic joints live in [-pi, pi)

@@ -167,7 +167,7 @@ class ControlLoop:
         self._timeout_ticks = self._timeout(target_timeout, rate)
         self._target_timeout = target_timeout
         self.on_command = on_command
-        self.anticipate = anticipate
+        self.anticipate = None if anticipate is None else _validate.flag(anticipate, "anticipate")
         self._motion = JointMotionConstraint(
             MOTION_CONSTRAINT,
             solver.kinematics,

@@ -92,6 +92,7 @@ def solve_position_batch(
     opts = options if options is not None else BatchIKOptions()
     if not isinstance(opts, BatchIKOptions):
         raise InvalidInput(f"options must be BatchIKOptions, got {type(opts).__name__}")
+    repair = _validate.flag(opts.repair_invalid, "repair_invalid")
     Ts = check_pose_stack(target_poses, "target_poses")
     N = Ts.shape[0]
     S = _seeds(gik, seeds, N)
@@ -131,7 +132,7 @@ def solve_position_batch(
             result.success[k] = True
             continue
         result.residual[k] = np.inf
-        if opts.repair_invalid:
+        if repair:
             query = SearchQuery(
                 setup=setup,
                 R=Tb[k, :3, :3],

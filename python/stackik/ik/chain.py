@@ -597,6 +597,7 @@ class SerialChain:
         """
         Ts = check_pose_stack(targets, "targets")
         N = Ts.shape[0]
+        return_success = _validate.flag(return_success, "return_success")
         T34 = np.ascontiguousarray(Ts[:, :3, :])
         if seeds is None:
             seeds = self.mid_configuration()

@@ -56,17 +56,38 @@ class Workspace:
         self._rebuild()
 
     def _rebuild(self) -> None:
-        robot = self._robot
-        self._revision = robot.revision
-        self._data = robot.model.createData()
-        self._view = joint_placements_view(self._data)
-        self._pipeline = CollisionPipeline(robot) if robot.collision is not None else None
+        """Forget the scratch data; each part is created on first use.
+
+        A Pinocchio ``Data`` holds ``nv^3``-sized tensors, a collision pipeline a slot
+        per geometry and pair: a solver that never runs global IK does not pay for them.
+        """
+        self._revision = self._robot.revision
+        self._data: pin.Data | None = None
+        self._view: np.ndarray | None = None
+        self._pipeline: CollisionPipeline | None = None
+
+    def prepare(self) -> None:
+        """Create the scratch data now (a query's budget should not pay for it)."""
+        self.pipeline  # noqa: B018 - created on first access
+        self.data  # noqa: B018
+
+    @property
+    def pipeline(self) -> CollisionPipeline | None:
+        """The scratch collision pipeline (None without collision geometry)."""
+        if self._revision != self._robot.revision:
+            self._rebuild()
+        if self._pipeline is None and self._robot.collision is not None:
+            self._pipeline = CollisionPipeline(self._robot)
+        return self._pipeline
 
     @property
     def data(self) -> pin.Data:
         """The scratch Pinocchio data."""
         if self._revision != self._robot.revision:
             self._rebuild()
+        if self._data is None:
+            self._data = pin.Data(self._robot.model)
+            self._view = joint_placements_view(self._data)
         return self._data
 
     def min_margin(self, q: np.ndarray, watch: CollisionWatch) -> float:
@@ -78,13 +99,14 @@ class Workspace:
         """
         if self._revision != self._robot.revision:
             self._rebuild()
-        pipeline = self._pipeline
+        pipeline = self.pipeline
         if pipeline is None or watch.geometry_pairs is None or not len(watch.geometry_pairs):
             return math.inf
         pipeline.world = watch.world
-        pin.forwardKinematics(self._robot.model, self._data, q)
+        data = self.data
+        pin.forwardKinematics(self._robot.model, data, q)
         view = self._view
-        pipeline.place(view if view is not None else joint_placements_copy(self._data))
+        pipeline.place(view if view is not None else joint_placements_copy(data))
         d = pipeline.distances(watch.geometry_pairs)
         assert watch.geometry_thresholds is not None
         return float(np.min(d - watch.geometry_thresholds))

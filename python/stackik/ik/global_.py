@@ -103,6 +103,7 @@ class GlobalIK:
         validate: Validator | None,
     ) -> CandidateChecker:
         """A candidate checker for one query (the layer's workspace, the engine's pairs)."""
+        self.workspace.prepare()  # its data, created before a query's budget starts
         return CandidateChecker(
             self._robot,
             self.workspace,
@@ -220,9 +221,10 @@ class GlobalIK:
     def prepare(self, frame_name: str) -> None:
         """Build (and compile or load) the chain of ``frame_name`` now, off the hot path.
 
-        Also detects (and verifies) the closed-form solver of the frame's chain and reads
-        its branch geometry.
+        Also detects (and verifies) the closed-form solver of the frame's chain, reads
+        its branch geometry and creates the scratch data the candidate checks use.
         """
+        self.workspace.prepare()
         self.chains.plain(frame_name).iteration_cost()
         self.branch_geometry(frame_name)
         setup = self.setup(frame_name, (), self.reference(None))
@@ -308,7 +310,9 @@ class GlobalIK:
         q_ref = self.reference(reference_q)
         if self._robot.kept_mimic_joints:  # joints off the chain are held at q_ref
             q_ref = self._robot.apply_mimic(q_ref)
-        all_branches = bool(all_branches)
+        all_branches = _validate.flag(all_branches, "all_branches")
+        include_alternates = _validate.flag(include_alternates, "include_alternates")
+        analytic = _validate.flag(analytic, "analytic")
         n_max = self._max_solutions(max_solutions, all_branches)
         budget = self._budget(time_budget, max_attempts, max_iterations)
         if max_attempts is not None:
@@ -323,7 +327,7 @@ class GlobalIK:
         setup = self.setup(frame_name, locked_joints, q_ref)
         if wanted is not None:
             self.chains.branch_chain(frame_name)
-        solver = self._closed_form(frame_name, bool(analytic), setup, locked_joints)
+        solver = self._closed_form(frame_name, analytic, setup, locked_joints)
         geo = self.branch_geometry(frame_name) if setup.chain.n == 6 else None
         checker = self.checker(setup, T, tol_p, tol_o, validate)
         T_base = self.target_in_base(setup, T, q_ref)
@@ -346,7 +350,7 @@ class GlobalIK:
             branch=wanted,
             distinct=distinct,
             max_attempts=max_attempts,
-            include_alternates=bool(include_alternates) and not nearest,
+            include_alternates=include_alternates and not nearest,
             max_iterations=max_iterations,
             all_branches=all_branches,
             separation=self._separation(min_joint_distance, all_branches, setup, distinct),
@@ -359,7 +363,7 @@ class GlobalIK:
             ),
             search_chain=search_chain,
         )
-        rng_seed = 0 if seed is None else int(seed)
+        rng_seed = 0 if seed is None else _validate.count(seed, "seed", 0, 2**63 - 1)
         if solver is not None:
             found = analytic_branches(query, solver)
         elif all_branches:
@@ -367,7 +371,7 @@ class GlobalIK:
         else:
             found = self.search(query, rng_seed)
         method = "numeric" if solver is None else f"analytic:{solver.family}"
-        return self._result(query, found, w, nearest, bool(include_alternates), method, t0)
+        return self._result(query, found, w, nearest, include_alternates, method, t0)
 
     def _result(
         self,

@@ -33,6 +33,7 @@ cache is never touched.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import itertools
 import logging
@@ -48,7 +49,7 @@ import pinocchio as pin
 
 from .. import _validate
 from ..engine import VelocityEngine
-from ..errors import InvalidInput, JointNotFound, ShapeError
+from ..errors import InvalidInput, JointNotFound, ShapeError, StackIKError
 from ..model import Kinematics, RobotModel
 from ..results import PositionIKResult, SolverStatus, VelocitySolverResult
 from ..spatial import as_se3
@@ -120,6 +121,22 @@ def _step_bound(value: object, what: str) -> float:
     if not v > 0:  # also rejects NaN
         raise InvalidInput(f"{what} must be > 0 (or None), got {value!r}", what=what, value=value)
     return v
+
+
+def _step_options(
+    frame_task_name: object, options: object
+) -> tuple[str | None, PositionStepOptions]:
+    """Sort out the call forms of ``solve_position_step``: (task name, options)."""
+    if isinstance(frame_task_name, PositionStepOptions):
+        if options is not None:
+            raise InvalidInput("options given twice")
+        frame_task_name, options = None, frame_task_name
+    opts = options if options is not None else PositionStepOptions()
+    if not isinstance(opts, PositionStepOptions):
+        raise InvalidInput(f"options must be PositionStepOptions, got {type(opts).__name__}")
+    if frame_task_name is not None:
+        frame_task_name = _validate.name(frame_task_name, "frame_task_name")
+    return frame_task_name, opts
 
 
 @dataclass
@@ -438,6 +455,11 @@ class PositionIK:
         opts = options if options is not None else PositionIKOptions()
         if not isinstance(opts, PositionIKOptions):
             raise InvalidInput(f"options must be PositionIKOptions, got {type(opts).__name__}")
+        opts = dataclasses.replace(
+            opts,
+            velocity_limits=_validate.flag(opts.velocity_limits, "velocity_limits"),
+            use_registered_tasks=_validate.flag(opts.use_registered_tasks, "use_registered_tasks"),
+        )
         q = robot.normalize(seed_q)
         T = as_se3(target_pose, "target_pose")
         robot.get_frame_id(frame_name)
@@ -453,9 +475,11 @@ class PositionIK:
             window=_count(opts.stagnation_iterations, "stagnation_iterations", 0),
             window_tol=_positive(opts.stagnation_tolerance, "stagnation_tolerance", True),
             dq_tol=0.0,
-            classify=bool(opts.classify_stagnation_as_no_progress),
+            classify=_validate.flag(
+                opts.classify_stagnation_as_no_progress, "classify_stagnation_as_no_progress"
+            ),
             locked=opts.locked_joints,
-            record=bool(opts.record_path),
+            record=_validate.flag(opts.record_path, "record_path"),
             keep_best=True,
             finish_status=SolverStatus.MAX_ITERATIONS,
         )
@@ -546,21 +570,32 @@ class PositionIK:
         """
         t0 = time.perf_counter()
         engine = self._engine
-        if isinstance(frame_task_name, PositionStepOptions):
-            if options is not None:
-                raise InvalidInput("options given twice")
-            frame_task_name, options = None, frame_task_name
-        opts = options if options is not None else PositionStepOptions()
-        if not isinstance(opts, PositionStepOptions):
-            raise InvalidInput(f"options must be PositionStepOptions, got {type(opts).__name__}")
-        q = engine.robot.normalize(current_q)
-        targets = self._step_targets(target, frame_task_name, opts)
-        loop = self._step_loop(opts)
-        damping = _positive(opts.damping, "damping")
+        q: np.ndarray | None = None
+        try:
+            frame_task_name, opts = _step_options(frame_task_name, options)
+            q = engine.robot.normalize(current_q)
+            targets = self._step_targets(target, frame_task_name, opts)
+            loop = self._step_loop(opts)
+            damping = _positive(opts.damping, "damping")
+            velocity_limits = _validate.flag(opts.velocity_limits, "velocity_limits")
+        except StackIKError as exc:  # the hot path reports bad input, it never raises
+            return self._invalid_step(q, str(exc), t0)
         with engine.lock:
-            result = self._step_with_targets(q, targets, loop, opts.velocity_limits, damping)
+            result = self._step_with_targets(q, targets, loop, velocity_limits, damping)
         result.computation_time_ms = (time.perf_counter() - t0) * 1e3
         return result
+
+    def _invalid_step(self, q: np.ndarray | None, message: str, t0: float) -> PositionIKResult:
+        """The ``INVALID_INPUT`` result of a step call: the valid start, else the current q."""
+        if q is None:
+            with self._engine.lock:
+                q = self._engine.kinematics.q.copy()
+        return PositionIKResult(
+            solution=q,
+            status=SolverStatus.INVALID_INPUT,
+            status_message=message,
+            computation_time_ms=(time.perf_counter() - t0) * 1e3,
+        )
 
     def _step_loop(self, opts: PositionStepOptions) -> _Loop:
         dt = self._engine.dt if opts.dt is None or opts.dt <= 0 else _positive(opts.dt, "dt")
@@ -582,7 +617,7 @@ class PositionIK:
             ),
             classify=True,
             locked=opts.locked_joints,
-            record=bool(opts.record_path),
+            record=_validate.flag(opts.record_path, "record_path"),
             keep_best=False,
             finish_status=SolverStatus.SUCCESS,
         )
@@ -687,7 +722,7 @@ class PositionIK:
             values.update(damping=damping, tolerance=_DLS_TOLERANCE)
         excluded: list[tuple[Any, list[int]]] = []
         try:
-            limits.velocity_limits = bool(velocity_limits)
+            limits.velocity_limits = velocity_limits
             if margin is not None:
                 limits.margin = margin
             if loop.locked_v.size:

@@ -141,12 +141,21 @@ class ElasticBand:
         stall_threshold: int,
         expand_only_saturated: bool,
     ) -> None:
-        """Tuning: largest widening [rad or m], growth [per step], decay fraction, stall count."""
-        self.delta_max = _validate.positive_float(delta_max, "delta_max", allow_zero=True)
-        self.expand_rate = _validate.positive_float(expand_rate, "expand_rate")
-        self.decay_rate = _validate.in_range(decay_rate, "decay_rate", 0.0, 1.0)
-        self.stall_threshold = _validate.count(stall_threshold, "stall_threshold")
-        self.expand_only_saturated = bool(expand_only_saturated)
+        """Tuning: largest relief [rad or m], growth and decay per step, stall count."""
+        values = (  # all checked before any is applied
+            _validate.positive_float(delta_max, "delta_max", allow_zero=True),
+            _validate.positive_float(expand_rate, "expand_rate"),
+            _validate.in_range(decay_rate, "decay_rate", 0.0, 1.0),
+            _validate.count(stall_threshold, "stall_threshold"),
+            _validate.flag(expand_only_saturated, "expand_only_saturated"),
+        )
+        (
+            self.delta_max,
+            self.expand_rate,
+            self.decay_rate,
+            self.stall_threshold,
+            self.expand_only_saturated,
+        ) = values
         np.minimum(self.widening, self.delta_max, out=self.widening)
 
     def enable(self, delta_max: float) -> None:

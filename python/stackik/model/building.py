@@ -10,16 +10,25 @@ from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 
-from ..errors import InvalidInput, JointNotFound, MalformedDescription
+from .. import _validate
+from ..errors import InvalidInput, JointNotFound, MalformedDescription, ModelTooLarge
 from . import loading
 from .collision import convexify
+from .kinematics import data_bytes
+from .meshes import (
+    MeshReference,
+    check_loaded_meshes,
+    check_mesh_files,
+    explain_load_error,
+    mesh_references,
+)
 from .mimic import (
     LAYOUTS,
     Coupling,
@@ -58,6 +67,7 @@ class Built:
             or None when not loaded.
         mimic: The mimic couplings whose follower and leader are both in the model.
         links: Names of the URDF's links.
+        joints: Names of the URDF's joints (fixed ones included).
         mimic_layout: ``"fold"`` or ``"keep"`` (see :mod:`stackik.model.mimic`).
     """
 
@@ -66,6 +76,7 @@ class Built:
     collision: pin.GeometryModel | None
     mimic: list[Coupling] = field(default_factory=list)
     links: set[str] = field(default_factory=set)
+    joints: set[str] = field(default_factory=set)
     mimic_layout: str = "keep"
 
 
@@ -80,6 +91,7 @@ def build(
     load_collisions: bool,
     exact_collision_meshes: bool,
     mimic: str = "keep",
+    strict: bool = True,
 ) -> Built:
     """Build the Pinocchio models of a URDF description.
 
@@ -88,55 +100,127 @@ def build(
         MeshNotFound: A mesh could not be resolved.
         JointNotFound, InvalidInput: Bad ``actuated_joint_names`` or ``mimic``.
     """
-    if mimic not in LAYOUTS:
+    if not isinstance(mimic, str) or mimic not in LAYOUTS:
         raise InvalidInput(f"mimic must be one of {LAYOUTS}, got {mimic!r}", what="mimic")
+    floating_base = _validate.flag(floating_base, "floating_base")
+    load_visuals = _validate.flag(load_visuals, "load_visuals")
+    load_collisions = _validate.flag(load_collisions, "load_collisions")
+    exact_collision_meshes = _validate.flag(exact_collision_meshes, "exact_collision_meshes")
+    strict = _validate.flag(strict, "strict")
+    loading.check_package_dirs(package_dirs)
+    if actuated_joint_names is not None:
+        actuated_joint_names = _check_actuated(actuated_joint_names)
     root = loading.parse_xml(text, source)
     if root.tag != "robot":
         raise MalformedDescription(source, f"root element is <{root.tag}>, expected <robot>")
-    check_urdf(root, source)
+    check_urdf(root, source, strict)
     links = {str(link.get("name")) for link in root.findall("link")}
-    if actuated_joint_names is not None:
-        _check_actuated(actuated_joint_names)
+    joints = {str(joint.get("name")) for joint in root.findall("joint")}
     sections = [s for s, keep in (("visual", load_visuals), ("collision", load_collisions)) if keep]
     loading.strip_sections(root, [s for s in ("visual", "collision") if s not in sections])
     loading.resolve_mesh_paths(root, source, urdf_dir, package_dirs, sections)
+    meshes = mesh_references(root, sections)
+    check_mesh_files(meshes, source)
     couplings = declarations(root)
     fold = mimic == "fold"
     pin_root, renamed = leader_first_urdf(root, couplings, source) if fold else (root, {})
     xml = ET.tostring(pin_root, encoding="unicode")
-    model, geoms = _pinocchio_models(xml, source, floating_base, sections, fold)
+    reduced = actuated_joint_names is not None
+    model, geoms = _pinocchio_models(
+        xml, source, floating_base, sections, fold, meshes, check=not reduced
+    )
     restore_names(model, renamed)
     if actuated_joint_names is not None:
         model, geoms = reduce_model(model, geoms, actuated_joint_names, couplings)
+        check_memory(model, source)
     col = geoms.get("collision")
     if col is not None and not exact_collision_meshes:
-        convexify(col)
+        try:
+            convexify(col)
+        except InvalidInput as exc:
+            raise MalformedDescription(source, str(exc)) from None
     apply_default_limits(model, floating_base)
     present = restrict_mimic_leaders(model, root, source, couplings)
-    return Built(model, geoms.get("visual"), col, present, links, mimic)
+    return Built(model, geoms.get("visual"), col, present, links, joints, mimic)
 
 
-def _check_actuated(names: Sequence[str]) -> None:
-    if isinstance(names, str):
+def machine_memory() -> int | None:
+    """Bytes of memory of this machine, or of its container when that is less (None: unknown)."""
+    sizes = []
+    try:
+        sizes.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):  # no sysconf (Windows) or no such name
+        pass
+    for limit in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = Path(limit).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            sizes.append(int(text))
+    return min(sizes) if sizes else None
+
+
+def check_memory(model: pin.Model, source: str) -> None:
+    """Refuse a model one Pinocchio ``Data`` of which cannot fit in this machine's memory.
+
+    Every owner of kinematics (the robot's own cache, each solver) needs one ``Data``,
+    and Pinocchio's grows as ``nv^3`` (:func:`~stackik.model.kinematics.data_bytes`):
+    failing here, before any is created, says why instead of a ``MemoryError`` later.
+
+    Raises:
+        ModelTooLarge: One ``Data`` would not fit.
+    """
+    available = machine_memory()
+    needed = data_bytes(model.nv)
+    if available is not None and needed > available:
+        raise ModelTooLarge(source, model.nv, needed, available)
+
+
+def _check_actuated(names: object) -> list[str]:
+    """``actuated_joint_names`` as a list of distinct non-empty names."""
+    if isinstance(names, (str, bytes)):
         raise InvalidInput("actuated_joint_names must be a sequence of names, not a string")
-    duplicates = sorted({n for n in names if list(names).count(n) > 1})
+    if not isinstance(names, Iterable):
+        raise InvalidInput(
+            f"actuated_joint_names must be a sequence of joint names, got {type(names).__name__}",
+            what="actuated_joint_names",
+            value=names,
+        )
+    out = [_validate.name(n, "an actuated joint name") for n in names]
+    duplicates = sorted({n for n in out if out.count(n) > 1})
     if duplicates:
         raise InvalidInput(f"actuated_joint_names lists {duplicates} more than once")
+    return out
 
 
 def _pinocchio_models(
-    xml: str, source: str, floating_base: bool, sections: Sequence[str], fold: bool
+    xml: str,
+    source: str,
+    floating_base: bool,
+    sections: Sequence[str],
+    fold: bool,
+    meshes: Sequence[MeshReference] = (),
+    check: bool = True,
 ) -> tuple[pin.Model, dict[str, pin.GeometryModel]]:
+    """The kinematic model and the geometry of each section (``check``: memory first)."""
     kinds = {"collision": pin.COLLISION, "visual": pin.VISUAL}
     try:
         if floating_base:
             model = pin.buildModelFromXML(xml, pin.JointModelFreeFlyer(), "root_joint", mimic=fold)
         else:
             model = pin.buildModelFromXML(xml, mimic=fold)
+        if check:  # before the geometry, which takes long for thousands of links
+            check_memory(model, source)
         geoms = {s: pin.buildGeomFromUrdfString(model, xml, kinds[s]) for s in sections}
     except (RuntimeError, ValueError) as exc:
+        explained = explain_load_error(str(exc), meshes, source)
+        if explained is not None:
+            raise explained from None
         reason = strip_rank(str(exc))
         raise MalformedDescription(source, f"Pinocchio/urdfdom rejected it: {reason}") from exc
+    for section, geom_model in geoms.items():
+        check_loaded_meshes(geom_model, model, section, source)
     return model, geoms
 
 

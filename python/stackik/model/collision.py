@@ -26,7 +26,7 @@ import coal
 import numpy as np
 import pinocchio as pin
 
-from .. import _pickling
+from .. import _pickling, _validate
 from ..errors import CollisionGeometryNotFound, InvalidInput
 
 #: Thickness given to a flat (coplanar), linear or single-point collision mesh before
@@ -64,8 +64,14 @@ def thicken(points: np.ndarray, thickness: float = DEGENERATE_MESH_THICKNESS) ->
 def convex_hull(points: np.ndarray) -> coal.ConvexBase:
     """Convex hull of mesh vertices with coal (qhull), degenerate sets thickened first.
 
+    qhull's triangulated output ("Qt") can give a vertex more neighbours than coal
+    stores (coal: "Too many neighbors", e.g. the centre of a finely tessellated disc);
+    the hull is then built from joggled input ("QJ": every facet simplicial, points
+    moved by about 1e-11 of the mesh size; qhull's joggle is seeded, so the result is
+    the same in every run).
+
     Raises:
-        InvalidInput: No vertices, or non-finite ones.
+        InvalidInput: No vertices, non-finite ones, or qhull cannot hull them.
     """
     pts = np.asarray(points, dtype=float).reshape(-1, 3)
     if len(pts) == 0 or not np.isfinite(pts).all():
@@ -75,7 +81,23 @@ def convex_hull(points: np.ndarray) -> coal.ConvexBase:
     vertices = coal.StdVec_Vec3s()
     for p in pts:
         vertices.append(p)
-    return coal.ConvexBase.convexHull(vertices, True, "Qt")
+    try:
+        return coal.ConvexBase.convexHull(vertices, True, "Qt")
+    except RuntimeError as exc:
+        if "Too many neighbors" not in str(exc):
+            raise InvalidInput(f"the convex hull failed: {_coal_message(exc)}") from None
+    try:
+        return coal.ConvexBase.convexHull(vertices, True, "QJ")
+    except RuntimeError as exc:
+        raise InvalidInput(f"the convex hull failed: {_coal_message(exc)}") from None
+
+
+def _coal_message(exc: Exception) -> str:
+    """The ``message:`` line of a coal exception (without its C++ file and line)."""
+    for line in str(exc).splitlines():
+        if line.startswith("message:"):
+            return line[len("message:") :].strip()
+    return str(exc).strip()
 
 
 def convexify(geom_model: pin.GeometryModel) -> None:
@@ -83,11 +105,19 @@ def convexify(geom_model: pin.GeometryModel) -> None:
 
     Flat, linear or single-point meshes become thin solids of
     :data:`DEGENERATE_MESH_THICKNESS` (coal would crash on them).
+
+    Raises:
+        InvalidInput: A mesh cannot be hulled (the geometry and its file are named).
     """
     for obj in geom_model.geometryObjects:
         geom = obj.geometry
         if isinstance(geom, coal.BVHModelBase):
-            obj.geometry = convex_hull(np.array(geom.vertices()))
+            try:
+                obj.geometry = convex_hull(np.array(geom.vertices()))
+            except InvalidInput as exc:
+                raise InvalidInput(
+                    f"collision geometry {obj.name!r} (mesh {obj.meshPath!r}): {exc}"
+                ) from None
 
 
 def _shape_params(geom: coal.CollisionGeometry) -> tuple[str, dict[str, object]]:
@@ -181,6 +211,7 @@ class CollisionModel:
         Returns:
             The number of geometry pairs removed.
         """
+        strict = _validate.flag(strict, "strict")
         gm = self.geom_model
         # Resolve every name before removing anything, so an unknown name leaves the pair
         # list (and the GeometryData sized from it) untouched.
@@ -255,7 +286,10 @@ class CollisionState:
     """One owner's collision query state: a ``GeometryData`` over a :class:`CollisionModel`.
 
     Rebuilt automatically when the description's pair list changes. Distance requests
-    ask for signed distances and never reuse a GJK guess from an earlier query.
+    ask for signed distances and never reuse a GJK guess from an earlier query. The
+    ``GeometryData`` is created on first use: it holds about 5.6 kB per pair (requests,
+    results and GJK/EPA solvers), 250 MB for the 45,000 pairs of a 300-link chain, so
+    an owner that never queries does not pay for it.
 
     Args:
         collision: The collision description.
@@ -267,7 +301,7 @@ class CollisionState:
         self._rebuild()
 
     def __getstate__(self) -> dict[str, Any]:
-        return _pickling.without(self.__dict__, ("geom_data",))
+        return _pickling.without(self.__dict__, ("_geom_data",))
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -275,17 +309,28 @@ class CollisionState:
 
     def _rebuild(self) -> None:
         self._revision = self.collision.revision
-        self.geom_data = pin.GeometryData(self.collision.geom_model)
+        self._geom_data: pin.GeometryData | None = None
+
+    @property
+    def geom_data(self) -> pin.GeometryData:
+        """The ``GeometryData`` of this owner (created on first use)."""
+        if self._geom_data is None:
+            self._geom_data = self._new_geometry_data()
+        return self._geom_data
+
+    def _new_geometry_data(self) -> pin.GeometryData:
+        geom_data = pin.GeometryData(self.collision.geom_model)
         with warnings.catch_warnings():
             # coal deprecates the flag in favour of gjk_initial_guess, but Pinocchio's
             # requests still set it, and it alone makes GJK reuse the previous query's
             # answer: off, so one configuration always gives the same distances.
             warnings.simplefilter("ignore", DeprecationWarning)
-            for req in self.geom_data.distanceRequests:
+            for req in geom_data.distanceRequests:
                 # coal always computes nearest points; the signed distance must be asked.
                 req.enable_signed_distance = True
                 req.gjk_initial_guess = coal.GJKInitialGuess.DefaultGuess
                 req.enable_cached_gjk_guess = False
+        return geom_data
 
     def sync(self) -> bool:
         """Rebuild when the pair list changed; return whether it did."""

@@ -2,6 +2,8 @@
 
 Each call takes its own arguments and works in a private Pinocchio ``Data`` guarded by
 a lock, so dynamics never touch any kinematics cache and may be called from any thread.
+The ``Data`` is created by the first call (a ``Data`` holds ``nv^3``-sized derivative
+tensors: a description that never asks for dynamics does not pay for them).
 """
 
 from __future__ import annotations
@@ -24,8 +26,15 @@ class Dynamics:
 
     def __init__(self, model: pin.Model) -> None:
         self._model = model
-        self._data = model.createData()
+        self._created: pin.Data | None = None
         self._lock = threading.Lock()
+
+    @property
+    def _data(self) -> pin.Data:
+        """The private Data, created on first use (callers hold the lock)."""
+        if self._created is None:
+            self._created = pin.Data(self._model)
+        return self._created
 
     def __getstate__(self) -> dict[str, Any]:
         return {"model": self._model}

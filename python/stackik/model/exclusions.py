@@ -114,7 +114,8 @@ class CollisionExclusionReport:
 
     def disabled(self, include_never: bool = False) -> list[LinkPairStats]:
         """Pairs to disable: adjacent, default, always colliding, always close (and never)."""
-        skip = {"checked"} if include_never else {"checked", "never_colliding"}
+        never = _validate.flag(include_never, "include_never")
+        skip = {"checked"} if never else {"checked", "never_colliding"}
         return [p for p in self.pairs if p.category not in skip]
 
     def stats(self, link_a: str, link_b: str) -> LinkPairStats:
@@ -130,6 +131,7 @@ class CollisionExclusionReport:
 
     def to_srdf(self, include_never: bool = False) -> str:
         """SRDF text with one ``<disable_collisions>`` per disabled pair."""
+        include_never = _validate.flag(include_never, "include_never")
         lines = [
             '<?xml version="1.0"?>',
             "<!--",

@@ -9,6 +9,11 @@ threads.
 One :meth:`Kinematics.update` is one Pinocchio pass: joint placements, joint Jacobians
 (``data.J``, world frame) and frame placements (``data.oMf``); with a velocity also the
 joint velocities. The centre of mass is computed on first request, once per update.
+
+The ``Data`` is created on first use, not with the cache: Pinocchio allocates its
+second-order dynamics derivatives, ``nv^3`` numbers each, in every ``Data`` (0.85 GB at
+300 degrees of freedom), so a description loads without one and each owner pays for
+its own only when it computes.
 """
 
 from __future__ import annotations
@@ -24,7 +29,14 @@ from ..errors import InvalidInput
 if TYPE_CHECKING:
     from .robot import RobotModel
 
-__all__ = ["Kinematics", "as_kinematics", "joint_placements_copy", "joint_placements_view"]
+__all__ = [
+    "DATA_BYTES_PER_NV3",
+    "Kinematics",
+    "as_kinematics",
+    "data_bytes",
+    "joint_placements_copy",
+    "joint_placements_view",
+]
 
 
 class _PlacementBuffer:
@@ -73,6 +85,17 @@ def joint_placements_view(data: pin.Data) -> np.ndarray | None:
     return view
 
 
+#: Bytes of a Pinocchio ``Data`` per ``nv^3``: its second-order RNEA derivative tensors
+#: (four of ``nv^3`` doubles, allocated and zeroed by every ``Data``; measured with
+#: Pinocchio 4.1: 32 to 34 bytes per ``nv^3`` from nv = 100 to 300).
+DATA_BYTES_PER_NV3 = 32
+
+
+def data_bytes(nv: int) -> int:
+    """Estimated bytes of one Pinocchio ``Data`` of a model with ``nv`` velocities."""
+    return DATA_BYTES_PER_NV3 * nv**3
+
+
 class Kinematics:
     """A kinematics cache: a Pinocchio ``Data`` and the configuration it was computed at.
 
@@ -90,14 +113,13 @@ class Kinematics:
 
     def __init__(self, robot: RobotModel, q: np.ndarray | None = None) -> None:
         self.robot = robot
-        self._revision = -1
         self._q = robot.neutral_configuration() if q is None else np.array(q, dtype=float)
         self._zero_v = np.zeros(robot.nv)
         self._zero_v.flags.writeable = False  # shared by every update without a velocity
         self._v = self._zero_v
         self._moving = False
         self.version = 0
-        self._rebuild()
+        self._forget()
 
     # -- pickling: the Data is rebuilt from the pickled configuration ---------------------
     def __getstate__(self) -> dict[str, Any]:
@@ -105,14 +127,21 @@ class Kinematics:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._rebuild()
+        self._forget()
 
     # -- state ---------------------------------------------------------------------------
+    def _forget(self) -> None:
+        """Drop the Data: the next use creates it (at the current description)."""
+        self._revision = -1
+        self._model = self.robot.model
+        self._data: pin.Data | None = None
+        self._com_version = -1
+
     def _rebuild(self) -> None:
         """(Re)create the Data when the description changed (frames added, base moved)."""
         self._revision = self.robot.revision
         self._model = self.robot.model
-        self._data = self._model.createData()
+        self._data = pin.Data(self._model)
         self._refresh()
         self._placements = joint_placements_view(self._data)
 
@@ -184,6 +213,7 @@ class Kinematics:
 
     def _refresh(self) -> None:
         m, d = self._model, self._data
+        assert d is not None
         if self._moving:
             pin.forwardKinematics(m, d, self._q, self._v)
             pin.computeJointJacobians(m, d)
@@ -269,12 +299,12 @@ class Kinematics:
         while this cache is alive (the view does not keep it alive).
         """
         self._ensure_com()
-        return self._data.com[0]
+        return self.data.com[0]
 
     def com_jacobian_view(self) -> np.ndarray:
         """:attr:`com_jacobian` without the copy (same validity as :meth:`com_view`)."""
         self._ensure_com()
-        return self._data.Jcom.reshape(3, self._model.nv)  # a vector when nv = 1
+        return self.data.Jcom.reshape(3, self._model.nv)  # a vector when nv = 1
 
     def com_velocity(self) -> np.ndarray:
         """``J_com v`` for the velocity of the last update [m/s]."""

@@ -12,10 +12,79 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from ..errors import MalformedDescription, MeshNotFound, RobotFileNotFound
+from ..errors import InvalidInput, MalformedDescription, MeshNotFound, RobotFileNotFound
 
 #: Element tags whose ``filename`` attribute names a mesh file.
 _MESH_TAGS = ("mesh",)
+
+
+def check_path(value: object, what: str) -> Path:
+    """``value`` as a file path: a non-empty ``str`` or ``os.PathLike`` of ``str``.
+
+    Raises:
+        InvalidInput: None, a number, bytes, an empty string, or anything else.
+    """
+    if isinstance(value, (bytes, bytearray)):
+        raise InvalidInput(
+            f"{what} must be a path (str or os.PathLike), got bytes; URDF text goes to "
+            "RobotModel.from_urdf_string",
+            what=what,
+        )
+    if not isinstance(value, (str, os.PathLike)):
+        raise InvalidInput(
+            f"{what} must be a path (str or os.PathLike), got {type(value).__name__}",
+            what=what,
+            value=value,
+        )
+    text = os.fspath(value)
+    if not isinstance(text, str):
+        raise InvalidInput(f"{what} must be a str path, got {type(text).__name__}", what=what)
+    if not text.strip():
+        raise InvalidInput(f"{what} is empty", what=what, value=value)
+    return Path(text)
+
+
+def check_text(value: object, what: str) -> str:
+    """Description text given as ``str`` (or UTF-8 ``bytes``).
+
+    Raises:
+        InvalidInput: Not text (a path, say: the hint names the right constructor).
+        MalformedDescription: Bytes that are not UTF-8.
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise MalformedDescription(
+                "<string>", f"not UTF-8 text: byte 0x{value[exc.start]:02x} at offset {exc.start}"
+            ) from None
+    hint = "; for a file use RobotModel(path)" if isinstance(value, os.PathLike) else ""
+    raise InvalidInput(
+        f"{what} must be the description's text (str), got {type(value).__name__}{hint}",
+        what=what,
+        value=value,
+    )
+
+
+def check_package_dirs(value: object) -> list[str | os.PathLike[str]]:
+    """``package_dirs`` as a list of paths (``None``: none; one path: a list of one).
+
+    Raises:
+        InvalidInput: Not a path or a sequence of paths.
+    """
+    if value is None:
+        return []
+    if isinstance(value, (str, os.PathLike)):
+        value = [value]
+    if not isinstance(value, Iterable) or isinstance(value, (bytes, bytearray)):
+        raise InvalidInput(
+            f"package_dirs must be a path or a list of paths, got {type(value).__name__}",
+            what="package_dirs",
+            value=value,
+        )
+    return [check_path(d, "package_dirs entry") for d in value]
 
 
 def read_text(path: str | os.PathLike[str]) -> str:
@@ -90,14 +159,10 @@ def package_search_dirs(
     The order is: the explicit ``package_dirs``, every entry of ``ROS_PACKAGE_PATH``,
     then the URDF file's folder and each of its ancestors.
     """
-    dirs: list[Path] = []
-    if isinstance(package_dirs, (str, os.PathLike)):
-        package_dirs = [package_dirs]
-    for d in package_dirs or []:
-        dirs.append(Path(d))
-    for d in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep):
-        if d:
-            dirs.append(Path(d))
+    dirs: list[Path] = [Path(d) for d in check_package_dirs(package_dirs)]
+    for entry in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep):
+        if entry:
+            dirs.append(Path(entry))
     if urdf_dir is not None:
         dirs.append(urdf_dir)
         dirs.extend(urdf_dir.parents)

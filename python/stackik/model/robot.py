@@ -58,7 +58,7 @@ from .joints import (
 )
 from .kinematics import Kinematics
 from .mimic import couple
-from .validation import check_srdf_links
+from .validation import check_srdf
 from .world import World
 
 __all__ = [
@@ -138,13 +138,24 @@ class RobotModel:
             (``nq``/``nv`` exclude it), so q holds only free variables (no coupling
             to keep, smaller vectors, a serial-chain global IK through the follower).
             See ``docs/robot_model.md``.
+        strict: Refuse what stackik can work around but is wrong all the same: an
+            inertia no rigid body has (a negative principal moment, or principal
+            moments breaking the triangle inequality ``I1 + I2 >= I3``), and SRDF
+            groups, passive joints and virtual joints naming links or joints the robot
+            lacks. Some published descriptions have such faults (about twenty of
+            example-robot-data's, e.g. PR2's and TIAGo's inertias, HyQ's and Z1's SRDF
+            groups): ``False`` loads them as written (the dynamics are then not a rigid
+            body's; stackik uses only an SRDF's ``<disable_collisions>``, which are
+            checked either way).
 
     Raises:
         RobotFileNotFound: ``urdf_path`` does not exist.
         MalformedDescription: The URDF or SRDF is invalid (the parser's message is kept).
         MeshNotFound: A mesh could not be resolved.
         JointNotFound: An actuated joint name is unknown.
-        InvalidInput: ``mimic`` is neither ``"fold"`` nor ``"keep"``.
+        InvalidInput: ``mimic`` is neither ``"fold"`` nor ``"keep"``; an argument of the
+            wrong type (a path that is not a ``str`` or ``os.PathLike``, a flag that is
+            not a bool, names that are not strings).
     """
 
     def __init__(
@@ -159,10 +170,11 @@ class RobotModel:
         load_collisions: bool = True,
         exact_collision_meshes: bool = False,
         mimic: str = "keep",
+        strict: bool = True,
     ) -> None:
         if isinstance(actuated_joint_names, bool):  # RobotModel(path, True): the 2-arg overload
             floating_base, actuated_joint_names = actuated_joint_names, None
-        path = Path(urdf_path)
+        path = loading.check_path(urdf_path, "urdf_path")
         text = loading.read_text(path)
         self._setup(
             text,
@@ -176,6 +188,7 @@ class RobotModel:
             load_collisions,
             exact_collision_meshes,
             mimic,
+            strict,
         )
         self._urdf_path = str(urdf_path)
 
@@ -193,6 +206,7 @@ class RobotModel:
         load_collisions: bool = True,
         exact_collision_meshes: bool = False,
         mimic: str = "keep",
+        strict: bool = True,
     ) -> RobotModel:
         """Build a model from URDF text; relative mesh paths resolve from the working folder.
 
@@ -202,7 +216,7 @@ class RobotModel:
             floating_base, actuated_joint_names = actuated_joint_names, None
         self = cls.__new__(cls)
         self._setup(
-            urdf_xml,
+            loading.check_text(urdf_xml, "urdf_xml"),
             "<string>",
             None,
             actuated_joint_names,
@@ -213,6 +227,7 @@ class RobotModel:
             load_collisions,
             exact_collision_meshes,
             mimic,
+            strict,
         )
         self._urdf_path = ""
         return self
@@ -230,6 +245,7 @@ class RobotModel:
         load_collisions: bool = True,
         exact_collision_meshes: bool = False,
         mimic: str = "keep",
+        strict: bool = True,
         **xacro_args: object,
     ) -> RobotModel:
         """Build a model from a XACRO file, expanded with the ``xacro`` package.
@@ -245,12 +261,14 @@ class RobotModel:
             exact_collision_meshes: Keep exact meshes.
             mimic: Layout of mimic joints, ``"fold"`` or ``"keep"`` (see
                 :class:`RobotModel`).
+            strict: Refuse inertias no rigid body has and SRDF entries naming
+                unknown links or joints (see :class:`RobotModel`).
             **xacro_args: XACRO arguments, e.g. ``link_length=0.5``.
 
         Raises:
             MalformedDescription: XACRO processing failed (its message is kept).
         """
-        text = loading.process_xacro(xacro_path, xacro_args)
+        text = loading.process_xacro(loading.check_path(xacro_path, "xacro_path"), xacro_args)
         self = cls.__new__(cls)
         self._setup(
             text,
@@ -264,6 +282,7 @@ class RobotModel:
             load_collisions,
             exact_collision_meshes,
             mimic,
+            strict,
         )
         self._urdf_path = str(xacro_path)
         return self
@@ -282,6 +301,7 @@ class RobotModel:
         load_collisions: bool,
         exact_collision_meshes: bool,
         mimic: str,
+        strict: bool = True,
     ) -> None:
         built = building.build(
             text,
@@ -294,11 +314,12 @@ class RobotModel:
             load_collisions,
             exact_collision_meshes,
             mimic,
+            strict,
         )
         model = built.model
         self._model = model
         self._source = source
-        self._floating = bool(floating_base)
+        self._floating = _validate.flag(floating_base, "floating_base")
         self._visual_model = built.visual
         self._visual_data = pin.GeometryData(built.visual) if built.visual else None
         col = built.collision
@@ -307,6 +328,8 @@ class RobotModel:
         self._mimic = built.mimic
         self._mimic_layout = built.mimic_layout
         self._links = built.links
+        self._strict = _validate.flag(strict, "strict")
+        self._urdf_joints = built.joints
         self._acceleration_limits = np.full(model.nv, DEFAULT_ACCELERATION_LIMIT)
         self._base_placement = pin.SE3.Identity()
         self._base_children = self._capture_base_children()
@@ -554,13 +577,15 @@ class RobotModel:
         try:
             return self._frame_ids[frame_name]
         except (KeyError, TypeError):
-            raise FrameNotFound(str(frame_name), self._frame_ids) from None
+            _validate.name(frame_name, "frame name")
+            raise FrameNotFound(frame_name, self._frame_ids) from None
 
     def _jid(self, joint_name: str) -> int:
         try:
             return self._joint_ids[joint_name]
         except (KeyError, TypeError):
-            raise JointNotFound(str(joint_name), self._joint_ids) from None
+            _validate.name(joint_name, "joint name")
+            raise JointNotFound(joint_name, self._joint_ids) from None
 
     def get_pinocchio_joint_id(self, joint_name: str) -> int:
         """Pinocchio's joint index of ``joint_name`` (the ``universe`` is 0)."""
@@ -1050,12 +1075,23 @@ class RobotModel:
     def load_srdf(self, srdf_path: str | os.PathLike[str]) -> int:
         """Exclude the ``<disable_collisions>`` pairs of an SRDF file.
 
+        The whole SRDF is checked against the robot first (see
+        :func:`~stackik.model.validation.check_srdf`; a robot loaded with
+        ``strict=False`` checks only the root element and the ``<disable_collisions>``).
+
         Returns:
             The number of geometry pairs removed.
+
+        Raises:
+            RobotFileNotFound: No such file.
+            MalformedDescription: Not XML, a root element other than ``<robot>``, an
+                entry naming a link or joint the robot does not have, a link paired
+                with itself (the element is named).
         """
-        text = loading.read_text(srdf_path)
-        pairs = loading.parse_srdf_disabled_pairs(text, str(srdf_path))
-        check_srdf_links(pairs, self._links, str(srdf_path))
+        text = loading.read_text(loading.check_path(srdf_path, "srdf_path"))
+        root = loading.parse_xml(text, str(srdf_path))
+        joints = self._urdf_joints | ({"root_joint"} if self._floating else set())
+        pairs = check_srdf(root, self._links, joints, str(srdf_path), self._strict)
         if self._collision is None:
             return 0
         with self._lock:

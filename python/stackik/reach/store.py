@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _validate
 from .._version import __version__
 from ..errors import InvalidInput, MalformedDescription, RobotFileNotFound
 from .describe import StudyMismatch, to_json
@@ -158,6 +159,7 @@ class ReachStore:
             raise MalformedDescription(
                 str(p), "not a stackik reach store (no stackik_reach header)"
             )
+        writable = _validate.flag(writable, "writable")
         try:
             root = zarr.open_group(str(p), mode="r+" if writable else "r")
         except Exception as exc:  # zarr raises several types for broken stores

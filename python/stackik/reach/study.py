@@ -155,7 +155,7 @@ class ReachStudy:
             evaluators=check_evaluators(evaluators),
             validate=validate,
             time_budget=time_budget,
-            envelope=bool(envelope),
+            envelope=_validate.flag(envelope, "envelope"),
         )
         # Fail now, not in a worker: the chain to the frame and the locked joints.
         gik.setup(frame, self.spec.locked_joints, self.spec.reference_q)
@@ -254,6 +254,7 @@ class ReachStudy:
             )
         if workers is not None:
             workers = _validate.count(workers, "workers", maximum=4096)
+        resume, progress = _validate.flag(resume, "resume"), _validate.flag(progress, "progress")
         t0 = time.perf_counter()
         header = self.header()
         st = self._open_store(store, header, resume) if store is not None else None

@@ -243,7 +243,7 @@ class SNSSolver:
         self.damping = float(damping)
         self.tolerance = float(tolerance)
         self.max_iterations = int(max_iterations) if max_iterations is not None else n + 2
-        self.exact_fallback = bool(exact_fallback)
+        self.exact_fallback = _validate.flag(exact_fallback, "exact_fallback")
         # Kernel flags of a fresh solve: hold (no exact fallback), or the quadprog reference.
         self._flags = 0 if self.exact_fallback else FLAG_HOLD
         self._wis = 1.0 / np.sqrt(w)
@@ -268,7 +268,7 @@ class SNSSolver:
         self._act = np.zeros(n, dtype=np.int64)
         self._levels: dict[int, np.ndarray] = {}  # how each level was solved, per level count
         self._run: Callable[..., float]
-        if use_numba:
+        if _validate.flag(use_numba, "use_numba"):
             self._run = _compiled_entry()
             self.compiled = _jit.is_compiled()
         else:

@@ -102,7 +102,7 @@ class Task:
         priority: int = 0,
         weight: float = 1.0,
     ) -> None:
-        self.name = name
+        self.name = _validate.name(name, "task name")
         self._kin = as_kinematics(kinematics)
         self._robot = self._kin.robot
         self._dim = dimension
@@ -177,7 +177,7 @@ class Task:
 
     @active.setter
     def active(self, value: bool) -> None:
-        self._active = bool(value)
+        self._active = _validate.flag(value, f"task {self.name!r}: active")
         self._relayout()
 
     @property
@@ -210,10 +210,7 @@ class Task:
         return self._mask.copy()
 
     def _set_mask(self, start: int, mask: Sequence[float] | np.ndarray) -> None:
-        m = _validate.as_floats(mask, f"{self.name} axis mask", (3,)).reshape(-1)
-        if m.size != 3:
-            raise InvalidInput(f"task {self.name!r}: an axis mask has 3 entries, got {m.size}")
-        self._mask[start : start + 3] = m != 0
+        self._mask[start : start + 3] = _validate.flags(mask, 3, f"task {self.name!r}: axis mask")
         self._set_rows(np.flatnonzero(self._mask))
 
     def _set_rows(self, rows: np.ndarray) -> None:
@@ -245,8 +242,8 @@ class Task:
 
     def set_target_velocity(self, velocity: object) -> None:
         """Feed-forward task velocity added to ``gain * error`` (full, unmasked size)."""
-        self._target_velocity = _validate.vector(
-            velocity, self._dim, f"{self.name} target velocity"
+        self._target_velocity = _validate.bounded_vector(
+            velocity, self._dim, _validate.MAX_MAGNITUDE, f"{self.name} target velocity"
         )
 
     def clear_target_velocity(self) -> None:

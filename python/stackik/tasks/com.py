@@ -43,7 +43,9 @@ class COMTask(Task):
 
     def set_target_position(self, position: object) -> None:
         """Set the target CoM position [m]."""
-        self._target = _validate.vector(position, 3, f"{self.name} target position")
+        self._target = _validate.bounded_vector(
+            position, 3, _validate.MAX_MAGNITUDE, f"{self.name} target position"
+        )
 
     @property
     def target_position(self) -> np.ndarray:

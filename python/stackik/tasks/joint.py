@@ -73,7 +73,9 @@ class MultiJointTask(Task):
         return self._iv.tolist()
 
     def _check(self, values: object) -> np.ndarray:
-        return _validate.vector(values, len(self.joint_names), f"{self.name} target values")
+        return _validate.bounded_vector(
+            values, len(self.joint_names), _validate.MAX_MAGNITUDE, f"{self.name} target values"
+        )
 
     def _values(self) -> np.ndarray:
         q = self._kin.q

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from .._validate import positive_float
+from .._validate import flag, positive_float
 from ..constraints import CollisionConstraint, ComPolygonConstraint
 from ..errors import InvalidInput, TaskNotFound
 from ..model import JointKind, RobotModel
@@ -172,6 +172,8 @@ class Viewer:
             raise InvalidInput("solver must be a KinematicsSolver on the viewer's robot")
         rate = positive_float(rate, "rate")
         self._period = 1.0 / positive_float(fps, "fps")
+        show_collision = flag(show_collision, "show_collision")
+        verbose, start = flag(verbose, "verbose"), flag(start, "start")
         if q is None:
             q = solver.kinematics.q if solver is not None else robot.get_current_configuration()
         q0 = robot.check_configuration(q)
@@ -442,8 +444,9 @@ class Viewer:
             raise InvalidInput("play needs at least one configuration")
         qs = np.array([self.robot.check_configuration(q, "configurations") for q in qs])
         period = positive_float(dt, "dt")
+        repeat = flag(loop, "loop")
         with self._lock:
-            self._playback = (qs, period, bool(loop), time.perf_counter())
+            self._playback = (qs, period, repeat, time.perf_counter())
 
     def refresh(self) -> None:
         """Draw the current state now (the display thread does this ``fps`` times a second)."""
