@@ -6,7 +6,7 @@ package and any layer below, never above:
 
     base        errors, results, spatial, utils, _validate, _version, _jit, _pickling
     model, sns  the robot description; the numerical core (never Pinocchio or coal)
-    tasks, constraints
+    tasks, constraints, robots
     engine, analytic
     ik
     solver
@@ -39,6 +39,7 @@ LAYERS = {
     "sns": 1,
     "tasks": 2,
     "constraints": 2,
+    "robots": 2,
     "engine": 3,
     "analytic": 3,
     "ik": 4,

@@ -3,6 +3,7 @@
 The public API is re-exported here; see the README and ``docs/`` for a tour.
 """
 
+from . import robots
 from ._version import __version__
 from .constraints.collision import CollisionTuningMode
 from .control import (
@@ -142,6 +143,7 @@ __all__ = [
     "normalize_quaternion",
     "q2r",
     "r2q",
+    "robots",
     "warmup",
     "warmup_in_background",
 ]

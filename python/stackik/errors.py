@@ -214,3 +214,17 @@ class CollisionMarginWarning(UserWarning):
     def __init__(self, message: str, pairs: list[tuple[str, str, float, float]]) -> None:
         super().__init__(message)
         self.pairs = pairs
+
+
+class RobotDataNotFound(RobotLoadError):
+    """The files of a named robot are not installed (``stackik.robots``).
+
+    The message says what to install: ``pip install stackik[robots]`` brings the
+    ``example-robot-data`` package.
+    """
+
+
+class RobotNotFound(NameNotFound):
+    """A robot name is not one that :func:`stackik.robots.load` offers."""
+
+    kind = "robot"
