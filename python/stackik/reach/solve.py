@@ -288,12 +288,13 @@ class ChunkSolver:
         Rows of targets outside the envelope are never read. None when fewer than two
         targets are inside.
         """
-        from scipy.spatial import cKDTree  # type: ignore[import-untyped]
-
         idx = np.flatnonzero(inside)
         m = idx.size
         if m < 2:
             return None
+        # Imported here: a second on first use, never paid by chunks with nothing inside.
+        from scipy.spatial import cKDTree  # type: ignore[import-untyped]
+
         k = min(self.spec.budget.neighbors, m - 1)
         scale = self.spec.budget.neighbor_scale / math.sqrt(2.0)
         # |R_a - R_b|_F = 2 sqrt(2) sin(theta / 2) ~ sqrt(2) theta for small angles.
