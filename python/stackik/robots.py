@@ -108,7 +108,8 @@ ROBOTS: dict[str, RobotInfo] = dict(
            "SO-100, a low-cost 5-joint arm with a gripper"),
         _r("so101", "arm", "so_arm_description/urdf/so101.urdf", None, False,
            "SO-101, a low-cost 5-joint arm with a gripper"),
-        _r("talos_arm", "arm", f"{_TALOS}/talos_left_arm.urdf", _TALOS_SRDF, False,
+        # Talos' SRDF names links of the whole robot: not for the arm alone.
+        _r("talos_arm", "arm", f"{_TALOS}/talos_left_arm.urdf", None, False,
            "the left arm of PAL Robotics' Talos, fixed at the shoulder"),
         _r("baxter", "arm", "baxter_description/urdf/baxter.urdf", None, False,
            "Rethink Robotics Baxter, two 7-joint arms on a fixed torso"),
@@ -157,8 +158,9 @@ ROBOTS: dict[str, RobotInfo] = dict(
            "anymal_c_simple_description/srdf/anymal.srdf", True, "ANYbotics ANYmal C"),
         _r("hyq", "quadruped", "hyq_description/robots/hyq_no_sensors.urdf",
            "hyq_description/srdf/hyq.srdf", True, "IIT HyQ"),
-        _r("solo8", "quadruped", "solo_description/robots/solo.urdf",
-           "solo_description/srdf/solo.srdf", True, "Open Dynamic Robot Initiative's Solo 8"),
+        # solo.srdf names Solo 12's shoulder links: not for Solo 8.
+        _r("solo8", "quadruped", "solo_description/robots/solo.urdf", None, True,
+           "Open Dynamic Robot Initiative's Solo 8"),
         _r("solo12", "quadruped", "solo_description/robots/solo12.urdf",
            "solo_description/srdf/solo.srdf", True, "Open Dynamic Robot Initiative's Solo 12"),
         _r("a1", "quadruped", "a1_description/urdf/a1.urdf", "a1_description/srdf/a1.srdf",
