@@ -6,7 +6,7 @@ package and any layer below, never above:
 
     base        errors, results, spatial, utils, _validate, _version, _jit, _pickling
     model, sns  the robot description; the numerical core (never Pinocchio or coal)
-    tasks, constraints
+    tasks, constraints, robots
     engine, analytic
     ik
     solver
@@ -40,6 +40,7 @@ LAYERS = {
     "model": 2,
     "tasks": 3,
     "constraints": 3,
+    "robots": 3,
     "engine": 4,
     "analytic": 4,
     "ik": 5,

@@ -127,7 +127,9 @@ if __name__ == "__main__":
 
 def _done_chunks(store: Path) -> list[int]:
     folder = store / "done" / "c"
-    return sorted(int(p.name) for p in folder.iterdir()) if folder.is_dir() else []
+    # A kill during zarr's atomic write leaves a "<chunk>.<token>.partial" file: not done.
+    names = [p.name for p in folder.iterdir()] if folder.is_dir() else []
+    return sorted(int(n) for n in names if n.isdigit())
 
 
 def _mtimes(store: Path, chunks: list[int]) -> dict[int, int]:

@@ -3,6 +3,7 @@
 The public API is re-exported here; see the README and ``docs/`` for a tour.
 """
 
+from . import robots
 from ._version import __version__
 from .constraints.collision import CollisionTuningMode
 from .control import (
@@ -195,6 +196,7 @@ __all__ = [
     "quaternion_wxyz_to_matrix",
     "quaternion_xyzw_to_matrix",
     "r2q",
+    "robots",
     "rotation_from_rpy",
     "velocity_manipulability",
     "warmup",

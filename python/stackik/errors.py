@@ -301,3 +301,17 @@ class CollisionMarginWarning(UserWarning):
         self.pairs = pairs
 
     __reduce__ = _reduce
+
+
+class RobotDataNotFound(RobotLoadError):
+    """The files of a named robot are not installed (``stackik.robots``).
+
+    The message says what to install: ``pip install stackik[robots]`` brings the
+    ``example-robot-data`` package.
+    """
+
+
+class RobotNotFound(NameNotFound):
+    """A robot name is not one that :func:`stackik.robots.load` offers."""
+
+    kind = "robot"

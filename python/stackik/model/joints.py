@@ -232,7 +232,8 @@ def _sample_block(
         bl, bh = lo[i : i + n], hi[i : i + n]
         if not (np.isfinite(bl).all() and np.isfinite(bh).all()):
             raise InvalidInput(f"joint {info.name!r} has infinite limits; set finite ones")
-        return rng.uniform(bl, bh)
+        # A zero-width range may read [0, -0] (PR2's URDF): NumPy refuses high < low.
+        return rng.uniform(bl, np.maximum(bh, bl))
     return None
 
 

@@ -21,6 +21,7 @@ mimic joints), :mod:`~stackik.model.joints` (joint kinds), :mod:`~stackik.model.
 from __future__ import annotations
 
 import os
+import pickle
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -375,6 +376,25 @@ class RobotModel:
         self._collision_state = CollisionState(col) if col is not None else None
         self._distances = None
         self._bind_world(self._world)
+
+    def without_visuals(self) -> RobotModel:
+        """An independent copy of the robot without its visual geometry.
+
+        What worker processes need: the kinematics, limits, frames, base placement,
+        collision geometry and active pairs are copied exactly (the copy computes
+        bit-identical poses, Jacobians and distances), and the ``<visual>`` meshes, which
+        no solver reads, are left out (:attr:`visual_model` is None). Pickling the copy
+        costs a fraction of pickling the robot when it has visual meshes.
+        """
+        with self._lock:
+            state = self.__getstate__()
+        state["_visual_model"] = None
+        state["_base_children"] = {
+            k: v for k, v in state["_base_children"].items() if k != "visual"
+        }
+        copy = type(self).__new__(type(self))
+        copy.__setstate__(pickle.loads(pickle.dumps(state, pickle.HIGHEST_PROTOCOL)))
+        return copy
 
     def _index(self) -> None:
         """Name and joint tables (rebuilt when frames are added)."""

@@ -37,7 +37,13 @@ if TYPE_CHECKING:
     from ..ik.chain import SerialChain
     from ..model import RobotModel
 
-__all__ = ["ChainGeometry", "ReachEnvelope", "envelope_for", "sampling_ranges"]
+__all__ = [
+    "ChainGeometry",
+    "ReachEnvelope",
+    "describe_envelope",
+    "envelope_for",
+    "sampling_ranges",
+]
 
 #: Default number of forward-kinematics samples of an envelope.
 DEFAULT_SAMPLES = 200_000
@@ -367,16 +373,61 @@ class ReachEnvelope:
         return ok
 
     def describe(self) -> dict[str, object]:
-        """The settings that define the envelope (stored with a study)."""
-        return {
-            "frame": self.frame,
-            "samples": self.samples,
-            "seed": self.seed,
-            "resolution": self.resolution,
-            "cylindrical": self.cylindrical,
-            "wrist": self.wrist.tolist(),
-            "wrist_joints": self.wrist_joints,
-        }
+        """The settings that define the envelope (stored with a study).
+
+        :func:`describe_envelope` gives the same description without building it.
+        """
+        return _description(
+            self.frame,
+            self.samples,
+            self.seed,
+            self.resolution,
+            self.cylindrical,
+            self.wrist,
+            self.wrist_joints,
+        )
+
+
+def _description(
+    frame: str,
+    samples: int,
+    seed: int,
+    resolution: float,
+    cylindrical: bool,
+    wrist: np.ndarray,
+    wrist_joints: int,
+) -> dict[str, object]:
+    return {
+        "frame": frame,
+        "samples": int(samples),
+        "seed": int(seed),
+        "resolution": float(resolution),
+        "cylindrical": bool(cylindrical),
+        "wrist": np.asarray(wrist, dtype=float).tolist(),
+        "wrist_joints": int(wrist_joints),
+    }
+
+
+def describe_envelope(
+    chain: SerialChain,
+    samples: int = DEFAULT_SAMPLES,
+    resolution: float = DEFAULT_RESOLUTION,
+    seed: int = 0,
+) -> dict[str, object]:
+    """The :meth:`ReachEnvelope.describe` of an envelope of ``chain``, without building it.
+
+    Everything the description holds follows from the settings and the chain's geometry
+    (the wrist point and whether the grids are cylindrical), so no configuration is
+    sampled: a resumed study compares its stored header in milliseconds.
+
+    Raises:
+        InvalidInput: Bad counts or resolution (as :meth:`ReachEnvelope.build`).
+    """
+    samples = _validate.count(samples, "samples", minimum=100, maximum=100_000_000)
+    h = _validate.positive_float(resolution, "resolution")
+    geom = ChainGeometry.of(chain)
+    c_tool, k = wrist_point(chain, geom)
+    return _description(chain.tip_frame, samples, int(seed), h, not geom.prismatic[0], c_tool, k)
 
 
 def _sample_points(

@@ -1,10 +1,17 @@
 """Where chunks run: in this process, in a local process pool, or as Ray tasks.
 
 Every executor runs the same :class:`~stackik.reach.solve.ChunkSolver` on the same
-chunks, so results are identical whatever runs them. Workers receive the pickled
-``(solver, spec, envelope)`` once (the pool's initializer; a Ray object reference that
-each worker process turns into a cached chunk solver) and then one chunk of target poses
-per task; results stream back as they finish.
+chunks, so results are identical whatever runs them. What a worker needs is one
+:class:`WorkerContext` (the solver, the study's spec, the envelope, and room for more):
+
+- the serial executor builds its chunk solver on the context itself, nothing pickled;
+- the process pool and Ray get :meth:`WorkerContext.payload`, the context pickled with
+  the robot replaced by :meth:`~stackik.RobotModel.without_visuals` (no visual meshes:
+  megabytes less and seconds faster on a robot loaded with its meshes). Each worker
+  process unpickles it once and keeps its chunk solver: the pool through its
+  initializer, Ray through an object reference that a worker fetches only when it has
+  no chunk solver for that payload yet. Tasks then carry one chunk of target poses each;
+  results stream back as they finish.
 """
 
 from __future__ import annotations
@@ -15,13 +22,17 @@ import os
 import pickle
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
+from io import BytesIO
 from typing import Any, Protocol
 
 import numpy as np
 
+from .envelope import ReachEnvelope
+from .settings import StudySpec
 from .solve import ChunkResult, ChunkSolver
 
-__all__ = ["EXECUTORS", "run_chunks"]
+__all__ = ["EXECUTORS", "WorkerContext", "run_chunks"]
 
 EXECUTORS = ("local", "ray", "serial")
 #: Tasks kept in flight per worker (so results stream while others compute).
@@ -38,6 +49,54 @@ class Jobs(Protocol):
     def __iter__(self) -> Iterator[Job]: ...
 
 
+@dataclass(frozen=True)
+class WorkerContext:
+    """Everything a worker needs besides its chunks, sent once per worker process.
+
+    Attributes:
+        solver: The :class:`~stackik.KinematicsSolver` that defines "reachable".
+        spec: The study's spec.
+        envelope: The reach envelope (None: no rejection).
+    """
+
+    solver: Any
+    spec: StudySpec
+    envelope: ReachEnvelope | None
+
+    def chunk_solver(self) -> ChunkSolver:
+        """A chunk solver on this context (built once per worker)."""
+        return ChunkSolver(self.solver, self.spec, self.envelope)
+
+    def payload(self) -> bytes:
+        """The context pickled for worker processes, its robot without visual geometry.
+
+        Every reference to the solver's robot (the solver's, an evaluator's, a
+        ``validate`` callback's) becomes one copy from
+        :meth:`~stackik.RobotModel.without_visuals`.
+        """
+        robot = self.solver.robot
+        buf = BytesIO()
+        _LightPickler(buf, robot, robot.without_visuals()).dump(self)
+        return buf.getvalue()
+
+
+def _same(obj: Any) -> Any:
+    return obj
+
+
+class _LightPickler(pickle.Pickler):
+    """A pickler that writes ``light`` wherever it meets ``robot``."""
+
+    def __init__(self, file: BytesIO, robot: Any, light: Any) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._robot, self._light = robot, light
+
+    def reducer_override(self, obj: Any) -> Any:
+        if obj is self._robot:
+            return _same, (self._light,)
+        return NotImplemented
+
+
 #: The chunk solver of this worker process, by payload digest.
 _WORKER: dict[str, ChunkSolver] = {}
 
@@ -45,9 +104,9 @@ _WORKER: dict[str, ChunkSolver] = {}
 def _solver_from(payload: bytes, key: str) -> ChunkSolver:
     cs = _WORKER.get(key)
     if cs is None:
-        solver, spec, envelope = pickle.loads(payload)
+        context: WorkerContext = pickle.loads(payload)
         _WORKER.clear()
-        cs = ChunkSolver(solver, spec, envelope)
+        cs = context.chunk_solver()
         _WORKER[key] = cs
     return cs
 
@@ -61,8 +120,15 @@ def _pool_chunk(key: str, chunk: int, poses: np.ndarray) -> ChunkResult:
     return _WORKER[key].solve(chunk, poses)
 
 
-def _ray_chunk(payload: bytes, key: str, chunk: int, poses: np.ndarray) -> ChunkResult:
-    return _solver_from(payload, key).solve(chunk, poses)
+def _ray_chunk(boxed: list[Any], key: str, chunk: int, poses: np.ndarray) -> ChunkResult:
+    # The payload's object reference comes boxed in a list, so Ray does not fetch it
+    # for every task: a worker fetches it once, when it has no chunk solver for ``key``.
+    cs = _WORKER.get(key)
+    if cs is None:
+        import ray
+
+        cs = _solver_from(ray.get(boxed[0]), key)
+    return cs.solve(chunk, poses)
 
 
 def digest(payload: bytes) -> str:
@@ -70,9 +136,8 @@ def digest(payload: bytes) -> str:
     return hashlib.sha256(payload).hexdigest()
 
 
-def _serial(payload: bytes, jobs: Jobs) -> Iterator[ChunkResult]:
-    solver, spec, envelope = pickle.loads(payload)
-    cs = ChunkSolver(solver, spec, envelope)
+def _serial(context: WorkerContext, jobs: Jobs) -> Iterator[ChunkResult]:
+    cs = context.chunk_solver()
     for chunk, poses in jobs:
         yield cs.solve(chunk, poses)
 
@@ -134,24 +199,24 @@ def _ray(
     if workers is None:
         workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
     key = digest(payload)
-    ref = ray.put(payload)
+    boxed = [ray.put(payload)]
     task = ray.remote(num_cpus=1, max_retries=3)(_ray_chunk)
     it = iter(jobs)
     pending = []
     for chunk, poses in it:
-        pending.append(task.remote(ref, key, chunk, poses))
+        pending.append(task.remote(boxed, key, chunk, poses))
         if len(pending) >= _IN_FLIGHT * workers:
             break
     while pending:
         done, pending = ray.wait(pending, num_returns=1)
         nxt = next(it, None)
         if nxt is not None:
-            pending.append(task.remote(ref, key, nxt[0], nxt[1]))
+            pending.append(task.remote(boxed, key, nxt[0], nxt[1]))
         yield ray.get(done[0])
 
 
 def run_chunks(
-    payload: bytes,
+    context: WorkerContext,
     jobs: Jobs,
     executor: str,
     workers: int | None,
@@ -160,7 +225,8 @@ def run_chunks(
     """Results of ``jobs`` (chunk index, poses) as they finish, on an executor.
 
     Args:
-        payload: ``pickle.dumps((solver, spec, envelope))``.
+        context: What every worker needs (pickled once for the pool and Ray; used as
+            it is by the serial executor).
         jobs: The chunks to run.
         executor: ``"local"`` (process pool), ``"ray"`` or ``"serial"``.
         workers: Processes (``None``: every core; Ray: the cluster's CPUs).
@@ -169,8 +235,8 @@ def run_chunks(
     if not jobs:
         return iter(())
     if executor == "serial":
-        return _serial(payload, jobs)
+        return _serial(context, jobs)
     if executor == "ray":
-        return _ray(payload, jobs, workers, address)
+        return _ray(context.payload(), jobs, workers, address)
     n = workers or os.cpu_count() or 1
-    return _local(payload, jobs, max(1, min(n, len(jobs))))
+    return _local(context.payload(), jobs, max(1, min(n, len(jobs))))

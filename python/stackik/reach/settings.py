@@ -27,8 +27,10 @@ class Reason(enum.IntEnum):
         OUT_OF_REACH: Outside the reach envelope; rejected without IK.
         NO_IK: No configuration reached the pose within the budget.
         COLLISION: Configurations reached the pose, but every one was in collision.
-        LIMITS: Reachable only outside the joint limits (or their margin): found by a
-            short search without limits after the budget ran out.
+        LIMITS: Reachable only outside the joint limits (or their margin): a short
+            search without limits reached the pose after the budget ran out, and the
+            further restarts inside the limits that this triggers
+            (``ReachBudget.limits_confirm_rounds``) did not.
         BUDGET: The opt-in wall-clock cap ran out before the target was decided.
         CONSTRAINT: Configurations reached the pose, but the CoM polygon or the
             ``validate`` callback rejected every one.
@@ -71,6 +73,11 @@ class ReachBudget:
         restart_iterations: Iteration cap of one round (>= 1).
         limits_probe_iterations: Iterations of the search without joint limits that tells
             ``LIMITS`` from ``NO_IK`` (0: off).
+        limits_confirm_rounds: When that search reaches a pose outside the limits, rounds
+            of restarts inside the limits (the first from its solution clamped into the
+            limits, then from random configurations, ``restart_iterations`` each) spent
+            before the target is labelled ``LIMITS``: a pose the budget missed is often
+            reachable inside the limits too.
         neighbor_scale: Metres per radian of the neighbour distance
             ``sqrt(|dp|^2 + (scale theta)^2)`` [m/rad].
     """
@@ -81,6 +88,7 @@ class ReachBudget:
     restart_rounds: int = 2
     restart_iterations: int = 100
     limits_probe_iterations: int = 50
+    limits_confirm_rounds: int = 24
     neighbor_scale: float = 0.1
 
     def __post_init__(self) -> None:
@@ -92,10 +100,16 @@ class ReachBudget:
         _validate.count(
             self.limits_probe_iterations, "limits_probe_iterations", minimum=0, maximum=1_000_000
         )
+        _validate.count(
+            self.limits_confirm_rounds, "limits_confirm_rounds", minimum=0, maximum=1000
+        )
         _validate.positive_float(self.neighbor_scale, "neighbor_scale")
 
     def max_iterations(self) -> int:
-        """Upper bound of the iterations one target can cost (without the limits probe)."""
+        """Upper bound of the iterations one target costs, the limits probe aside.
+
+        The probe and its confirmation rounds run only for targets nothing else reached.
+        """
         return (
             1 + self.neighbor_attempts
         ) * self.attempt_iterations + self.restart_rounds * self.restart_iterations

@@ -13,9 +13,13 @@ target:
    target has an untried solved neighbour or its seeded attempts are spent.
 4. **Restarts**: rounds from random configurations (seeded per chunk and round).
 5. **Neighbours** again, for the targets next to those the restarts solved.
-6. **Classification** of the rest: ``COLLISION`` / ``CONSTRAINT`` when configurations
-   reached the pose but all were rejected, ``LIMITS`` when a short search without joint
-   limits reaches it, else ``NO_IK`` (``BUDGET`` when the opt-in wall-clock cap cut it).
+6. **Limits probe**: a short search without joint limits for the rest. A pose it reaches
+   outside the limits gets ``limits_confirm_rounds`` more rounds inside the limits (from
+   that solution clamped into the limits, then from random configurations) before it
+   may be called ``LIMITS``.
+7. **Classification** of the rest: ``COLLISION`` / ``CONSTRAINT`` when configurations
+   reached the pose but all were rejected, ``LIMITS`` when only the search without
+   limits reached it, else ``NO_IK`` (``BUDGET`` when the opt-in wall-clock cap cut it).
 
 Every converged configuration is verified on the full robot
 (:class:`~stackik.reach.verify.CandidateVerifier`) before it counts or seeds a neighbour.
@@ -43,8 +47,10 @@ from .verify import COLLISION, CONSTRAINT, LIMITS, OK, CandidateVerifier
 
 __all__ = ["ChunkResult", "ChunkSolver"]
 
-#: Stage numbers mixed into the restart seeds.
+#: Stage numbers mixed into the restart seeds (restart round r: ``_STAGE_RESTART + 1 + r``,
+#: limits confirmation round r: ``_STAGE_CONFIRM + 1 + r``; at most 1000 rounds each).
 _STAGE_REFERENCE, _STAGE_NEIGHBOR, _STAGE_PROBE, _STAGE_RESTART = 0, 1, 2, 3
+_STAGE_CONFIRM = 2000
 #: Iteration-equivalent cost of a target's fixed work, to apportion a chunk's time.
 _FIXED_COST_INSIDE, _FIXED_COST_OUTSIDE = 20.0, 0.2
 
@@ -192,7 +198,7 @@ class ChunkSolver:
             st.tries[:] = 0
             self._propagate(st, ctx, inside, neighbors, chunk, deadline)
         if time.perf_counter() < deadline:
-            self._probe(st, ctx, inside, chunk)
+            self._probe(st, ctx, inside, chunk, deadline)
         reason = self._classify(st, inside, deadline)
         te = time.perf_counter()
         scores, score = self._evaluate(st, poses, out_q)
@@ -282,12 +288,13 @@ class ChunkSolver:
         Rows of targets outside the envelope are never read. None when fewer than two
         targets are inside.
         """
-        from scipy.spatial import cKDTree  # type: ignore[import-untyped]
-
         idx = np.flatnonzero(inside)
         m = idx.size
         if m < 2:
             return None
+        # Imported here: a second on first use, never paid by chunks with nothing inside.
+        from scipy.spatial import cKDTree  # type: ignore[import-untyped]
+
         k = min(self.spec.budget.neighbors, m - 1)
         scale = self.spec.budget.neighbor_scale / math.sqrt(2.0)
         # |R_a - R_b|_F = 2 sqrt(2) sin(theta / 2) ~ sqrt(2) theta for small angles.
@@ -347,12 +354,15 @@ class ChunkSolver:
             found += self._attempt(st, ctx, un, seeds, chunk, _STAGE_RESTART + 1 + r, restart=True)
         return found
 
-    def _probe(self, st: _State, ctx: tuple, inside: np.ndarray, chunk: int) -> None:
+    def _probe(
+        self, st: _State, ctx: tuple, inside: np.ndarray, chunk: int, deadline: float
+    ) -> None:
         """A short search without joint limits for the targets nothing reached.
 
         A solution that fits the limits after 2 pi turns of its revolute joints is
-        verified like any candidate (and may make the target reachable); one that does
-        not is recorded as a limits rejection.
+        verified like any candidate (and may make the target reachable); the targets
+        whose solutions do not fit get more restarts inside the limits
+        (:meth:`_confirm_limits`) before they are recorded as limits rejections.
         """
         cap = self.spec.budget.limits_probe_iterations
         probe = np.flatnonzero(inside & ~st.solved & (st.rejected == 0))
@@ -376,8 +386,44 @@ class ChunkSolver:
         if not conv.size:
             return
         Qc, fits = self._turned_into_limits(rows[ok, 2:])
-        st.rejected[conv[~fits]] = LIMITS
         self._verify(st, ctx, conv[fits], Qc[fits])
+        outside = conv[~fits]
+        clamped = np.clip(Qc[~fits], self.chain.lower, self.chain.upper)
+        self._confirm_limits(st, ctx, outside, clamped, chunk, deadline)
+        left = outside[~st.solved[outside] & (st.rejected[outside] == 0)]
+        st.rejected[left] = LIMITS
+
+    def _confirm_limits(
+        self,
+        st: _State,
+        ctx: tuple,
+        idx: np.ndarray,
+        clamped: np.ndarray,
+        chunk: int,
+        deadline: float,
+    ) -> None:
+        """Restarts inside the limits for targets reached only outside them.
+
+        The search without limits proves the pose is reachable by the arm's geometry;
+        the budget's few restarts often missed a solution inside the limits (near a
+        joint limit, say), so ``limits_confirm_rounds`` rounds are spent before the
+        target may be labelled ``LIMITS``: the first from the outside solution clamped
+        into the limits, the others from random configurations.
+        """
+        rounds = self.spec.budget.limits_confirm_rounds
+        if not (idx.size and rounds):
+            return
+        stage = _STAGE_CONFIRM
+        self._attempt(st, ctx, idx, clamped, chunk, stage, restart=True)
+        for r in range(1, rounds):
+            if time.perf_counter() >= deadline:
+                return
+            un = idx[~st.solved[idx]]
+            if not un.size:
+                return
+            rng = np.random.default_rng([self.spec.seed, chunk, stage, r])
+            seeds = rng.uniform(self.sample_lower, self.sample_upper, (un.size, self.chain.n))
+            self._attempt(st, ctx, un, seeds, chunk, stage + r, restart=True)
 
     def _turned_into_limits(self, Qc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Revolute joints turned by multiples of 2 pi into the search limits, and fit."""

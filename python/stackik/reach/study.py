@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import pickle
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -16,9 +15,9 @@ from ..errors import InvalidInput
 from ..ik.global_ import GlobalIK
 from ..model import RobotModel
 from .describe import robot_digest, solver_settings
-from .envelope import ReachEnvelope, envelope_for
+from .envelope import ReachEnvelope, describe_envelope, envelope_for
 from .evaluators import Evaluator, check_evaluators, evaluator_settings
-from .executors import EXECUTORS, run_chunks
+from .executors import EXECUTORS, WorkerContext, run_chunks
 from .progress import progress_bar
 from .result import ReachResult
 from .settings import ReachBudget, StudySpec
@@ -193,9 +192,19 @@ class ReachStudy:
             self._envelope = envelope_for(self.robot, self._plain_chain)
         return self._envelope
 
+    def envelope_description(self) -> dict[str, object] | None:
+        """The envelope's settings, without building it (None when the envelope is off)."""
+        if not self.spec.envelope:
+            return None
+        if self._envelope is not None:
+            return self._envelope.describe()
+        return describe_envelope(self._plain_chain)
+
     def header(self) -> dict[str, Any]:
-        """The description stored with the results and compared on resume."""
-        env = self.envelope()
+        """The description stored with the results and compared on resume.
+
+        Cheap: the envelope is described from its settings, not built.
+        """
         return {
             "kind": "study",
             "stackik_version": stackik_version(),
@@ -209,7 +218,7 @@ class ReachStudy:
             "spec": self.spec.describe(),
             "evaluators": evaluator_settings(self.spec.evaluators),
             "targets": self.targets.describe(),
-            "envelope": None if env is None else env.describe(),
+            "envelope": self.envelope_description(),
             "chunk_size": self.chunk_size,
             "base_placement": self.robot.base_placement.homogeneous.tolist(),
         }
@@ -261,13 +270,18 @@ class ReachStudy:
         done = st.done if st is not None else np.zeros(self.n_chunks, dtype=bool)
         pending = np.flatnonzero(~done)
         arrays = _empty_arrays(len(self.targets), self.robot.nq, self.spec.evaluators)
-        payload = pickle.dumps((self.solver, self.spec, self.envelope()))
         order, cs = self.order, self.chunk_size
         jobs = _Jobs(self.targets.poses, order, cs, pending)
         finished_targets = sum(min(cs, len(order) - c * cs) for c in np.flatnonzero(done))
         stats: dict[str, Any] = {"chunks": 0, "cpu_time": 0.0, "chunk_time": 0.0, "timings": {}}
+        # The envelope is built only when a chunk is left to solve.
+        results = (
+            run_chunks(self.worker_context(), jobs, executor, workers, address)
+            if len(jobs)
+            else iter(())
+        )
         with progress_bar(len(order), finished_targets, "reach", progress) as bar:
-            for res in run_chunks(payload, jobs, executor, workers, address):
+            for res in results:
                 if st is not None:
                     st.write_chunk(res.chunk, _chunk_arrays(res))
                 _place(arrays, res, cs)
@@ -291,6 +305,10 @@ class ReachStudy:
         result = _result_in_memory(data, self.targets)
         result.run_stats = stats
         return result
+
+    def worker_context(self) -> WorkerContext:
+        """What every worker of a run gets: the solver, the spec and the envelope."""
+        return WorkerContext(self.solver, self.spec, self.envelope())
 
     def _open_store(self, path: str | os.PathLike[str], header: dict, resume: bool) -> ReachStore:
         p = Path(path)

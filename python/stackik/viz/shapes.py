@@ -103,7 +103,7 @@ def _triangles(geometry: Any) -> Primitive | None:
         tri = geometry.polygons
     else:
         return None
-    faces = np.array([[tri(i)[j] for j in range(3)] for i in range(count)], dtype=np.uint32)
+    faces = np.array([(t[0], t[1], t[2]) for t in map(tri, range(count))], dtype=np.uint32)
     if vertices.size == 0 or faces.size == 0:
         return None
     return Primitive("mesh", vertices=vertices.reshape(-1, 3), faces=faces.reshape(-1, 3))
