@@ -214,3 +214,11 @@ class CollisionMarginWarning(UserWarning):
     def __init__(self, message: str, pairs: list[tuple[str, str, float, float]]) -> None:
         super().__init__(message)
         self.pairs = pairs
+
+
+class KernelCacheWarning(UserWarning):
+    """The compiled-kernel cache cannot be used as configured (e.g. an unwritable folder).
+
+    Kernels still work: the cache moves to a per-user folder under the system temporary
+    directory, or, failing that, kernels are compiled in memory by every process.
+    """
