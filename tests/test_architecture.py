@@ -46,6 +46,7 @@ LAYERS = {
     "control": 6,
     "reach": 6,
     "viz": 6,
+    "warmups": 6,
     "cli": 7,
 }
 

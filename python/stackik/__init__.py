@@ -3,6 +3,7 @@
 The public API is re-exported here; see the README and ``docs/`` for a tour.
 """
 
+from . import warmups as _warmups  # noqa: F401 - registers the whole-solver warm-up jobs
 from ._version import __version__
 from .constraints.collision import CollisionTuningMode
 from .control import (

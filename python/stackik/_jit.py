@@ -57,6 +57,7 @@ __all__ = [
     "is_compiled",
     "kernel",
     "load",
+    "missing_kernels",
     "on_compile",
     "register_warmup",
     "warmup",
@@ -81,6 +82,9 @@ _STATE: dict[str, Any] = {"loaded": False, "numba": None, "noticed": False}
 CompileRecord = tuple[str, float, float, bool]
 _LOG: list[CompileRecord] = []
 _HOOKS: list[Callable[[str, str], None]] = []
+_MACHINE_ONLY: set[Callable[[], None]] = set()
+#: Environment variable: how many background processes compile on a first use (0: none).
+WORKERS_VAR = "STACKIK_COMPILE_WORKERS"
 
 
 class Kernel:
@@ -148,10 +152,24 @@ def kernel(func: Callable[..., Any] | None = None, *, inline: bool = False) -> A
     return k
 
 
-def register_warmup(func: Callable[[], None]) -> Callable[[], None]:
-    """Register a warm-up callable (decorator): it runs kernels once on tiny inputs."""
+def register_warmup(func: Any = None, *, machine_only: bool = False) -> Any:
+    """Register a warm-up callable (decorator, with or without arguments).
+
+    A warm-up runs kernels once on tiny inputs, with the argument types real calls use,
+    so that their compiled (or cached) specialisations are ready.
+
+    Args:
+        func: A function without arguments.
+        machine_only: Run it only when compiling for the machine (``stackik warmup``,
+            ``warmup(everything=True)`` and the background workers of a first use),
+            not in every :func:`warmup` (for heavier jobs, e.g. a whole solver step).
+    """
+    if func is None:
+        return lambda f: register_warmup(f, machine_only=machine_only)
     with _LOCK:
         _WARMUPS.append(func)
+        if machine_only:
+            _MACHINE_ONLY.add(func)
     return func
 
 
@@ -331,10 +349,12 @@ def _install_listener(numba: Any) -> None:
             stack = getattr(local, "stack", None)
             if stack is None:
                 stack = local.stack = []
-            if not stack:
-                _notice()
             py_func = ev.data["dispatcher"].py_func
             name = f"{py_func.__module__}.{py_func.__qualname__}"
+            if not stack:
+                _notice()
+                if _STATE.get("background") is None:
+                    _start_background(name)
             stack.append([name, time.perf_counter(), 0.0])
             _notify("start", name)
 
@@ -356,10 +376,18 @@ def _install_listener(numba: Any) -> None:
     event.register("numba:compile", _Listener())
 
 
-def warmup_jobs() -> list[str]:
-    """The registered warm-ups as ``"module:qualname"`` names (the jobs of :func:`warmup`)."""
+def warmup_jobs(everything: bool = False) -> list[str]:
+    """The registered warm-ups as ``"module:qualname"`` names (the jobs of :func:`warmup`).
+
+    Args:
+        everything: Include the ``machine_only`` jobs (every kernel of the package).
+    """
     with _LOCK:
-        return [f"{f.__module__}:{f.__qualname__}" for f in _WARMUPS]
+        return [
+            f"{f.__module__}:{f.__qualname__}"
+            for f in _WARMUPS
+            if everything or f not in _MACHINE_ONLY
+        ]
 
 
 def _resolve(job: str) -> Callable[[], None]:
@@ -372,14 +400,34 @@ def _resolve(job: str) -> Callable[[], None]:
     return target
 
 
+def _missing() -> list[str]:
+    """Kernels of which the cache holds no compiled specialisation at all."""
+    missing = []
+    for k in list(_KERNELS):
+        cache = getattr(k._impl, "_cache", None)
+        index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
+        if index is None or not os.path.exists(index):
+            missing.append(f"{k.module}.{k.name}")
+    return missing
+
+
+def missing_kernels() -> list[str]:
+    """Registered kernels with nothing in the cache yet (all of them without a cache)."""
+    load()
+    return _missing()
+
+
 def _is_warm() -> bool:
+    """Whether a full warm-up filled the cache folder (or nothing is missing from it)."""
     folder = _STATE.get("cache_dir")
-    return bool(folder) and os.path.exists(os.path.join(str(folder), "WARM"))
+    if not folder:
+        return False
+    return os.path.exists(os.path.join(str(folder), "WARM")) or not _missing()
 
 
 def _mark_warm(jobs: Sequence[str]) -> None:
     folder = _STATE.get("cache_dir")
-    if folder and set(jobs) >= set(warmup_jobs()):
+    if folder and set(jobs) >= set(warmup_jobs(everything=True)):
         try:
             Path(folder, "WARM").write_text("\n".join(sorted(jobs)) + "\n")
         except OSError:
@@ -387,36 +435,83 @@ def _mark_warm(jobs: Sequence[str]) -> None:
 
 
 def warmup(
-    workers: int | None = 1,
+    workers: int | None = None,
     jobs: Sequence[str] | None = None,
     progress: Callable[[int, int, str], None] | None = None,
+    everything: bool = False,
 ) -> int:
     """Load every kernel and run the registered warm-ups here; return how many ran.
 
-    With ``workers`` > 1 and kernels not yet in the cache, the jobs first run in that
-    many worker processes (in parallel, each compiling into the shared cache, never
-    two the same kernel), then here, where they only load. Each job is a registered
-    warm-up (:func:`warmup_jobs`) or any ``"module:qualname"`` of a function without
-    arguments.
+    When kernels are not yet in the cache and there is more than one worker, the jobs
+    first run in worker processes (in parallel, each compiling into the shared cache,
+    never two the same kernel), then here, where they only load. Each job is a
+    registered warm-up (:func:`warmup_jobs`) or any ``"module:qualname"`` of a function
+    without arguments.
 
     Args:
         workers: Worker processes; ``None``: one per core. 1: compile in this process.
-        jobs: The jobs to run (default: every registered warm-up).
+        jobs: The jobs to run (default: the registered warm-ups).
         progress: ``progress(done, total, job)`` after each job of the workers.
+        everything: With the default jobs, also the ``machine_only`` ones: every kernel
+            the package has (what ``stackik warmup`` runs).
 
     Returns:
         The number of jobs run here.
     """
     load()
-    names = list(jobs) if jobs is not None else warmup_jobs()
+    names = list(jobs) if jobs is not None else warmup_jobs(everything)
     count = workers if workers is not None else (os.cpu_count() or 1)
     if count > 1 and is_compiled() and _STATE.get("cache_dir") and not _is_warm():
         _notice()
+        _join_background()
         _run_workers(names, min(count, len(names)), progress)
     for job in names:
         _resolve(job)()
     _mark_warm(names)
     return len(names)
+
+
+def _background_count() -> int:
+    value = os.environ.get(WORKERS_VAR, "").strip()
+    if value:
+        try:
+            return max(0, int(value))
+        except ValueError:
+            return 0
+    return min(2, (os.cpu_count() or 1) - 1)
+
+
+def _start_background(name: str) -> None:
+    """On the first compilation of a package kernel, compile the rest in the background.
+
+    Worker processes (``STACKIK_COMPILE_WORKERS``, default: one per core but one, at
+    most 2) run every registered warm-up into the shared cache while this process
+    compiles what it needs; a kernel one of them is compiling, this process waits
+    for and loads. Not in a worker, not with a warm or no cache folder.
+    """
+    package = __name__.split(".")[0] + "."
+    if not name.startswith(package) or _STATE.get("background") is not None:
+        return
+    count = _background_count()
+    if count < 1 or not _STATE.get("cache_dir") or _is_warm():
+        _STATE["background"] = False
+        return
+    # what this process needs first (the solver core) last: the workers start elsewhere
+    jobs = sorted(warmup_jobs(everything=True), key=lambda job: job.startswith(package + "sns"))
+
+    def run() -> None:
+        if _run_workers(jobs, count, None):
+            _mark_warm(jobs)
+
+    thread = threading.Thread(target=run, name="stackik-compile", daemon=True)
+    _STATE["background"] = thread
+    thread.start()
+
+
+def _join_background() -> None:
+    thread = _STATE.get("background")
+    if isinstance(thread, threading.Thread):
+        thread.join()
 
 
 WORKER = """
@@ -429,6 +524,7 @@ _jit._worker_loop()
 def _worker_loop() -> None:
     """Body of a warm-up worker: run the jobs read from stdin, answer on stdout."""
     _STATE["noticed"] = True  # the parent says what is happening
+    _STATE["background"] = False  # a worker never starts workers
     load()
     for line in sys.stdin:
         job = line.strip()
@@ -447,14 +543,18 @@ def _worker_loop() -> None:
 
 def _run_workers(
     jobs: Sequence[str], count: int, progress: Callable[[int, int, str], None] | None
-) -> None:
-    """Run ``jobs`` over ``count`` worker processes sharing this process's cache folder."""
+) -> bool:
+    """Run ``jobs`` over ``count`` worker processes sharing this process's cache folder.
+
+    Returns:
+        Whether every job ran without an error.
+    """
     import queue
 
     pending: queue.Queue[str] = queue.Queue()
     for job in jobs:
         pending.put(job)
-    env = dict(os.environ, **{FOLDER_VAR: str(_STATE["cache_dir"])})
+    env = dict(os.environ, **{FOLDER_VAR: str(_STATE["cache_dir"]), WORKERS_VAR: "0"})
     done = [0]
 
     def serve() -> None:
@@ -478,9 +578,11 @@ def _run_workers(
                 if not line:
                     break  # the worker died: the jobs left run in this process
                 reply = json.loads(line)
+                if reply["error"]:
+                    LOGGER.debug("warm-up job %s failed: %s", job, reply["error"])
                 with _LOCK:
                     _LOG.extend((n, own, total, True) for n, own, total in reply["log"])
-                    done[0] += 1
+                    done[0] += 0 if reply["error"] else 1
                     finished = done[0]
                 for record in reply["log"]:
                     _notify("end", record[0])
@@ -495,3 +597,4 @@ def _run_workers(
         thread.start()
     for thread in threads:
         thread.join()
+    return done[0] == len(jobs)
