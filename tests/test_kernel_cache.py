@@ -331,3 +331,32 @@ def test_a_waiting_process_loads_what_the_lock_holder_saved(kmod, tmp_path):
     assert (
         lines[0]["values"]["top"] == _run(CALLS, kmod, cache, KMOD_ORDER="top")[0]["values"]["top"]
     )
+
+
+COVERAGE = """
+import json
+from stackik import _jit
+_jit.warmup(workers=None, everything=True)     # what `stackik warmup` runs
+print(json.dumps({"missing": _jit.missing_kernels(), "folder": _jit.cache_dir()}))
+"""
+
+
+def test_stackik_warmup_compiles_every_registered_kernel(tmp_path):
+    """Every kernel of the package is reached by a warm-up job (so `stackik warmup` and
+    the background workers fill the whole cache). A new kernel module registers a tiny
+    warm-up with ``stackik._jit.register_warmup``. Uses the session's cache folder (CI
+    fills it with ``stackik warmup`` first)."""
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("NUMBA_DISABLE_JIT", "STACKIK_DISABLE_JIT")
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", COVERAGE],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["missing"] == []

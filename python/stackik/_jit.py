@@ -435,7 +435,7 @@ def _mark_warm(jobs: Sequence[str]) -> None:
 
 
 def warmup(
-    workers: int | None = None,
+    workers: int | None = 1,
     jobs: Sequence[str] | None = None,
     progress: Callable[[int, int, str], None] | None = None,
     everything: bool = False,
@@ -449,7 +449,9 @@ def warmup(
     without arguments.
 
     Args:
-        workers: Worker processes; ``None``: one per core. 1: compile in this process.
+        workers: Worker processes; ``None``: one per core. 1 (the default): compile in
+            this process (pool workers that each call it share the work through the
+            cache's locks).
         jobs: The jobs to run (default: the registered warm-ups).
         progress: ``progress(done, total, job)`` after each job of the workers.
         everything: With the default jobs, also the ``machine_only`` ones: every kernel
@@ -499,9 +501,17 @@ def _start_background(name: str) -> None:
     # what this process needs first (the solver core) last: the workers start elsewhere
     jobs = sorted(warmup_jobs(everything=True), key=lambda job: job.startswith(package + "sns"))
 
+    guard = _kcache.try_lock(os.path.join(str(_STATE["cache_dir"]), "background.lock"))
+    if guard is None:  # another process of this node already compiles in the background
+        _STATE["background"] = False
+        return
+
     def run() -> None:
-        if _run_workers(jobs, count, None):
-            _mark_warm(jobs)
+        try:
+            if _run_workers(jobs, count, None):
+                _mark_warm(jobs)
+        finally:
+            os.close(guard)
 
     thread = threading.Thread(target=run, name="stackik-compile", daemon=True)
     _STATE["background"] = thread

@@ -48,7 +48,7 @@ except ImportError:  # pragma: no cover - Windows
 
 from .errors import KernelCacheWarning
 
-__all__ = ["cache_base", "cache_key", "choose_folder", "make_cache_class"]
+__all__ = ["cache_base", "cache_key", "choose_folder", "make_cache_class", "try_lock"]
 
 #: Leading bytes of every data file this cache writes (then a SHA-256 of the payload).
 MAGIC = b"stackik-kernel-1\n"
@@ -193,6 +193,25 @@ class _Locks:
 
 
 LOCKS = _Locks()
+
+
+def try_lock(path: str) -> int | None:
+    """Take the lock at ``path`` if it is free (no waiting); the open descriptor, or None.
+
+    Closing the descriptor releases the lock (so does the process's exit).
+    """
+    if fcntl is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
 
 
 def _checked(payload: bytes) -> bytes:
