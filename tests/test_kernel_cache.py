@@ -307,7 +307,7 @@ def test_a_waiting_process_loads_what_the_lock_holder_saved(kmod, tmp_path):
     import kmod
     from stackik import _jit, _kcache
     _jit.load()
-    path = kmod.top._cache._lock_path
+    path = _jit._CACHES[kmod.top.py_func].lock_path()
     assert _kcache.LOCKS.acquire(path)             # as a process compiling top would
     print("locked", flush=True)
     time.sleep(1.0)                                # the other process now waits on it

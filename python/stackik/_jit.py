@@ -83,6 +83,7 @@ CompileRecord = tuple[str, float, float, bool]
 _LOG: list[CompileRecord] = []
 _HOOKS: list[Callable[[str, str], None]] = []
 _MACHINE_ONLY: set[Callable[[], None]] = set()
+_CACHES: dict[Callable[..., Any], Any] = {}  # kernel function -> its cache (when cached)
 #: Environment variable: how many background processes compile on a first use (0: none).
 WORKERS_VAR = "STACKIK_COMPILE_WORKERS"
 
@@ -220,9 +221,14 @@ def _bind(k: Kernel) -> None:
     cache_class = _STATE.get("cache_class")
     if cache_class is not None:
         try:
-            dispatcher._cache = cache_class(k.py_func)
+            cache = cache_class(k.py_func)
         except Exception as exc:  # no cache locator for this file: compile uncached
             _cache_event("uncached", f"{k.module}.{k.name}", str(exc))
+        else:
+            # numba has no public hook for a cache class of one's own: its
+            # ``Dispatcher.enable_caching`` sets this same attribute to a FunctionCache.
+            setattr(dispatcher, "_cache", cache)  # noqa: B010
+            _CACHES[k.py_func] = cache
     k._impl = dispatcher
 
 
@@ -359,6 +365,7 @@ def _install_listener(numba: Any) -> None:
             _notify("start", name)
 
         def on_end(self, ev: Any) -> None:
+            py_func = ev.data["dispatcher"].py_func
             name, start, inner = local.stack.pop()
             total = time.perf_counter() - start
             if local.stack:
@@ -366,11 +373,10 @@ def _install_listener(numba: Any) -> None:
             with _LOCK:
                 _LOG.append((name, total - inner, total, False))
             # numba's Event.is_failed reads inverted; the exception triple tells
-            details = getattr(ev, "_exc_details", None)
-            if details and details[0] is not None:  # no save follows: give back the lock
-                release = getattr(ev.data["dispatcher"]._cache, "release", None)
-                if release is not None:
-                    release()
+            details = getattr(ev, "_exc_details", None)  # numba has no public reader
+            cache = _CACHES.get(py_func)
+            if details and details[0] is not None and cache is not None:
+                cache.release()  # no save follows: give back the kernel's lock
             _notify("end", name)
 
     event.register("numba:compile", _Listener())
@@ -404,9 +410,8 @@ def _missing() -> list[str]:
     """Kernels of which the cache holds no compiled specialisation at all."""
     missing = []
     for k in list(_KERNELS):
-        cache = getattr(k._impl, "_cache", None)
-        index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
-        if index is None or not os.path.exists(index):
+        cache = _CACHES.get(k.py_func)
+        if cache is None or not cache.has_entries():
             missing.append(f"{k.module}.{k.name}")
     return missing
 

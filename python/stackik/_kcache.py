@@ -255,19 +255,39 @@ def make_cache_class(numba: Any, on_event: Any) -> type:
             with self._open_for_write(self._data_path(name)) as f:
                 f.write(_checked(self._dump(data)))
 
+        def index(self) -> dict[Any, str]:
+            """The index: data file name per key (raises on a damaged index file)."""
+            return dict(self._load_index())
+
+        def data_path(self, name: str) -> str:
+            """Path of a data file."""
+            return str(self._data_path(name))
+
+        def index_path(self) -> str:
+            """Path of the index file."""
+            return str(self._index_path)
+
     class SafeCache(caching.FunctionCache):
         """Per-kernel cache: checked files, a lock around compile-and-save, no raising."""
 
         def __init__(self, py_func: Any) -> None:
             super().__init__(py_func)
-            old = self._cache_file
-            self._cache_file = _CheckedFile(
-                cache_path=old._cache_path,
+            self._files = _CheckedFile(
+                cache_path=self._cache_path,
                 filename_base=self._impl.filename_base,
-                source_stamp=old._source_stamp,
+                source_stamp=self._impl.locator.get_source_stamp(),
             )
-            self._lock_path = os.path.join(self._cache_path, old._index_name + ".lock")
+            self._cache_file = self._files
+            self._lock_path = self._files.index_path() + ".lock"
             self._kernel = f"{py_func.__module__}.{py_func.__qualname__}"
+
+        def has_entries(self) -> bool:
+            """Whether the cache holds any compiled specialisation of this kernel."""
+            return os.path.exists(self._files.index_path())
+
+        def lock_path(self) -> str:
+            """The kernel's lock file."""
+            return str(self._lock_path)
 
         def _try_load(self, sig: Any, target_context: Any) -> Any:
             try:
@@ -278,17 +298,17 @@ def make_cache_class(numba: Any, on_event: Any) -> type:
                 return None
 
         def _discard(self, sig: Any, target_context: Any) -> None:
-            files = self._cache_file
+            files = self._files
             try:
                 key = self._index_key(sig, target_context.codegen())
-                name = files._load_index().get(key)
+                name = files.index().get(key)
                 if name is not None:
-                    os.unlink(files._data_path(name))
+                    os.unlink(files.data_path(name))
                     return
             except Exception:  # the index itself is bad
                 pass
             try:
-                os.unlink(files._index_path)
+                os.unlink(files.index_path())
             except OSError:
                 pass
 
