@@ -172,7 +172,8 @@ def main() -> None:
         warm = [probe("plain", empty) for _ in range(args.repeat)]
         report["warm cache"] = show("warm cache (same folder, next process)", warm)
         report["warm cache, warmup"] = show(
-            "warm cache, stackik.warmup(solver)", [probe("warmup", empty) for _ in range(args.repeat)]
+            "warm cache, stackik.warmup(solver)",
+            [probe("warmup", empty) for _ in range(args.repeat)],
         )
     with tempfile.TemporaryDirectory() as empty:
         report["empty cache, warmup"] = show(

@@ -407,9 +407,11 @@ def _resolve(job: str) -> Callable[[], None]:
 
 
 def _missing() -> list[str]:
-    """Kernels of which the cache holds no compiled specialisation at all."""
+    """Kernels (not inlined ones) of which the cache holds no compiled specialisation."""
     missing = []
     for k in list(_KERNELS):
+        if k.inline:  # inlined into its callers, never compiled on its own
+            continue
         cache = _CACHES.get(k.py_func)
         if cache is None or not cache.has_entries():
             missing.append(f"{k.module}.{k.name}")
