@@ -1,18 +1,24 @@
-"""Cold start: from a fresh process to the first ``solve_velocity``, with and without warm-up.
+"""Cold start: from a fresh process to the first solves, with an empty and a warm kernel cache.
 
-Each case runs in a new interpreter (the way a teleop process starts) on the Panda with
-a frame task, a posture task and self-collision, and prints:
+Each case runs in a new interpreter (the way a user, a container or a pool worker
+starts) on the Panda with a frame task, a posture task, joint limits and self-collision.
+The phases, each as wall clock *since process start* (the interpreter's own start-up
+included) and as the phase's own time:
 
 * ``import``: ``import stackik``;
 * ``setup``: loading the robot and configuring the solver;
 * ``warmup``: ``stackik.warmup(solver)`` (only in the warm-up cases);
-* ``first solve`` and ``second solve``.
+* ``solve_velocity``: the first ``solve_velocity``;
+* ``solve_position``: the first ``solve_position`` (a reachable pose);
+* ``find_configs``: the first ``find_configs`` (numeric multi-start, 7-DoF arm).
 
-Cases: the kernel cache warm (compiled earlier) without and with ``warmup``; the kernel
-cache empty (a fresh ``STACKIK_CACHE_DIR``), where ``warmup`` compiles every kernel the
-solver needs, up front instead of on the first control tick.
+Then ``python examples/demo.py`` with an empty cache (its whole wall time), and the ten
+kernels whose compilation cost the most, from numba's ``numba:compile`` events: *self*
+is the kernel's own compile time (callees compiled while typing it excluded), *total*
+includes them. Compiles done in the worker processes of :func:`stackik.warmup` are
+reported by ``stackik._jit.compile_log()`` where that exists.
 
-Run: ``python benchmarks/bench_cold_start.py [--repeat 3]``.
+Run: ``python benchmarks/bench_cold_start.py [--repeat 3] [--skip-demo] [--json OUT]``.
 """
 
 from __future__ import annotations
@@ -23,72 +29,170 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
 PROBE = """
 import json, sys, time, warnings
-t0 = time.perf_counter()
+t_start = time.perf_counter()
+marks = {}
 import numpy as np
 import stackik
-t1 = time.perf_counter()
+marks["import"] = time.perf_counter()
+import numba.core.event as ev
+
+class Recorder(ev.Listener):
+    def __init__(self):
+        self.stack, self.log = [], []
+    def on_start(self, event):
+        self.stack.append([event.data["dispatcher"], time.perf_counter(), 0.0])
+    def on_end(self, event):
+        disp, t0, child = self.stack.pop()
+        total = time.perf_counter() - t0
+        if self.stack:
+            self.stack[-1][2] += total
+        f = disp.py_func
+        self.log.append([f"{f.__module__}.{f.__qualname__}", total - child, total])
+
+recorder = Recorder()
+ev.register("numba:compile", recorder)
 robots = sys.argv[1]
 robot = stackik.RobotModel(f"{robots}/panda/panda.urdf", srdf_path=f"{robots}/panda/panda.srdf")
-solver = stackik.KinematicsSolver(robot, dt=0.001)
+solver = stackik.KinematicsSolver(robot, dt=0.01)
 solver.add_frame_task("ee", "panda_hand_tcp").set_target_position([0.4, 0.1, 0.4])
 solver.add_posture_task("posture").priority = 1
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     solver.configure_collision_constraint(0.02)
 q = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])
-t2 = time.perf_counter()
+marks["setup"] = time.perf_counter()
 if sys.argv[2] == "warmup":
     stackik.warmup(solver)
-t3 = time.perf_counter()
+    marks["warmup"] = time.perf_counter()
 solver.solve_velocity(q)
-t4 = time.perf_counter()
-solver.solve_velocity(q)
-t5 = time.perf_counter()
-print(json.dumps({"import": t1 - t0, "setup": t2 - t1, "warmup": t3 - t2,
-                  "first solve": t4 - t3, "second solve": t5 - t4}))
+marks["solve_velocity"] = time.perf_counter()
+robot.update_kinematics(np.array([0.3, -0.2, 0.1, -1.9, 0.1, 1.8, 0.5]))
+target = robot.get_frame_pose("panda_hand_tcp")
+robot.update_kinematics(q)
+res = solver.solve_position(q, target, "panda_hand_tcp")
+marks["solve_position"] = time.perf_counter()
+found = solver.find_configs(target, "panda_hand_tcp", max_solutions=2, time_budget=0.05, seed=1)
+marks["find_configs"] = time.perf_counter()
+ev.unregister("numba:compile", recorder)
+log = recorder.log
+try:
+    from stackik import _jit
+    log = log + [list(r) for r in _jit.compile_log() if r[3]]  # worker compiles
+except (ImportError, AttributeError):
+    pass
+print(json.dumps({"t_start": t_start, "marks": marks, "log": log,
+                  "position_status": res.status.name, "found": len(found)}))
 """
 
+PHASES = ("import", "setup", "warmup", "solve_velocity", "solve_position", "find_configs")
 
-def probe(mode: str, cache: str | None) -> dict[str, float]:
+
+def _env(cache: str | None) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), env.get("PYTHONPATH", "")])
     if cache is not None:
         env["STACKIK_CACHE_DIR"] = cache
+    return env
+
+
+def probe(mode: str, cache: str | None) -> dict:
+    """One fresh process; the phases as wall clock since the process was started."""
+    start = time.perf_counter()
     out = subprocess.run(
         [sys.executable, "-c", PROBE, str(ROOT / "robots"), mode],
-        env=env,
+        env=_env(cache),
         capture_output=True,
         text=True,
         check=True,
-        timeout=900,
+        timeout=1800,
     )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    # the child's perf_counter shares the clock with ours (CLOCK_MONOTONIC on Linux)
+    boot = result["t_start"] - start
+    result["since_start"] = {k: boot + (v - result["t_start"]) for k, v in result["marks"].items()}
+    return result
 
 
-def show(label: str, runs: list[dict[str, float]]) -> None:
-    keys = runs[0].keys()
-    cells = [f"{k} {1e3 * min(r[k] for r in runs):8.1f} ms" for k in keys]
-    print(f"  {label:32s} " + "  ".join(cells))
+def show(label: str, runs: list[dict]) -> dict[str, float]:
+    """Print the best run's phases (cumulative since process start, and own time)."""
+    best = min(runs, key=lambda r: r["since_start"]["find_configs"])
+    since = best["since_start"]
+    cells, prev, own = [], 0.0, {}
+    for key in PHASES:
+        if key in since:
+            own[key] = since[key] - prev
+            cells.append(f"{key} {since[key]:6.2f} s (+{own[key]:5.2f})")
+            prev = since[key]
+    print(f"  {label:36s} " + "  ".join(cells))
+    return since
+
+
+def costliest(log: list[list], count: int = 10) -> list[tuple[str, float, float, int]]:
+    """The kernels with the largest own compile time: (name, self s, total s, compiles)."""
+    table: dict[str, list[float]] = {}
+    for name, own, total, *_ in log:
+        row = table.setdefault(name, [0.0, 0.0, 0])
+        row[0] += own
+        row[1] += total
+        row[2] += 1
+    ranked = sorted(table.items(), key=lambda item: -item[1][0])
+    return [(name, r[0], r[1], int(r[2])) for name, r in ranked[:count]]
+
+
+def demo_time(cache: str) -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "demo.py")],
+        env=_env(cache),
+        capture_output=True,
+        check=True,
+        timeout=1800,
+    )
+    return time.perf_counter() - start
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per warm case (best)")
+    parser.add_argument("--skip-demo", action="store_true", help="do not time the demo")
+    parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     args = parser.parse_args()
-    probe("plain", None)  # make sure the default cache is warm
-    print("best of the runs, each in a fresh process:")
-    show("warm cache, no warm-up", [probe("plain", None) for _ in range(args.repeat)])
-    show("warm cache, stackik.warmup(solver)", [probe("warmup", None) for _ in range(args.repeat)])
+    report: dict = {}
+    print("wall clock since process start (the phase's own time in brackets):")
     with tempfile.TemporaryDirectory() as empty:
-        show("empty cache, stackik.warmup(solver)", [probe("warmup", empty)])
+        cold = probe("plain", empty)
+        report["empty cache"] = show("empty cache", [cold])
+        warm = [probe("plain", empty) for _ in range(args.repeat)]
+        report["warm cache"] = show("warm cache (same folder, next process)", warm)
+        report["warm cache, warmup"] = show(
+            "warm cache, stackik.warmup(solver)",
+            [probe("warmup", empty) for _ in range(args.repeat)],
+        )
     with tempfile.TemporaryDirectory() as empty:
-        show("empty cache, no warm-up", [probe("plain", empty)])
+        report["empty cache, warmup"] = show(
+            "empty cache, stackik.warmup(solver)", [probe("warmup", empty)]
+        )
+    if not args.skip_demo:
+        with tempfile.TemporaryDirectory() as empty:
+            report["demo"] = demo_time(empty)
+        print(f"  python examples/demo.py, empty cache: {report['demo']:.1f} s")
+    log = cold["log"]
+    print(
+        f"compiles in the empty-cache run: {len(log)} "
+        f"(own time {sum(r[1] for r in log):.1f} s); the ten costliest kernels:"
+    )
+    report["costliest"] = costliest(log)
+    for name, own, total, count in report["costliest"]:
+        print(f"  {own:6.2f} s self  {total:6.2f} s total  x{count}  {name}")
+    if args.json is not None:
+        args.json.write_text(json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":

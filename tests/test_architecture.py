@@ -4,7 +4,7 @@ reaching into another object's private state, and the heavy dependencies stay la
 The layers (docs/architecture.md), lowest first; a module may import its own layer's
 package and any layer below, never above:
 
-    base        errors, results, spatial, utils, _validate, _version, _jit, _pickling
+    base        errors, results, spatial, utils, _validate, _version, _jit, _kcache, _pickling
     model, sns  the robot description; the numerical core (never Pinocchio or coal)
     tasks, constraints, robots
     engine, analytic
@@ -34,6 +34,7 @@ LAYERS = {
     "_validate": 0,
     "_version": 0,
     "_jit": 0,
+    "_kcache": 0,
     "_pickling": 0,
     "geometry": 1,
     "sns": 1,
@@ -48,6 +49,7 @@ LAYERS = {
     "control": 7,
     "reach": 7,
     "viz": 7,
+    "warmups": 7,
     "cli": 8,
 }
 

@@ -81,7 +81,7 @@ def test_kernels_defined_after_loading_are_bound_at_once(tmp_path):
     code = """
     from stackik import _jit
     import stackik
-    stackik.warmup()                  # every stackik kernel bound before the imports below
+    _jit.load()                       # every stackik kernel bound before the imports below
     import kmod_callee, kmod_caller
     print(kmod_caller.twice_bumped(1.0), type(kmod_callee.bump).__name__)
     """

@@ -4,6 +4,7 @@ The public API is re-exported here; see the README and ``docs/`` for a tour.
 """
 
 from . import robots
+from . import warmups as _warmups  # noqa: F401 - registers the whole-solver warm-up jobs
 from ._version import __version__
 from .constraints.collision import CollisionTuningMode
 from .control import (
@@ -25,6 +26,7 @@ from .errors import (
     InvalidInput,
     InvalidTransform,
     JointNotFound,
+    KernelCacheWarning,
     MalformedDescription,
     MalformedScene,
     MeshNotFound,
@@ -131,6 +133,7 @@ __all__ = [
     "JointMotionLimiter",
     "JointNotFound",
     "JointTask",
+    "KernelCacheWarning",
     "Kinematics",
     "KinematicsSolver",
     "LoopState",

@@ -34,27 +34,58 @@ Warm-up:
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import os
+import subprocess
 import sys
 import threading
-from collections.abc import Callable
+import time
+import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from . import _kcache
+from .errors import KernelCacheWarning
+
 __all__ = [
+    "CompileRecord",
     "Kernel",
     "cache_dir",
+    "compile_log",
     "is_compiled",
     "kernel",
     "load",
+    "missing_kernels",
+    "on_compile",
     "register_warmup",
     "warmup",
+    "warmup_jobs",
 ]
+
+LOGGER = logging.getLogger("stackik.jit")
+#: Environment variable that hands a warm-up worker its parent's cache folder.
+FOLDER_VAR = "STACKIK_KERNEL_FOLDER"
+#: The notice printed (once per process) when kernels compile; ``{folder}`` is filled.
+NOTICE = (
+    "stackik: compiling numba kernels for this machine into {folder}; this happens once "
+    "per machine and stackik/numba version and takes about 5-30 s (later runs load them "
+    "in well under a second; `stackik warmup` does it ahead of time)"
+)
 
 _LOCK = threading.RLock()
 _KERNELS: list[Kernel] = []
 _WARMUPS: list[Callable[[], None]] = []
-_STATE: dict[str, Any] = {"loaded": False, "numba": None}
+_STATE: dict[str, Any] = {"loaded": False, "numba": None, "noticed": False}
+#: (kernel, own seconds, total seconds, compiled in a warm-up worker)
+CompileRecord = tuple[str, float, float, bool]
+_LOG: list[CompileRecord] = []
+_HOOKS: list[Callable[[str, str], None]] = []
+_MACHINE_ONLY: set[Callable[[], None]] = set()
+_CACHES: dict[Callable[..., Any], Any] = {}  # kernel function -> its cache (when cached)
+#: Environment variable: how many background processes compile on a first use (0: none).
+WORKERS_VAR = "STACKIK_COMPILE_WORKERS"
 
 
 class Kernel:
@@ -122,20 +153,25 @@ def kernel(func: Callable[..., Any] | None = None, *, inline: bool = False) -> A
     return k
 
 
-def register_warmup(func: Callable[[], None]) -> Callable[[], None]:
-    """Register a warm-up callable (decorator): it runs kernels once on tiny inputs."""
+def register_warmup(func: Any = None, *, machine_only: bool = False) -> Any:
+    """Register a warm-up callable (decorator, with or without arguments).
+
+    A warm-up runs kernels once on tiny inputs, with the argument types real calls use,
+    so that their compiled (or cached) specialisations are ready.
+
+    Args:
+        func: A function without arguments.
+        machine_only: Run it only when compiling for the machine (``stackik warmup``,
+            ``warmup(everything=True)`` and the background workers of a first use),
+            not in every :func:`warmup` (for heavier jobs, e.g. a whole solver step).
+    """
+    if func is None:
+        return lambda f: register_warmup(f, machine_only=machine_only)
     with _LOCK:
         _WARMUPS.append(func)
+        if machine_only:
+            _MACHINE_ONLY.add(func)
     return func
-
-
-def _cache_base() -> Path:
-    for var in ("STACKIK_CACHE_DIR", "NUMBA_CACHE_DIR"):
-        value = os.environ.get(var, "").strip()
-        if value:
-            return Path(value)
-    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "stackik"
 
 
 def sources_digest(version: str = "") -> str:
@@ -157,13 +193,19 @@ def _numba() -> Any | None:
         import numba
     except ImportError:  # pragma: no cover - numba is a dependency
         return None
-    folder = _cache_base() / f"kernels-{sources_digest(numba.__version__)}"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError:  # read-only home: numba's own rule
+    if getattr(numba.config, "DISABLE_JIT", False):
         return numba
-    _STATE["cache_dir"] = str(folder)
-    setattr(numba.config, "CACHE_DIR", str(folder))  # noqa: B010 - numba types its config loosely
+    given = os.environ.get(FOLDER_VAR, "").strip()  # a warm-up worker: the parent's folder
+    if given:
+        folder: Path | None = Path(given)
+    else:
+        key, parts = _kcache.cache_key(sources_digest(), numba)
+        folder = _kcache.choose_folder(key, parts)
+    if folder is not None:
+        _STATE["cache_dir"] = str(folder)
+        setattr(numba.config, "CACHE_DIR", str(folder))  # noqa: B010 - loosely typed config
+        _STATE["cache_class"] = _kcache.make_cache_class(numba, _cache_event)
+    _install_listener(numba)
     return numba
 
 
@@ -171,10 +213,23 @@ def _bind(k: Kernel) -> None:
     numba = _STATE["numba"]
     if numba is None or numba.config.DISABLE_JIT:
         k._impl = k.py_func
-    elif k.inline:
-        k._impl = numba.njit(cache=True, nogil=True, inline="always")(k.py_func)
-    else:
-        k._impl = numba.njit(cache=True, nogil=True)(k.py_func)
+        return
+    options: dict[str, Any] = {"nogil": True}
+    if k.inline:
+        options["inline"] = "always"
+    dispatcher = numba.njit(**options)(k.py_func)
+    cache_class = _STATE.get("cache_class")
+    if cache_class is not None:
+        try:
+            cache = cache_class(k.py_func)
+        except Exception as exc:  # no cache locator for this file: compile uncached
+            _cache_event("uncached", f"{k.module}.{k.name}", str(exc))
+        else:
+            # numba has no public hook for a cache class of one's own: its
+            # ``Dispatcher.enable_caching`` sets this same attribute to a FunctionCache.
+            setattr(dispatcher, "_cache", cache)  # noqa: B010
+            _CACHES[k.py_func] = cache
+    k._impl = dispatcher
 
 
 def _rebind_module(module_name: str) -> None:
@@ -219,15 +274,344 @@ def cache_dir() -> str:
     if folder:
         return str(folder)
     if _STATE["loaded"]:
-        return "numba default (__pycache__ beside the sources, or the user cache)"
-    return f"{_cache_base()}/kernels-<digest of the kernel sources> (after loading)"
+        return (
+            "no cache (kernels compile in memory)" if is_compiled() else "no cache (plain Python)"
+        )
+    return f"{_kcache.cache_base()}/kernels-<key> (known after loading)"
 
 
-def warmup() -> int:
-    """Load every kernel and run every registered warm-up; return how many ran."""
-    load()
+def compile_log() -> list[CompileRecord]:
+    """Every kernel compilation of this process (and of its warm-up workers) so far.
+
+    Returns:
+        ``(kernel, own s, total s, in_worker)`` per compiled specialisation, in the order
+        they finished: *own* excludes callees compiled while typing it, *total*
+        includes them. Loads from the cache are not compilations and are not listed.
+    """
     with _LOCK:
-        runs = list(_WARMUPS)
-    for func in runs:
-        func()
-    return len(runs)
+        return list(_LOG)
+
+
+def on_compile(callback: Callable[[str, str], None]) -> Callable[[], None]:
+    """Call ``callback(event, kernel)`` when a kernel starts (``"start"``) or ends compiling.
+
+    For progress displays. Worker processes of :func:`warmup` report ``"end"`` events of
+    their compilations when each of their jobs is done.
+
+    Returns:
+        A function that removes the callback.
+    """
+    with _LOCK:
+        _HOOKS.append(callback)
+
+    def remove() -> None:
+        with _LOCK:
+            if callback in _HOOKS:
+                _HOOKS.remove(callback)
+
+    return remove
+
+
+def _notify(event: str, name: str) -> None:
+    for hook in list(_HOOKS):
+        try:
+            hook(event, name)
+        except Exception:  # a display must never break a compilation
+            LOGGER.debug("compile hook failed", exc_info=True)
+
+
+def _notice() -> None:
+    """The one line that says kernels are compiling (once per process)."""
+    with _LOCK:
+        if _STATE["noticed"]:
+            return
+        _STATE["noticed"] = True
+    LOGGER.warning(NOTICE.format(folder=cache_dir()))
+
+
+def _cache_event(kind: str, name: str, detail: str) -> None:
+    """Diagnostics of the cache (see :func:`stackik._kcache.make_cache_class`)."""
+    if kind == "save-failed":
+        warnings.warn(
+            f"stackik: could not save the compiled kernel {name} ({detail}); it stays "
+            "in memory and the next process compiles it again",
+            KernelCacheWarning,
+            stacklevel=2,
+        )
+    elif kind == "corrupt":
+        LOGGER.info("stackik: dropped a damaged cache entry of %s (%s)", name, detail)
+    else:
+        LOGGER.debug("stackik: kernel cache %s: %s %s", kind, name, detail)
+
+
+def _install_listener(numba: Any) -> None:
+    """Record every compilation (numba's ``numba:compile`` events) once per process."""
+    from numba.core import event
+
+    local = threading.local()
+
+    class _Listener(event.Listener):
+        def on_start(self, ev: Any) -> None:
+            stack = getattr(local, "stack", None)
+            if stack is None:
+                stack = local.stack = []
+            py_func = ev.data["dispatcher"].py_func
+            name = f"{py_func.__module__}.{py_func.__qualname__}"
+            if not stack:
+                _notice()
+                if _STATE.get("background") is None:
+                    _start_background(name)
+            stack.append([name, time.perf_counter(), 0.0])
+            _notify("start", name)
+
+        def on_end(self, ev: Any) -> None:
+            py_func = ev.data["dispatcher"].py_func
+            name, start, inner = local.stack.pop()
+            total = time.perf_counter() - start
+            if local.stack:
+                local.stack[-1][2] += total
+            with _LOCK:
+                _LOG.append((name, total - inner, total, False))
+            # numba's Event.is_failed reads inverted; the exception triple tells
+            details = getattr(ev, "_exc_details", None)  # numba has no public reader
+            cache = _CACHES.get(py_func)
+            if details and details[0] is not None and cache is not None:
+                cache.release()  # no save follows: give back the kernel's lock
+            _notify("end", name)
+
+    event.register("numba:compile", _Listener())
+
+
+def warmup_jobs(everything: bool = False) -> list[str]:
+    """The registered warm-ups as ``"module:qualname"`` names (the jobs of :func:`warmup`).
+
+    Args:
+        everything: Include the ``machine_only`` jobs (every kernel of the package).
+    """
+    with _LOCK:
+        return [
+            f"{f.__module__}:{f.__qualname__}"
+            for f in _WARMUPS
+            if everything or f not in _MACHINE_ONLY
+        ]
+
+
+def _resolve(job: str) -> Callable[[], None]:
+    import importlib
+
+    module_name, _, qualname = job.partition(":")
+    target: Any = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        target = getattr(target, part)
+    return target
+
+
+def _missing() -> list[str]:
+    """Kernels (not inlined ones) of which the cache holds no compiled specialisation."""
+    missing = []
+    for k in list(_KERNELS):
+        if k.inline:  # inlined into its callers, never compiled on its own
+            continue
+        cache = _CACHES.get(k.py_func)
+        if cache is None or not cache.has_entries():
+            missing.append(f"{k.module}.{k.name}")
+    return missing
+
+
+def missing_kernels() -> list[str]:
+    """Registered kernels with nothing in the cache yet (all of them without a cache)."""
+    load()
+    return _missing()
+
+
+def _is_warm() -> bool:
+    """Whether a full warm-up filled the cache folder (or nothing is missing from it)."""
+    folder = _STATE.get("cache_dir")
+    if not folder:
+        return False
+    return os.path.exists(os.path.join(str(folder), "WARM")) or not _missing()
+
+
+def _mark_warm(jobs: Sequence[str]) -> None:
+    folder = _STATE.get("cache_dir")
+    if folder and set(jobs) >= set(warmup_jobs(everything=True)):
+        try:
+            Path(folder, "WARM").write_text("\n".join(sorted(jobs)) + "\n")
+        except OSError:
+            pass
+
+
+def warmup(
+    workers: int | None = 1,
+    jobs: Sequence[str] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+    everything: bool = False,
+) -> int:
+    """Load every kernel and run the registered warm-ups here; return how many ran.
+
+    When kernels are not yet in the cache and there is more than one worker, the jobs
+    first run in worker processes (in parallel, each compiling into the shared cache,
+    never two the same kernel), then here, where they only load. Each job is a
+    registered warm-up (:func:`warmup_jobs`) or any ``"module:qualname"`` of a function
+    without arguments.
+
+    Args:
+        workers: Worker processes; ``None``: one per core. 1 (the default): compile in
+            this process (pool workers that each call it share the work through the
+            cache's locks).
+        jobs: The jobs to run (default: the registered warm-ups).
+        progress: ``progress(done, total, job)`` after each job of the workers.
+        everything: With the default jobs, also the ``machine_only`` ones: every kernel
+            the package has (what ``stackik warmup`` runs).
+
+    Returns:
+        The number of jobs run here.
+    """
+    load()
+    names = list(jobs) if jobs is not None else warmup_jobs(everything)
+    count = workers if workers is not None else (os.cpu_count() or 1)
+    if count > 1 and is_compiled() and _STATE.get("cache_dir") and not _is_warm():
+        _notice()
+        _join_background()
+        _run_workers(names, min(count, len(names)), progress)
+    for job in names:
+        _resolve(job)()
+    _mark_warm(names)
+    return len(names)
+
+
+def _background_count() -> int:
+    value = os.environ.get(WORKERS_VAR, "").strip()
+    if value:
+        try:
+            return max(0, int(value))
+        except ValueError:
+            return 0
+    return min(2, (os.cpu_count() or 1) - 1)
+
+
+def _start_background(name: str) -> None:
+    """On the first compilation of a package kernel, compile the rest in the background.
+
+    Worker processes (``STACKIK_COMPILE_WORKERS``, default: one per core but one, at
+    most 2) run every registered warm-up into the shared cache while this process
+    compiles what it needs; a kernel one of them is compiling, this process waits
+    for and loads. Not in a worker, not with a warm or no cache folder.
+    """
+    package = __name__.split(".")[0] + "."
+    if not name.startswith(package) or _STATE.get("background") is not None:
+        return
+    count = _background_count()
+    if count < 1 or not _STATE.get("cache_dir") or _is_warm():
+        _STATE["background"] = False
+        return
+    # what this process needs first (the solver core) last: the workers start elsewhere
+    jobs = sorted(warmup_jobs(everything=True), key=lambda job: job.startswith(package + "sns"))
+
+    guard = _kcache.try_lock(os.path.join(str(_STATE["cache_dir"]), "background.lock"))
+    if guard is None:  # another process of this node already compiles in the background
+        _STATE["background"] = False
+        return
+
+    def run() -> None:
+        try:
+            if _run_workers(jobs, count, None):
+                _mark_warm(jobs)
+        finally:
+            os.close(guard)
+
+    thread = threading.Thread(target=run, name="stackik-compile", daemon=True)
+    _STATE["background"] = thread
+    thread.start()
+
+
+def _join_background() -> None:
+    thread = _STATE.get("background")
+    if isinstance(thread, threading.Thread):
+        thread.join()
+
+
+WORKER = """
+import json, sys
+from stackik import _jit
+_jit._worker_loop()
+"""
+
+
+def _worker_loop() -> None:
+    """Body of a warm-up worker: run the jobs read from stdin, answer on stdout."""
+    _STATE["noticed"] = True  # the parent says what is happening
+    _STATE["background"] = False  # a worker never starts workers
+    load()
+    for line in sys.stdin:
+        job = line.strip()
+        if not job:
+            break
+        before = len(_LOG)
+        error = ""
+        try:
+            _resolve(job)()
+        except Exception as exc:  # reported; the parent runs the job again and raises
+            error = f"{type(exc).__name__}: {exc}"
+        reply = {"job": job, "error": error, "log": [list(r[:3]) for r in _LOG[before:]]}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+def _run_workers(
+    jobs: Sequence[str], count: int, progress: Callable[[int, int, str], None] | None
+) -> bool:
+    """Run ``jobs`` over ``count`` worker processes sharing this process's cache folder.
+
+    Returns:
+        Whether every job ran without an error.
+    """
+    import queue
+
+    pending: queue.Queue[str] = queue.Queue()
+    for job in jobs:
+        pending.put(job)
+    env = dict(os.environ, **{FOLDER_VAR: str(_STATE["cache_dir"]), WORKERS_VAR: "0"})
+    done = [0]
+
+    def serve() -> None:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", WORKER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            while True:
+                try:
+                    job = pending.get_nowait()
+                except queue.Empty:
+                    break
+                proc.stdin.write(job + "\n")
+                proc.stdin.flush()
+                line = proc.stdout.readline()
+                if not line:
+                    break  # the worker died: the jobs left run in this process
+                reply = json.loads(line)
+                if reply["error"]:
+                    LOGGER.debug("warm-up job %s failed: %s", job, reply["error"])
+                with _LOCK:
+                    _LOG.extend((n, own, total, True) for n, own, total in reply["log"])
+                    done[0] += 0 if reply["error"] else 1
+                    finished = done[0]
+                for record in reply["log"]:
+                    _notify("end", record[0])
+                if progress is not None:
+                    progress(finished, len(jobs), job)
+        finally:
+            proc.stdin.close()
+            proc.wait()
+
+    threads = [threading.Thread(target=serve, daemon=True) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return done[0] == len(jobs)

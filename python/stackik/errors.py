@@ -315,3 +315,11 @@ class RobotNotFound(NameNotFound):
     """A robot name is not one that :func:`stackik.robots.load` offers."""
 
     kind = "robot"
+
+
+class KernelCacheWarning(UserWarning):
+    """The compiled-kernel cache cannot be used as configured (e.g. an unwritable folder).
+
+    Kernels still work: the cache moves to a per-user folder under the system temporary
+    directory, or, failing that, kernels are compiled in memory by every process.
+    """

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from . import bench, reach, robot, view
+from . import bench, reach, robot, view, warmup
 from .common import STATE
 
 app = typer.Typer(
@@ -30,3 +30,4 @@ robot.register(app)
 view.register(app)
 bench.register(app)
 reach.register(app)
+warmup.register(app)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _validate
+from .._jit import register_warmup
 from ..errors import InvalidInput
 from ..model import Kinematics, RobotModel
 from ..model.joints import scalar_limited
@@ -331,3 +332,21 @@ def braking_stops_together(
         The braking time [s].
     """
     return float(brake_stops_together(p, v, a, max_acceleration, max_jerk, lower, upper, out))
+
+
+@register_warmup
+def _warm_up_motion_kernels() -> None:
+    """Run every joint-motion kernel once on two joints (the argument types real calls use)."""
+    n = 2
+    p, v, a = np.array([0.1, -0.2]), np.array([0.5, -0.3]), np.zeros(n)
+    amax, jmax = np.full(n, 5.0), np.full(n, 50.0)
+    lo, hi = np.full(n, -1.0), np.full(n, 1.0)
+    braking_extent(p, v, a, amax, jmax)
+    guard_position_limits((p, v, a), (p.copy(), v.copy(), a.copy()), lo, hi, amax, jmax, 0.01,
+                          np.zeros(n, dtype=bool))  # fmt: skip
+    brake_all_joints(p.copy(), v.copy(), a.copy(), amax, jmax, 0.01)
+    braking_stops(p, v, a, amax, jmax, np.empty(n))
+    braking_stops_together(p, v, a, amax, jmax, lo, hi, np.empty(n))
+    box_lo, box_hi, cruise_lo, cruise_hi = (np.empty(n) for _ in range(4))
+    motion_box(p, v, a, np.full(n, 1.0), amax, jmax, lo, hi, 0.01, 0.01,
+               box_lo, box_hi, cruise_lo, cruise_hi)  # fmt: skip
