@@ -32,6 +32,7 @@ __all__ = [
     "find_configs_job",
     "position_job",
     "velocity_job",
+    "world_job",
 ]
 
 _LINK = """
@@ -100,6 +101,26 @@ def _solver(robot: RobotModel) -> KinematicsSolver:
 def velocity_job() -> None:
     """``solve_velocity`` with a frame task, a posture task, limits and self-collision."""
     _solver(arm()).solve_velocity(_Q)
+
+
+@register_warmup(machine_only=True)
+def world_job() -> None:
+    """``solve_velocity`` near a moving obstacle of every primitive kind."""
+    import coal
+
+    robot = arm()
+    shapes = [coal.Box(0.1, 0.1, 0.1), coal.Sphere(0.05), coal.Capsule(0.04, 0.2)]
+    shapes += [coal.Cylinder(0.04, 0.2), coal.Halfspace(np.array([0.0, 0.0, 1.0]), -0.5)]
+    for k, shape in enumerate(shapes):
+        pose = np.eye(4)
+        pose[:3, 3] = [0.25, 0.1 * k - 0.2, 0.5]
+        robot.add_obstacle(f"warmup{k}", shape, pose)
+    solver = _solver(robot)
+    solver.solve_velocity(_Q)
+    pose = np.eye(4)
+    pose[:3, 3] = [0.24, -0.2, 0.5]
+    robot.set_obstacle_pose("warmup0", pose)  # a moving obstacle: its velocity bounds
+    solver.solve_velocity(_Q)
 
 
 @register_warmup(machine_only=True)
