@@ -42,6 +42,7 @@ from stackik.sns import SNSSolver
 ROOT = Path(__file__).resolve().parents[1]
 ROBOTS = ROOT / "robots"
 ARM = Path(__file__).resolve().parent / "data" / "arm.urdf"
+MESH = Path(__file__).resolve().parent / "data" / "mypkg" / "meshes" / "cube.obj"
 READY = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])
 TIP = "panda_hand_tcp"
 
@@ -342,6 +343,17 @@ CASES = {
     "joint_callback.first": lambda s, b: stackik.joint_callback({**CALLBACK, "first": b}),
     "CollisionExclusionReport.to_srdf.include_never": lambda s, b: _exclusions(s).to_srdf(b),
     "CollisionExclusionReport.disabled.include_never": lambda s, b: _exclusions(s).disabled(b),
+    "ElasticBandHandler.expand_only_saturated": lambda s, b: stackik.ElasticBandHandler(
+        s, expand_only_saturated=b
+    ),
+    "RobotModel.add_obstacle_mesh.convex": lambda s, b: s.robot.add_obstacle_mesh(
+        "m", MESH, np.eye(4), convex=b
+    ),
+    "World.add_obstacle_mesh.convex": lambda s, b: stackik.World().add_obstacle_mesh(
+        "m", MESH, np.eye(4), convex=b
+    ),
+    "Rotation.from_euler.degrees": lambda s, b: stackik.Rotation.from_euler("x", 0.1, b),
+    "SO3.from_euler.degrees": lambda s, b: stackik.SO3.from_euler("x", 0.1, degrees=b),
     "limit_task_velocity.enable_debug": lambda s, b: stackik.utils.limit_task_velocity(
         np.ones(6), enable_debug=b
     ),
@@ -375,7 +387,7 @@ def _bool_parameters() -> set[str]:
 
     for name in stackik.__all__:
         obj = getattr(stackik, name)
-        if name.endswith("Result") or name == "CollisionDebugInfo":
+        if name.endswith("Result") or name in ("CollisionDebugInfo", "SolveDiagnostics"):
             continue  # outputs
         if inspect.isclass(obj):
             scan(obj, name)

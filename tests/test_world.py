@@ -233,7 +233,11 @@ def reach_through(robot, q, target, steps, min_distance=0.02, world_moves=None, 
         if world_moves is not None:
             world_moves(k)
         res = solver.solve_velocity(q)
-        assert res.status in (SolverStatus.SUCCESS, SolverStatus.INFEASIBLE), res.status_message
+        if res.status == SolverStatus.COLLISION_VIOLATED:  # only while coal agrees
+            assert min_obstacle_distance(robot, q) < min_distance, res.status_message
+        else:  # a stall at the obstacle is NO_PROGRESS
+            ok = (SolverStatus.SUCCESS, SolverStatus.INFEASIBLE, SolverStatus.NO_PROGRESS)
+            assert res.status in ok, res.status_message
         q = robot.integrate(q, res.solution, dt)
         dmin.append(min_obstacle_distance(robot, q))
     return np.array(dmin), q, solver
@@ -507,13 +511,13 @@ def test_position_and_global_ik_reject_configurations_in_the_world():
     target = robot.get_frame_pose(TCP)
     solver = KinematicsSolver(robot, dt=0.01)
     solver.configure_collision_constraint(0.01)
-    before = solver.find_configs(target, TCP, max_solutions=8, seed=0)
+    before = solver.find_configs(target, TCP, max_solutions=8, seed=0, time_budget=2.0)
     assert len(before) >= 2
     # A post through the elbow region of the ready pose's solution.
     robot.update_kinematics(before[0])
     elbow = robot.get_frame_pose("panda_link4").translation
     robot.add_obstacle("post", coal.Cylinder(0.06, 2.0), pose(*elbow))
-    after = solver.find_configs(target, TCP, max_solutions=8, seed=0)
+    after = solver.find_configs(target, TCP, max_solutions=8, seed=0, time_budget=2.0)
     for qs in after:
         assert min_obstacle_distance(robot, qs) >= 0.01 - 1e-9
     assert after.rejected.get("collision", 0) > 0 or len(after) < len(before)
@@ -653,3 +657,66 @@ def test_scene_mistakes_name_the_entry(tmp_path, text, words):
     for w in words:
         assert w in str(err.value)
     assert robot.get_obstacle_names() == []  # nothing half-added
+
+
+# -- a start inside the minimum distance ----------------------------------------------------
+def _ball_near_hand(robot: RobotModel, q: np.ndarray, distance: float) -> None:
+    """A 3 cm ball below the hand, ``distance`` [m] from the robot by coal."""
+    robot.update_kinematics(q)
+    p = robot.get_frame_pose("panda_hand").translation
+    robot.add_obstacle("ball", coal.Sphere(0.03), pose(p[0], p[1], p[2] - 0.2))
+    for _ in range(3):  # the nearest geometry is straight above: a few vertical moves
+        d = min_obstacle_distance(robot, q)
+        T = robot.world.get_obstacle_pose("ball").homogeneous
+        robot.set_obstacle_pose("ball", pose(*(T[:3, 3] + [0.0, 0.0, d - distance])))
+
+
+def test_a_start_inside_min_distance_is_pushed_out_and_reported():
+    """EmbodiK's case: 21.7 mm apart with min_distance 50 mm. Every step while a pair is
+    below the minimum (coal at the step's start) reports COLLISION_VIOLATED naming it and
+    moves the pair apart; SUCCESS only once coal measures it clear."""
+    robot = load_panda()
+    q = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8])
+    _ball_near_hand(robot, q, 0.0217)
+    assert min_obstacle_distance(robot, q) == pytest.approx(0.0217, abs=1e-6)
+    solver = KinematicsSolver(robot, dt=0.01)
+    robot.update_kinematics(q)
+    solver.add_frame_task("hand", "panda_hand").set_target_pose(robot.get_frame_pose("panda_hand"))
+    solver.add_posture_task("posture").set_target_configuration(q)
+    solver.configure_collision_constraint(0.05)
+    statuses, distances = [], [min_obstacle_distance(robot, q)]
+    for _ in range(40):
+        res = solver.solve_velocity(q)
+        statuses.append(res.status)
+        if distances[-1] < 0.05 - 1e-6:
+            assert res.status == SolverStatus.COLLISION_VIOLATED, res.status_message
+            assert "ball" in res.status_message and "50.00 mm" in res.status_message
+        elif distances[-1] > 0.05 + 1e-6:
+            assert res.status != SolverStatus.COLLISION_VIOLATED, res.status_message
+        q = robot.integrate(q, res.solution, 0.01)
+        distances.append(min_obstacle_distance(robot, q))
+    d = np.array(distances)
+    inside = np.flatnonzero(d[:-1] < 0.05 - 1e-6)
+    assert len(inside) >= 1
+    # pushed apart on every violated step at the recovery rate: half the remaining gap
+    # per step (the damper's gain 0.5), never past the hold distance
+    gap = 0.05 - d[inside]
+    assert np.all(np.diff(d)[inside] >= 0.45 * gap)
+    assert np.all(np.diff(d)[inside] <= gap + 1e-4)
+    assert d[-1] >= 0.05 - 1e-6  # and out
+    assert statuses[-1] == SolverStatus.SUCCESS
+
+
+def test_position_ik_never_reports_success_below_min_distance():
+    """A target met at a start inside the minimum distance is not a SUCCESS."""
+    robot = load_panda()
+    q = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8])
+    _ball_near_hand(robot, q, 0.0217)
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.configure_collision_constraint(0.05)
+    robot.update_kinematics(q)
+    res = solver.solve_position(q, robot.get_frame_pose("panda_hand"), "panda_hand")
+    assert min_obstacle_distance(robot, res.solution) < 0.05
+    assert res.status == SolverStatus.COLLISION_VIOLATED, res.status_message
+    assert "ball" in res.status_message
+    assert not res.success

@@ -647,6 +647,7 @@ class VelocityEngine:
             result = self._run_coupled(layout, p) if self._couplers else self._run(layout, p)
             self._last_layout = layout
             _report_stall(layout, result)
+            self._report_violation(result)
             if result.status == SolverStatus.INFEASIBLE and p:
                 result.status_message += "; most violated: " + self._worst_row(result, p)
             t3 = time.perf_counter()
@@ -666,6 +667,26 @@ class VelocityEngine:
                 result.constraint_setup_time_ms = (t2 - t1) * 1e3 - tasks
                 result.collision_constraint_time_ms = self._phase.get("collision_ms", 0.0)
             return result
+
+    def _report_violation(self, result: VelocitySolverResult) -> None:
+        """Turn the status into COLLISION_VIOLATED while a pair is below its minimum (in place).
+
+        The step is kept (it pushes the pair out at the recovery rate); the message names
+        the pair and carries the solver's own outcome. Statuses without a solution stay.
+        """
+        if result.status in _NO_SOLUTION:
+            return
+        for c in self._constraints.values():
+            if c.family != "collision" or not c.active:
+                continue
+            found = c.violation()
+            if found is not None:
+                outcome = result.status_message or str(result.status)
+                result.status = SolverStatus.COLLISION_VIOLATED
+                result.status_message = (
+                    f"{found}: the step pushes it out at the recovery rate (solver: {outcome})"
+                )
+                return
 
     def _record(self, result: VelocitySolverResult, layout: _Layout, apply_limits: bool) -> None:
         """EmbodiK's result fields of this step (see :class:`~stackik.results.SolveRecord`)."""

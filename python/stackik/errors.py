@@ -15,9 +15,24 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 
+def _blank(cls: type[BaseException]) -> BaseException:
+    """An instance of ``cls`` made by the constructor of its built-in layout.
+
+    ``RuntimeError.__new__`` refuses a class that also derives from ``OSError`` (as
+    :class:`RobotFileNotFound` does), so the first built-in base that accepts it makes it.
+    """
+    for base in cls.__mro__:
+        if base.__module__ == "builtins":
+            try:
+                return base.__new__(cls)  # type: ignore[call-overload]
+            except TypeError:
+                continue
+    raise TypeError(f"{cls.__name__} has no built-in exception base")  # pragma: no cover
+
+
 def _restore(cls: type[BaseException], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
     """Rebuild a pickled error without calling its ``__init__`` (see ``_reduce``)."""
-    exc = cls.__new__(cls)
+    exc = _blank(cls)
     exc.args = args
     exc.__dict__.update(state)
     return exc

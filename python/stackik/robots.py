@@ -294,7 +294,8 @@ def data_dir() -> Path:
 def load(
     name: str,
     *,
-    mimic: str = "fold",
+    mimic: str = "keep",
+    strict: bool = False,
     load_visuals: bool = True,
     load_collisions: bool = True,
     exact_collision_meshes: bool = False,
@@ -308,8 +309,12 @@ def load(
 
     Args:
         name: One of :func:`available` (e.g. ``"panda"``, ``"ur5"``, ``"talos"``).
-        mimic: Layout of mimic joints, ``"fold"`` or ``"keep"`` (see
-            :class:`~stackik.RobotModel`).
+        mimic: Layout of mimic joints, ``"keep"`` (default, as for
+            :class:`~stackik.RobotModel`) or ``"fold"``.
+        strict: Refuse published faults stackik can work around (see
+            :class:`~stackik.RobotModel`). Off by default: about twenty of
+            ``example-robot-data``'s descriptions have inertias no rigid body has or SRDF
+            groups naming links they lack, and are loaded as published.
         load_visuals: Load the visual meshes (what the viewer draws).
         load_collisions: Load the collision geometry.
         exact_collision_meshes: Keep exact collision meshes instead of convex hulls.
@@ -334,4 +339,5 @@ def load(
         load_collisions=load_collisions,
         exact_collision_meshes=exact_collision_meshes,
         mimic=mimic,
+        strict=strict,
     )

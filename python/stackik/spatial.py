@@ -359,11 +359,13 @@ def clamp_configuration(configuration: object, lower: object, upper: object) -> 
 
     Raises:
         ShapeError: Sizes differ.
+        NonFiniteInput: The configuration has NaN or inf entries.
         InvalidBounds: ``lower > upper`` somewhere.
     """
     qv = _validate.as_floats(configuration, "configuration", ("n",))
     if qv.ndim != 1:
         raise ShapeError("configuration", ("n",), qv.shape)
+    qv = _validate.vector(qv, qv.shape[0], "configuration")
     lo, hi = _validate.bounds(lower, upper, qv.shape[0], "configuration limits")
     return np.clip(qv, lo, hi)
 

@@ -343,7 +343,7 @@ class SO3:
         a = np.atleast_1d(_validate.as_floats(angles, "angles", (len(seq),))).reshape(-1)
         if a.size != len(seq):
             raise ShapeError("angles", (len(seq),), a.shape)
-        unit = "deg" if degrees else "rad"
+        unit = "deg" if _validate.flag(degrees, "degrees") else "rad"
         mats = [
             _axis_rotation("xyz".index(c.lower()), _angle(v, "angle", unit))
             for c, v in zip(seq, a, strict=True)

@@ -125,6 +125,19 @@ class Constraint:
         """
         return 1.0
 
+    def violation(self) -> str | None:
+        """What of this constraint the last step's configuration violates, or None.
+
+        Read after a step (the velocity engine turns a SUCCESS into the family's
+        violation status while this is not None); None for families whose rows hold
+        exactly at the configuration they were written at.
+        """
+        return None
+
+    def violation_at(self, q: np.ndarray) -> str | None:
+        """What of this constraint configuration ``q`` violates, or None (no side effects)."""
+        return None
+
     def describe_row(self, row: int) -> str:
         """What row ``row`` of this step's rows stands for (used in status messages)."""
         return f"row {row} of constraint {self.name!r}"

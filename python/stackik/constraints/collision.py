@@ -76,10 +76,13 @@ from ._collision_pairs import (
 )
 from .base import Constraint, register_constraint
 
-__all__ = ["MAX_LEARNED_ERROR", "CollisionConstraint", "CollisionTuningMode"]
+__all__ = ["MAX_LEARNED_ERROR", "VIOLATION_TOLERANCE", "CollisionConstraint", "CollisionTuningMode"]
 
 #: Cap of a pair's learned linearization error [m] (see the module docstring).
 MAX_LEARNED_ERROR = 0.01
+#: A pair closer than its minimum distance by more than this [m] is a violation: the
+#: step's status is ``COLLISION_VIOLATED`` (distances are exact to about 1e-9 m).
+VIOLATION_TOLERANCE = 1e-6
 #: Acceleration standing in for an unbounded limit [m/s^2 or rad/s^2].
 _UNBOUNDED_ACCELERATION = 1e6
 #: Rows a pair can produce: a witness row, two patch sides and their outline crossings.
@@ -732,6 +735,42 @@ class CollisionConstraint(Constraint):
         if not crossing.any():
             return 1.0
         return float(np.clip(np.min(slack[crossing] / motion[crossing]), 0.0, 1.0))
+
+    def violation(self) -> str | None:
+        """The deepest pair below its minimum distance at the last step, or None.
+
+        A pair below ``min_distance`` by more than :data:`VIOLATION_TOLERANCE` is always
+        among the step's hits (it is inside its activation distance and ranked most
+        urgent); the message names it with its distance and minimum.
+        """
+        if not self.last_pairs:
+            return None
+        i = int(np.argmin(self.last_slack))
+        if self.last_slack[i] >= -VIOLATION_TOLERANCE:
+            return None
+        return self._violation_text(self.last_pairs[i], float(self.last_distances[i]))
+
+    def violation_at(self, q: np.ndarray) -> str | None:
+        """The deepest watched pair below its minimum distance at ``q``, or None.
+
+        No side effects: a kinematics cache and placements of its own.
+        """
+        d = self.distances_at(q)
+        if not d.size:
+            return None
+        gap = d - self._pairs.pf[:, ck.PF_MIN]
+        k = int(np.argmin(gap))
+        if gap[k] >= -VIOLATION_TOLERANCE:
+            return None
+        return self._violation_text(k, float(d[k]))
+
+    def _violation_text(self, k: int, distance: float) -> str:
+        a, b = self._pairs.names[k]
+        minimum = float(self._pairs.pf[k, ck.PF_MIN])
+        return (
+            f"collision pair {a}/{b} at distance {distance * 1e3:.2f} mm, below its "
+            f"min_distance {minimum * 1e3:.2f} mm"
+        )
 
     def placements(self) -> tuple[np.ndarray, np.ndarray]:
         """World rotations ``(n, 3, 3)`` and positions ``(n, 3)`` [m] at the last step.

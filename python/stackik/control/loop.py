@@ -73,6 +73,13 @@ class LoopState(enum.Enum):
         return self.name
 
 
+#: Non-SUCCESS statuses counted apart from IK failures (their step is followed).
+_COUNTED = {
+    SolverStatus.INFEASIBLE: "infeasible",
+    SolverStatus.COLLISION_VIOLATED: "violated",
+}
+
+
 class ControlLoop:
     """Teleoperation at a fixed rate: velocity IK, jerk-limited joint commands, a watchdog.
 
@@ -387,7 +394,7 @@ class ControlLoop:
         result = self._solver.solve_velocity(q_solve)
         counts = self._recorder.counts
         if result.status is not SolverStatus.SUCCESS:
-            counts["infeasible" if result.status is SolverStatus.INFEASIBLE else "failure"] += 1
+            counts[_COUNTED.get(result.status, "failure")] += 1
         command = self._limiter.step(None, self._smoothed(result.solution))
         if command.braked_joints:
             counts["guard"] += 1

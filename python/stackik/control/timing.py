@@ -115,6 +115,8 @@ class LoopStats:
         period_us: The loop period [µs].
         scheduling: CPU affinity and real-time priority, as granted or refused.
         window: Ticks the percentiles cover.
+        collision_violations: Ticks that started with a collision pair below its minimum
+            distance (``COLLISION_VIOLATED``; the step pushing it out was followed).
     """
 
     ticks: int
@@ -133,6 +135,7 @@ class LoopStats:
     period_us: float
     scheduling: str
     window: int
+    collision_violations: int = 0
 
     def report(self) -> str:
         """A readable summary (several lines)."""
@@ -146,7 +149,8 @@ class LoopStats:
                 f"period jitter p99 {self.jitter_p99_us:.1f} us, "
                 f"start latency p99 {self.latency_p99_us:.1f} us",
                 f"watchdog stops {self.watchdog_stops}, infeasible IK ticks "
-                f"{self.infeasible_ticks}, IK failures {self.solver_failures}, "
+                f"{self.infeasible_ticks}, collision violations {self.collision_violations}, "
+                f"IK failures {self.solver_failures}, "
                 f"position-guard brakes {self.guard_brakes}, rejected targets "
                 f"{self.rejected_targets}",
                 f"scheduling: {self.scheduling}",
@@ -173,7 +177,9 @@ class Recorder:
         self.overruns = 0
         self.compute_max = 0.0
         self.last_start = -1
-        self.counts = {"watchdog": 0, "infeasible": 0, "failure": 0, "guard": 0, "rejected": 0}
+        self.counts = dict.fromkeys(
+            ("watchdog", "infeasible", "violated", "failure", "guard", "rejected"), 0
+        )
         self.scheduling = "driven by step()"
 
     def tick(self, start_ns: int, end_ns: int, deadline_ns: int) -> None:
@@ -220,4 +226,5 @@ class Recorder:
             period_us=self.period_ns * 1e-3,
             scheduling=self.scheduling,
             window=self.window,
+            collision_violations=c["violated"],
         )

@@ -744,6 +744,14 @@ class PositionIK:
             return _transpose_step(engine.build_problem(None), engine.joint_weights)
         return engine.solve(None)
 
+    def _check_clearance(self, q: np.ndarray, message: str) -> tuple[SolverStatus, str]:
+        """SUCCESS, or COLLISION_VIOLATED naming the pair when ``q`` has one below its minimum."""
+        for c in self._engine.constraints_of("collision"):
+            found = c.violation_at(q) if c.active else None
+            if found:
+                return SolverStatus.COLLISION_VIOLATED, f"{message}, but {found}"
+        return SolverStatus.SUCCESS, message
+
     def _iterate(self, q: np.ndarray, goals: list[_Goal], loop: _Loop) -> PositionIKResult:
         """The shared iteration loop of the position IK calls (see the module docstring)."""
         kin = self._engine.kinematics
@@ -770,6 +778,8 @@ class PositionIK:
                 break
         if state.best_q is not state.q:
             kin.set_unchecked(state.best_q)
+        if status == SolverStatus.SUCCESS:
+            status, message = self._check_clearance(state.best_q, message)
         result = self._result(state, status, message, loop)
         result.achieved_pose = kin.frame_placement(goals[0].fid).homogeneous.copy()
         return result

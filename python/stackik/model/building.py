@@ -18,7 +18,13 @@ import numpy as np
 import pinocchio as pin
 
 from .. import _validate
-from ..errors import InvalidInput, JointNotFound, MalformedDescription, ModelTooLarge
+from ..errors import (
+    InvalidInput,
+    JointNotFound,
+    MalformedDescription,
+    ModelTooLarge,
+    StackIKError,
+)
 from . import loading
 from .collision import convexify
 from .kinematics import data_bytes
@@ -213,6 +219,8 @@ def _pinocchio_models(
         if check:  # before the geometry, which takes long for thousands of links
             check_memory(model, source)
         geoms = {s: pin.buildGeomFromUrdfString(model, xml, kinds[s]) for s in sections}
+    except StackIKError:  # a RuntimeError too: ours already names the fault
+        raise
     except (RuntimeError, ValueError) as exc:
         explained = explain_load_error(str(exc), meshes, source)
         if explained is not None:

@@ -506,7 +506,7 @@ class World:
             InvalidInput: Unreadable mesh, bad scale or name.
         """
         _check_name(name)
-        mesh = load_mesh(path, scale, convex=bool(convex))
+        mesh = load_mesh(path, scale, convex=_validate.flag(convex, "convex"))
         self.add_obstacle(name, mesh, pose, min_distance=min_distance, source=str(path))
 
     def remove_obstacle(self, name: str) -> None:
