@@ -74,7 +74,11 @@ class _Urdf:
             self.joints.append(name)
 
     def text(self) -> str:
-        return '<?xml version="1.0"?>\n<robot name="humanoid30">\n' + "\n".join(self.parts) + "\n</robot>\n"
+        return (
+            '<?xml version="1.0"?>\n<robot name="humanoid30">\n'
+            + "\n".join(self.parts)
+            + "\n</robot>\n"
+        )
 
 
 def _cylinder(r: float, z0: float, z1: float, x: float = 0.0, y: float = 0.0) -> tuple:
@@ -92,11 +96,25 @@ def _box(size: tuple, xyz: tuple) -> tuple:
 
 def _arm(u: _Urdf, side: str, sign: float) -> None:
     p = f"{side}_"
-    u.joint(p + "shoulder_pitch", "chest", p + "shoulder_pitch_link", (0, 0.25 * sign, 0.30), "0 1 0")
+    u.joint(
+        p + "shoulder_pitch", "chest", p + "shoulder_pitch_link", (0, 0.25 * sign, 0.30), "0 1 0"
+    )
     u.link(p + "shoulder_pitch_link", [_sphere(0.05, (0, 0.02 * sign, 0))])
-    u.joint(p + "shoulder_roll", p + "shoulder_pitch_link", p + "shoulder_roll_link", (0, 0.04 * sign, 0), "1 0 0")
+    u.joint(
+        p + "shoulder_roll",
+        p + "shoulder_pitch_link",
+        p + "shoulder_roll_link",
+        (0, 0.04 * sign, 0),
+        "1 0 0",
+    )
     u.link(p + "shoulder_roll_link", [_sphere(0.04, (0, 0.02 * sign, -0.04))])
-    u.joint(p + "shoulder_yaw", p + "shoulder_roll_link", p + "upper_arm", (0, 0.02 * sign, -0.08), "0 0 1")
+    u.joint(
+        p + "shoulder_yaw",
+        p + "shoulder_roll_link",
+        p + "upper_arm",
+        (0, 0.02 * sign, -0.08),
+        "0 0 1",
+    )
     u.link(p + "upper_arm", [_cylinder(0.045, -0.04, -0.18), _sphere(0.04, (0, 0, -0.0))])
     u.joint(p + "elbow", p + "upper_arm", p + "forearm", (0, 0, -0.24), "0 1 0")
     u.link(p + "forearm", [_cylinder(0.04, -0.02, -0.16)])
@@ -156,7 +174,7 @@ def urdf() -> str:
     return u.text()
 
 
-def start_configuration(robot) -> np.ndarray:  # noqa: ANN001 (stackik or EmbodiK model)
+def start_configuration(robot: object) -> np.ndarray:
     """Arms forward and bent, hands in front of the chest; legs slightly bent."""
     q = np.zeros(30)
     values = {"shoulder_pitch": -0.6, "elbow": -1.2, "hip_pitch": -0.3, "knee": 0.6}
@@ -186,7 +204,9 @@ def write(folder: Path) -> tuple[Path, Path, int]:
     close = sorted({links[k] for k in np.flatnonzero(d < CLOSE)})
     lines = [f'  <disable_collisions link1="{a}" link2="{b}" reason="Close"/>' for a, b in close]
     srdf = folder / "humanoid30.srdf"
-    srdf.write_text('<?xml version="1.0"?>\n<robot name="humanoid30">\n' + "\n".join(lines) + "\n</robot>\n")
+    srdf.write_text(
+        '<?xml version="1.0"?>\n<robot name="humanoid30">\n' + "\n".join(lines) + "\n</robot>\n"
+    )
     return path, srdf, len(close)
 
 
