@@ -36,7 +36,10 @@ the same pair set for every library) are printed so the runs can be compared.
 
 Printed per library: median / p99 / max microseconds per solve call (the library's
 kinematics update included; target setting and integration outside), the ratio of each
-peer's median and p99 to stackik's; for stackik the per-phase medians (kinematics,
+peer's median and p99 to stackik's; the same calls' thread CPU time
+(``time.thread_time``: on a shared machine the wall times include the slices other
+processes held the core, the CPU times do not; work a library hands to other threads is
+not in them); for stackik the per-phase medians (kinematics,
 collision rows, other assembly, SNS solve) and how many steps needed the exact QP
 fallback. For every problem with collision: the mean (and largest) number of exact
 distance queries per step (the constraint's ``exact_queries``), the mean number of
@@ -97,6 +100,7 @@ class Case:
     skipped: list[int] = field(default_factory=list)
     notes: list[Callable[[], str]] = field(default_factory=list)
     world_distance: Callable[[], float] | None = None
+    cpu: list[float] = field(default_factory=list)
     smallest_world: float = float("inf")
 
 
@@ -204,9 +208,10 @@ def _stackik_case(
 
     def step(i: int) -> float:
         set_targets(i)
-        t = time.perf_counter()
+        c, t = time.thread_time(), time.perf_counter()
         res = solver.solve_velocity(state["q"])
         elapsed = time.perf_counter() - t
+        case.cpu.append(time.thread_time() - c)
         state["q"] = robot.integrate(state["q"], res.solution, solver.dt)
         case.phases.append(res.timings)
         case.fallbacks += bool(res.fallback_levels)
@@ -405,8 +410,9 @@ def stackik_panda_world() -> Case:
     def targets(i: int) -> None:
         p, R = panda_target(i, True)
         ee.set_target_pose(p, R)
+        poses = person_poses(i)
         t = time.perf_counter()
-        robot.world.set_obstacle_poses(person_poses(i), stamp=i * DT)
+        robot.world.set_obstacle_poses(poses, stamp=i * DT)
         updates.append(time.perf_counter() - t)
 
     case = _stackik_case(robot, solver, Q_PANDA, targets, [ee])
@@ -492,12 +498,14 @@ def stackik_humanoid30() -> Case:
 # -- EmbodiK ---------------------------------------------------------------------------
 def _embodik_case(robot, solver, q0, set_targets, tasks, pairs: int) -> Case:
     state = {"q": q0.copy()}
+    cpu: list[float] = []
 
     def step(i: int) -> float:
         set_targets(i)
-        t = time.perf_counter()
+        c, t = time.thread_time(), time.perf_counter()
         res = solver.solve_velocity(state["q"], True)
         elapsed = time.perf_counter() - t
+        cpu.append(time.thread_time() - c)
         state["q"] = np.asarray(robot.integrate(state["q"], np.asarray(res.solution), DT))
         return elapsed
 
@@ -506,6 +514,7 @@ def _embodik_case(robot, solver, q0, set_targets, tasks, pairs: int) -> Case:
         q=lambda: state["q"],
         error=lambda: float(sum(np.linalg.norm(t.get_error()) for t in tasks)),
         pairs=pairs,
+        cpu=cpu,
     )
 
 
@@ -652,16 +661,18 @@ def pink_panda(collide: bool) -> Case:
     post = pink.tasks.PostureTask(cost=1e-3)
     post.set_target(Q_PANDA)
     state = {"q": Q_PANDA.copy()}
+    cpu: list[float] = []
 
     def step(i: int) -> float:
         p, R = panda_target(i, collide)
         ee.set_target(pin.SE3(R, p))
-        t = time.perf_counter()
+        c, t = time.thread_time(), time.perf_counter()
         config.update(state["q"])  # pink's kinematics update
         v = pink.solve_ik(
             config, [ee, post], DT, solver="quadprog", barriers=barriers, safety_break=False
         )
         elapsed = time.perf_counter() - t
+        cpu.append(time.thread_time() - c)
         state["q"] = pin.integrate(model, state["q"], v * DT)
         return elapsed
 
@@ -673,6 +684,7 @@ def pink_panda(collide: bool) -> Case:
         q=lambda: state["q"],
         error=error,
         pairs=len(robot.collision_model.collisionPairs) if collide else 0,
+        cpu=cpu,
     )
 
 
@@ -724,6 +736,7 @@ def run(problem: str, case: Case, steps: int, warm: int = 50) -> tuple[list[floa
     case.phases.clear()
     case.queries.clear()
     case.skipped.clear()
+    case.cpu.clear()
     case.fallbacks = case.active_steps = 0
     times, smallest = [], np.inf
     case.smallest_world = np.inf
@@ -789,12 +802,16 @@ def paced(case: Case, steps: int, spin: bool, rate_hz: float = 1000.0) -> tuple[
 def report(problem: str, lib: str, case: Case, steps: int, base: list) -> None:
     times, smallest = run(problem, case, steps)
     med, p99, mx = stats(times)
-    ratio = ""
+    cmed, cp99, _ = stats(case.cpu) if case.cpu else (np.nan, np.nan, np.nan)
+    ratio = cratio = ""
     if not base:
-        base.extend([med, p99])
+        base.extend([med, p99, cmed, cp99])
     else:
         ratio = f"  ({med / base[0]:.2f}x / {p99 / base[1]:.2f}x stackik)"
+        cratio = f"  ({cmed / base[2]:.2f}x / {cp99 / base[3]:.2f}x stackik)"
     print(f"  {lib:8s} median {med:8.1f}  p99 {p99:8.1f}  max {mx:9.1f}{ratio}")
+    if case.cpu:
+        print(f"           thread CPU time: median {cmed:8.1f}  p99 {cp99:8.1f}{cratio}")
     extra = f"           final task error {case.error():.4f}"
     if np.isfinite(smallest):
         extra += f", pairs {case.pairs}, smallest self distance {1e3 * smallest:.2f} mm"
