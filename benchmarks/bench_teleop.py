@@ -9,6 +9,11 @@ Runs, each for ``--ticks`` ticks (default 10^5, 100 s each):
 (H) The humanoid of ``benchmarks/bench_velocity.py`` problem (C): both soles held, the
     right hand reaching, the CoM over the support polygon, posture; jerk limits 500 times
     the acceleration limits.
+(HC) (H) with self-collision avoidance on every pair the humanoid's SRDF leaves active
+    (``bench_velocity.py`` problem (D)), 2 cm margin.
+(G) The generated 30-joint humanoid of ``benchmarks/humanoid30.py`` (about 900 active
+    self-collision pairs, ``bench_velocity.py`` problem (G)): both palms following a
+    device that brings them together in front of the chest, posture, self-collision.
 (N) The naive loop on (P)'s problem: ``solve_velocity``, integrate, ``time.sleep(dt)``.
 
 Printed per run: ticks, deadline misses (a tick ending after its release plus one
@@ -17,7 +22,7 @@ period, compute median / p99 / max, period jitter p99 and start latency p99, all
 microseconds. Timing depends on the machine and on what else runs on it; run it on a
 quiet machine, several times.
 
-Run: ``python benchmarks/bench_teleop.py [--ticks N] [--cpu K] [--priority P] [--only P H N]``.
+Run: ``python benchmarks/bench_teleop.py [--ticks N] [--cpu K] [--priority P] [--only P H HC G N]``.
 """
 
 from __future__ import annotations
@@ -113,8 +118,13 @@ def bench_panda(ticks: int, cpu: int | None, prio: int | None) -> None:
     print_stats("P: Panda, self-collision, ControlLoop in its thread", stats)
 
 
-def humanoid_solver() -> tuple[stackik.KinematicsSolver, np.ndarray, np.ndarray]:
-    """bench_velocity.py's problem (C): soles held, the right hand reaching, CoM, posture."""
+def humanoid_solver(
+    collide: bool = False,
+) -> tuple[stackik.KinematicsSolver, np.ndarray, np.ndarray]:
+    """bench_velocity.py's problem (C): soles held, the right hand reaching, CoM, posture.
+
+    ``collide``: problem (D), with self-collision on every SRDF-active pair.
+    """
     from bench_velocity import humanoid_setup  # the same problem, from its own script
 
     robot = stackik.RobotModel(HUMANOID, floating_base=True, srdf_path=HUMANOID_SRDF)
@@ -127,12 +137,16 @@ def humanoid_solver() -> tuple[stackik.KinematicsSolver, np.ndarray, np.ndarray]
     hand.priority, hand.gain = 1, 5.0
     solver.add_posture_task("posture").priority = 2
     solver.configure_com_constraint(polygon, margin=0.1)
+    if collide:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", stackik.CollisionMarginWarning)
+            solver.configure_collision_constraint(min_distance=0.02)
     start = robot.get_frame_pose("right_hand").translation.copy()
     return solver, q0, start
 
 
-def bench_humanoid(ticks: int, cpu: int | None, prio: int | None) -> None:
-    solver, q0, start = humanoid_solver()
+def bench_humanoid(ticks: int, cpu: int | None, prio: int | None, collide: bool = False) -> None:
+    solver, q0, start = humanoid_solver(collide)
     robot = solver.robot
     limiter = stackik.JointMotionLimiter(
         robot, DT, max_jerk=500.0 * robot.get_acceleration_limits()
@@ -153,7 +167,54 @@ def bench_humanoid(ticks: int, cpu: int | None, prio: int | None) -> None:
         loop.step()
     loop.reset(q0)
     stats = run_loop(loop, ticks, feed, cpu, prio)
-    print_stats("H: humanoid, CoM polygon, ControlLoop in its thread", stats)
+    if collide:
+        print_stats("HC: humanoid, CoM polygon, self-collision, ControlLoop in its thread", stats)
+    else:
+        print_stats("H: humanoid, CoM polygon, ControlLoop in its thread", stats)
+
+
+def bench_humanoid30(ticks: int, cpu: int | None, prio: int | None) -> None:
+    """The generated 30-joint humanoid (about 900 self-collision pairs), palms fed at 250 Hz."""
+    import tempfile
+
+    import humanoid30
+    from bench_velocity import palm_targets  # the same motion as its problem (G)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        urdf, srdf, _ = humanoid30.write(Path(tmp))
+        robot = stackik.RobotModel(urdf, srdf_path=srdf, load_visuals=False)
+    q0 = humanoid30.start_configuration(robot)
+    robot.update_kinematics(q0)
+    solver = stackik.KinematicsSolver(robot, dt=DT)
+    for side in ("left", "right"):
+        solver.add_frame_task(side, f"{side}_palm", stackik.TaskType.FRAME_POSITION).gain = 5.0
+    solver.add_posture_task("posture").priority = 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stackik.CollisionMarginWarning)
+        solver.configure_collision_constraint(min_distance=0.02)
+    pairs = len(solver.get_constraint("collision").pair_names())  # type: ignore[union-attr]
+    start = tuple(robot.get_frame_pose(f"{s}_palm").translation.copy() for s in ("left", "right"))
+    limiter = stackik.JointMotionLimiter(
+        robot, DT, max_jerk=500.0 * robot.get_acceleration_limits()
+    )
+    loop = stackik.ControlLoop(solver, q0, limiter=limiter)
+
+    def feed(loop: stackik.ControlLoop, seconds: float, stop: threading.Event) -> None:
+        t0 = time.monotonic()
+        while not stop.is_set() and (t := time.monotonic() - t0) < seconds:
+            # bench_velocity's 500-step cycle at its 10 ms step: 5 s per cycle
+            for side, p in zip(("left", "right"), palm_targets(int(t / 0.01), start), strict=True):
+                loop.set_target(side, p)
+            time.sleep(0.004)
+
+    stackik.warmup()
+    for _ in range(100):
+        for side, p in zip(("left", "right"), start, strict=True):
+            loop.set_target(side, p)
+        loop.step()
+    loop.reset(q0)
+    stats = run_loop(loop, ticks, feed, cpu, prio)
+    print_stats(f"G: 30-joint humanoid, {pairs} self-collision pairs, ControlLoop", stats)
 
 
 def bench_naive(ticks: int, cpu: int | None, prio: int | None) -> None:
@@ -212,7 +273,7 @@ def main() -> None:
     parser.add_argument("--ticks", type=int, default=100_000)
     parser.add_argument("--cpu", type=int, default=None, help="pin the loop to this CPU")
     parser.add_argument("--priority", type=int, default=None, help="SCHED_FIFO priority")
-    parser.add_argument("--only", nargs="+", default=["P", "H", "N"])
+    parser.add_argument("--only", nargs="+", default=["P", "H", "HC", "G", "N"])
     args = parser.parse_args()
     print(
         f"machine: {platform.processor() or platform.machine()}, python "
@@ -222,6 +283,10 @@ def main() -> None:
         bench_panda(args.ticks, args.cpu, args.priority)
     if "H" in args.only:
         bench_humanoid(args.ticks, args.cpu, args.priority)
+    if "HC" in args.only:
+        bench_humanoid(args.ticks, args.cpu, args.priority, collide=True)
+    if "G" in args.only:
+        bench_humanoid30(args.ticks, args.cpu, args.priority)
     if "N" in args.only:
         bench_naive(args.ticks, args.cpu, args.priority)
 

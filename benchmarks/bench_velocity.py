@@ -14,6 +14,18 @@ Problems, all on robots shipped in ``robots/`` and run in this one process:
 (E) Dual arm (14 DoF + torso): both hands following moving targets (priority 0), a
     relative-pose constraint that keeps the hands' relative pose within +-2 cm / +-0.1
     rad of the start (a held object), self-collision avoidance, posture (priority 1).
+(F) (B)'s Panda, tasks, targets and pairs, plus a world: a table in front of the robot,
+    a wall behind it and a person of 10 capsules (torso, head, upper arms, forearms,
+    thighs, shins; the sizes of ``examples/teleop_person.py``) walking back and forth in
+    front of the arm, reaching toward it with the right arm. All 10 capsules move every
+    step (one ``world.set_obstacle_poses`` call, stamped, outside the timed region; its
+    cost is printed separately). EmbodiK 0.23.2 has no world obstacles in its Python API
+    (no add_obstacle or collision object on RobotModel / KinematicsSolver), so (F) runs
+    stackik only and says so.
+(G) The generated 30-joint humanoid of ``benchmarks/humanoid30.py`` (fixed pelvis,
+    about 900 active self-collision pairs): both palms following targets that bring the
+    hands toward each other and the chest (priority 0), posture (priority 1),
+    self-collision with (D)'s margin. EmbodiK runs the same URDF with the same pairs.
 
 Fair pairs: every library checks the same collision pairs. The SRDFs name links;
 EmbodiK's ``apply_collision_exclusions`` matches geometry names, so the link pairs are
@@ -24,13 +36,19 @@ the same pair set for every library) are printed so the runs can be compared.
 
 Printed per library: median / p99 / max microseconds per solve call (the library's
 kinematics update included; target setting and integration outside), the ratio of each
-peer's median and p99 to stackik's; for stackik the per-phase medians (kinematics,
+peer's median and p99 to stackik's; the same calls' thread CPU time
+(``time.thread_time``: on a shared machine the wall times include the slices other
+processes held the core, the CPU times do not; work a library hands to other threads is
+not in them); for stackik the per-phase medians (kinematics,
 collision rows, other assembly, SNS solve) and how many steps needed the exact QP
-fallback. ``--paced`` also runs stackik's problems in a loop paced at 1 kHz (sleep
-until the next deadline, then solve; and the same with a spin-wait), the way a control
-loop sees them. pink is a weighted QP (no strict priorities) and has no CoM-polygon or
-relative-pose constraint; EmbodiK and pink are skipped when not installed
-(``pip install -e ".[bench]"``).
+fallback. For every problem with collision: the mean (and largest) number of exact
+distance queries per step (the constraint's ``exact_queries``), the mean number of
+queries skipped by the time budget (``skipped_queries``), the watched pairs and the QP
+fallback rate (steps whose ``fallback_levels`` is not empty). ``--paced`` also runs
+stackik's problems in a loop paced at 1 kHz (sleep until the next deadline, then
+solve; and the same with a spin-wait), the way a control loop sees them. pink is a
+weighted QP (no strict priorities) and has no CoM-polygon or relative-pose constraint;
+EmbodiK and pink are skipped when not installed (``pip install -e ".[bench]"``).
 
 Run: ``python benchmarks/bench_velocity.py [--steps N] [--problems A B ...] [--paced]``.
 """
@@ -45,7 +63,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import coal
+import humanoid30
 import numpy as np
+import pinocchio as pin
 
 import stackik
 from stackik.model.loading import parse_srdf_disabled_pairs
@@ -75,6 +96,12 @@ class Case:
     phases: list[dict[str, float]] = field(default_factory=list)
     fallbacks: int = 0
     active_steps: int = 0
+    queries: list[int] = field(default_factory=list)
+    skipped: list[int] = field(default_factory=list)
+    notes: list[Callable[[], str]] = field(default_factory=list)
+    world_distance: Callable[[], float] | None = None
+    cpu: list[float] = field(default_factory=list)
+    smallest_world: float = float("inf")
 
 
 def stats(samples: list[float]) -> tuple[float, float, float]:
@@ -181,13 +208,17 @@ def _stackik_case(
 
     def step(i: int) -> float:
         set_targets(i)
-        t = time.perf_counter()
+        c, t = time.thread_time(), time.perf_counter()
         res = solver.solve_velocity(state["q"])
         elapsed = time.perf_counter() - t
+        case.cpu.append(time.thread_time() - c)
         state["q"] = robot.integrate(state["q"], res.solution, solver.dt)
         case.phases.append(res.timings)
         case.fallbacks += bool(res.fallback_levels)
-        case.active_steps += col is not None and len(col.last_pairs) > 0  # type: ignore[attr-defined]
+        if col is not None:
+            case.active_steps += len(col.last_pairs) > 0  # type: ignore[attr-defined]
+            case.queries.append(col.exact_queries)  # type: ignore[attr-defined]
+            case.skipped.append(col.skipped_queries)  # type: ignore[attr-defined]
         return elapsed
 
     case.step = step
@@ -272,15 +303,209 @@ def stackik_dual() -> Case:
     return _stackik_case(robot, solver, q0, targets, hands)
 
 
+# -- (F): the Panda of (B) in a world with a walking person -----------------------------
+#: The person's capsules (radius, length) [m], as in examples/teleop_person.py.
+BODY = {
+    "torso": (0.15, 0.45),
+    "head": (0.10, 0.08),
+    "upper_arm_l": (0.05, 0.28),
+    "forearm_l": (0.045, 0.26),
+    "upper_arm_r": (0.05, 0.28),
+    "forearm_r": (0.045, 0.26),
+    "thigh_l": (0.07, 0.40),
+    "shin_l": (0.06, 0.40),
+    "thigh_r": (0.07, 0.40),
+    "shin_r": (0.06, 0.40),
+}
+#: Table (box under and in front of the arm) and wall (behind it): size, centre [m].
+TABLE = ((0.6, 1.4, 0.04), (0.6, 0.0, -0.02))
+WALL = ((0.05, 2.0, 1.6), (-0.5, 0.0, 0.6))
+
+
+def segment(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The 4x4 pose of a capsule from point ``a`` to point ``b`` (its axis is z)."""
+    z = (b - a) / np.linalg.norm(b - a)
+    x = np.cross([0.0, 1.0, 0.0], z) if abs(z[1]) < 0.9 else np.cross([1.0, 0.0, 0.0], z)
+    x /= np.linalg.norm(x)
+    T = np.eye(4)
+    T[:3, :3] = np.column_stack([x, np.cross(z, x), z])
+    T[:3, 3] = 0.5 * (a + b)
+    return T
+
+
+def person_poses(i: int) -> dict[str, np.ndarray]:
+    """The person's capsule poses (4x4, metres) at step ``i``.
+
+    Walking back and forth along y at x = 0.62 m in front of the arm (one pass every 600
+    steps), the right hand reaching toward the tool's circle while passing it.
+    """
+    s = 0.5 - 0.5 * np.cos(2 * np.pi * i / 1200)  # 0 -> 1 -> 0 over 1200 steps
+    y = -0.9 + 1.8 * s
+    swing = 0.35 * np.sin(2 * np.pi * i / 150)
+    reach = float(np.clip(1.0 - abs(y) / 0.5, 0.0, 1.0))
+    hip = np.array([0.62, y, 0.02])
+    neck = hip + np.array([0.0, 0.0, 0.55])
+    out = {
+        "torso": segment(hip, neck),
+        "head": segment(neck + np.array([0, 0, 0.14]), neck + np.array([0, 0, 0.22])),
+    }
+    for side, sign in (("l", 1.0), ("r", -1.0)):
+        shoulder = neck + np.array([0.0, 0.2 * sign, -0.05])
+        elbow = shoulder + np.array([0.08 * swing * sign, 0.0, -0.27])
+        hand = elbow + np.array([0.1 * swing * sign, 0.0, -0.25])
+        if side == "r":  # reaching over the table toward the tool
+            elbow = (1 - reach) * elbow + reach * (shoulder + np.array([-0.24, 0.05, -0.1]))
+            hand = (1 - reach) * hand + reach * np.array([0.28, y, 0.3])
+        knee = hip + np.array([0.1 * swing * sign, 0.1 * sign, -0.42])
+        foot = knee + np.array([-0.05 * swing * sign, 0.0, -0.4])
+        out[f"upper_arm_{side}"] = segment(shoulder, elbow)
+        out[f"forearm_{side}"] = segment(elbow, hand)
+        out[f"thigh_{side}"] = segment(hip + np.array([0, 0.1 * sign, 0]), knee)
+        out[f"shin_{side}"] = segment(knee, foot)
+    return out
+
+
+def world_panda() -> stackik.RobotModel:
+    """(B)'s Panda with a table, a wall and the person at step 0 in its world."""
+    robot = stackik.RobotModel(PANDA, srdf_path=PANDA_SRDF)
+    for name, (size, centre) in (("table", TABLE), ("wall", WALL)):
+        T = np.eye(4)
+        T[:3, 3] = centre
+        robot.add_obstacle(name, coal.Box(*size), T)
+    for name, T in person_poses(0).items():
+        radius, length = BODY[name]
+        robot.add_obstacle(name, coal.Capsule(radius, length), T)
+    return robot
+
+
+def world_distance(robot: stackik.RobotModel, q: np.ndarray) -> float:
+    """Smallest robot-obstacle distance [m] at ``q``: coal on Pinocchio's placements."""
+    gm = robot.collision_model
+    data = robot.model.createData()
+    gd = pin.GeometryData(gm)
+    pin.updateGeometryPlacements(robot.model, data, gm, gd, q)
+    req, res = coal.DistanceRequest(), coal.DistanceResult()
+    req.enable_signed_distance = True
+    out = np.inf
+    for name in robot.get_obstacle_names():
+        M = robot.get_obstacle_pose(name)
+        To = coal.Transform3s(M.rotation, M.translation)
+        shape = robot.world.get_obstacle(name).geometry
+        for g, obj in enumerate(gm.geometryObjects):
+            Tg = coal.Transform3s(gd.oMg[g].rotation, gd.oMg[g].translation)
+            out = min(out, coal.distance(obj.geometry, Tg, shape, To, req, res))
+    return float(out)
+
+
+def stackik_panda_world() -> Case:
+    robot = world_panda()
+    robot.update_kinematics(Q_PANDA)
+    solver = KinematicsSolver(robot, dt=DT)
+    ee = solver.add_frame_task("ee", TOOL)
+    ee.gain = 10.0
+    solver.add_posture_task("posture").priority = 1
+    solver.configure_collision_constraint(MIN_DISTANCE)
+    updates: list[float] = []
+
+    def targets(i: int) -> None:
+        p, R = panda_target(i, True)
+        ee.set_target_pose(p, R)
+        poses = person_poses(i)
+        t = time.perf_counter()
+        robot.world.set_obstacle_poses(poses, stamp=i * DT)
+        updates.append(time.perf_counter() - t)
+
+    case = _stackik_case(robot, solver, Q_PANDA, targets, [ee])
+    case.world_distance = lambda: world_distance(robot, case.q())
+
+    def note() -> str:
+        med, p99, _ = stats(updates[-len(case.phases) :])
+        return (
+            f"           person pose update (10 capsules, one stamped set_obstacle_poses, "
+            f"outside the timed step): median {med:.1f} p99 {p99:.1f}"
+        )
+
+    case.notes.append(note)
+    return case
+
+
+def no_world_obstacles() -> Case:
+    """EmbodiK 0.23.2 cannot load (F): say so instead of running another problem."""
+    import embodik
+
+    names = dir(embodik.RobotModel) + dir(embodik.KinematicsSolver)
+    if any("obstacle" in n.lower() or "world" in n.lower() for n in names):
+        raise NotImplementedError(f"EmbodiK {embodik.__version__} has obstacles: wire them in")
+    raise NotImplementedError(f"EmbodiK: no world obstacles in {embodik.__version__}")
+
+
+# -- (G): the generated 30-joint humanoid ------------------------------------------------
+_H30: dict[str, Path] = {}
+
+
+def humanoid30_files() -> tuple[Path, Path]:
+    """The generated URDF and SRDF (written once per process into a temporary folder)."""
+    if not _H30:
+        import tempfile
+
+        folder = Path(tempfile.mkdtemp(prefix="stackik-humanoid30-"))
+        _H30["urdf"], _H30["srdf"], _ = humanoid30.write(folder)
+    return _H30["urdf"], _H30["srdf"]
+
+
+def palm_targets(i: int, start: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Both palms circle in front of the chest and come together at the midline [m].
+
+    The palms start 0.8 m apart (y = +-0.4 m); half-way through each 500-step cycle
+    their targets are 8 cm apart, closer than the hands' width allows, and pulled 12 cm
+    toward the chest, so hand-hand and hand-forearm pairs reach their limit.
+    """
+    a = 2 * np.pi * i / 500
+    close = 0.5 - 0.5 * np.cos(a)  # 0 at the start, 1 half-way: hands near the midline
+    out = []
+    for p, sign in zip(start, (1.0, -1.0), strict=True):
+        shift = np.array(
+            [-0.12 * close + 0.04 * np.sin(2 * a), -sign * 0.36 * close, 0.06 * np.sin(a)]
+        )
+        out.append(p + shift)
+    return out[0], out[1]
+
+
+def stackik_humanoid30() -> Case:
+    urdf, srdf = humanoid30_files()
+    robot = stackik.RobotModel(urdf, srdf_path=srdf, load_visuals=False)
+    q0 = humanoid30.start_configuration(robot)
+    robot.update_kinematics(q0)
+    solver = KinematicsSolver(robot, dt=DT)
+    palms = []
+    for side in ("left", "right"):
+        t = solver.add_frame_task(side, f"{side}_palm", stackik.tasks.TaskType.FRAME_POSITION)
+        t.gain = 5.0
+        palms.append(t)
+    solver.add_posture_task("posture").priority = 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stackik.CollisionMarginWarning)
+        solver.configure_collision_constraint(MIN_DISTANCE)
+    start = tuple(robot.get_frame_pose(f"{s}_palm").translation.copy() for s in ("left", "right"))
+
+    def targets(i: int) -> None:
+        for t, p in zip(palms, palm_targets(i, start), strict=True):  # type: ignore[arg-type]
+            t.set_target_position(p)
+
+    return _stackik_case(robot, solver, q0, targets, palms)
+
+
 # -- EmbodiK ---------------------------------------------------------------------------
 def _embodik_case(robot, solver, q0, set_targets, tasks, pairs: int) -> Case:
     state = {"q": q0.copy()}
+    cpu: list[float] = []
 
     def step(i: int) -> float:
         set_targets(i)
-        t = time.perf_counter()
+        c, t = time.thread_time(), time.perf_counter()
         res = solver.solve_velocity(state["q"], True)
         elapsed = time.perf_counter() - t
+        cpu.append(time.thread_time() - c)
         state["q"] = np.asarray(robot.integrate(state["q"], np.asarray(res.solution), DT))
         return elapsed
 
@@ -289,6 +514,7 @@ def _embodik_case(robot, solver, q0, set_targets, tasks, pairs: int) -> Case:
         q=lambda: state["q"],
         error=lambda: float(sum(np.linalg.norm(t.get_error()) for t in tasks)),
         pairs=pairs,
+        cpu=cpu,
     )
 
 
@@ -385,6 +611,38 @@ def embodik_dual() -> Case:
     return _embodik_case(robot, solver, q0, targets, hands, pairs)
 
 
+def embodik_humanoid30() -> Case:
+    import embodik
+
+    urdf, srdf = humanoid30_files()
+    ours = stackik.RobotModel(urdf, srdf_path=srdf, load_visuals=False)
+    q0 = humanoid30.start_configuration(ours)
+    ours.update_kinematics(q0)
+    robot = embodik.RobotModel(str(urdf), False)
+    robot.update_configuration(q0)
+    solver = embodik.KinematicsSolver(robot)
+    solver.dt = DT
+    palms = []
+    for side in ("left", "right"):
+        palms.append(solver.add_frame_task(side, f"{side}_palm", embodik.TaskType.FRAME_POSITION))
+    post = solver.add_posture_task("posture")
+    post.priority = 1
+    post.set_target_configuration(q0)
+    # EmbodiK also watches adjacent bodies' pairs: exclude what stackik does not watch.
+    watched = {tuple(p) for p in ours.collision.pair_names()}  # type: ignore[union-attr]
+    extra = [p for p in map(tuple, robot.get_collision_pair_names()) if p not in watched]
+    robot.apply_collision_exclusions(geometry_pairs(ours, srdf) + extra)
+    solver.configure_collision_constraint(MIN_DISTANCE, max_constraints=8)
+    pairs = len(robot.get_collision_pair_names())
+    start = tuple(ours.get_frame_pose(f"{s}_palm").translation.copy() for s in ("left", "right"))
+
+    def targets(i: int) -> None:
+        for t, p in zip(palms, palm_targets(i, start), strict=True):  # type: ignore[arg-type]
+            t.set_target_position(p)
+
+    return _embodik_case(robot, solver, q0, targets, palms, pairs)
+
+
 # -- pink ------------------------------------------------------------------------------
 def pink_panda(collide: bool) -> Case:
     import pink
@@ -403,16 +661,18 @@ def pink_panda(collide: bool) -> Case:
     post = pink.tasks.PostureTask(cost=1e-3)
     post.set_target(Q_PANDA)
     state = {"q": Q_PANDA.copy()}
+    cpu: list[float] = []
 
     def step(i: int) -> float:
         p, R = panda_target(i, collide)
         ee.set_target(pin.SE3(R, p))
-        t = time.perf_counter()
+        c, t = time.thread_time(), time.perf_counter()
         config.update(state["q"])  # pink's kinematics update
         v = pink.solve_ik(
             config, [ee, post], DT, solver="quadprog", barriers=barriers, safety_break=False
         )
         elapsed = time.perf_counter() - t
+        cpu.append(time.thread_time() - c)
         state["q"] = pin.integrate(model, state["q"], v * DT)
         return elapsed
 
@@ -424,6 +684,7 @@ def pink_panda(collide: bool) -> Case:
         q=lambda: state["q"],
         error=error,
         pairs=len(robot.collision_model.collisionPairs) if collide else 0,
+        cpu=cpu,
     )
 
 
@@ -441,11 +702,25 @@ PROBLEMS: dict[str, dict[str, Callable[[], Case]]] = {
     "C": {"stackik": stackik_humanoid, "embodik": embodik_humanoid},
     "D": {"stackik": lambda: stackik_humanoid(True), "embodik": lambda: embodik_humanoid(True)},
     "E": {"stackik": stackik_dual, "embodik": embodik_dual},
+    "F": {"stackik": stackik_panda_world, "embodik": no_world_obstacles},
+    "G": {"stackik": stackik_humanoid30, "embodik": embodik_humanoid30},
 }
 
 #: Robot (with the problem's SRDF) whose pair set measures every library's margin.
 REFEREE = {"B": (PANDA, PANDA_SRDF, False), "D": (HUMANOID, HUMANOID_SRDF, True)}
 REFEREE["E"] = (DUAL, DUAL_SRDF, False)
+REFEREE["F"] = REFEREE["B"]
+
+
+def referee_robot(problem: str) -> stackik.RobotModel | None:
+    """The referee model of ``problem`` (None: the problem has no collision)."""
+    if problem == "G":
+        urdf, srdf = humanoid30_files()
+        return stackik.RobotModel(urdf, srdf_path=srdf, load_visuals=False)
+    if problem not in REFEREE:
+        return None
+    urdf, srdf, floating = REFEREE[problem]
+    return stackik.RobotModel(urdf, floating_base=floating, srdf_path=srdf)
 
 
 # -- running ---------------------------------------------------------------------------
@@ -455,20 +730,23 @@ def run(problem: str, case: Case, steps: int, warm: int = 50) -> tuple[list[floa
     Returns the step times and, where the problem has a referee, the smallest pair
     distance over its pairs (coal, computed outside the timed call).
     """
-    referee = None
-    if problem in REFEREE:
-        urdf, srdf, floating = REFEREE[problem]
-        referee = stackik.RobotModel(urdf, floating_base=floating, srdf_path=srdf)
+    referee = referee_robot(problem)
     for i in range(warm):
         case.step(i)
     case.phases.clear()
+    case.queries.clear()
+    case.skipped.clear()
+    case.cpu.clear()
     case.fallbacks = case.active_steps = 0
     times, smallest = [], np.inf
+    case.smallest_world = np.inf
     for i in range(warm, warm + steps):
         times.append(case.step(i))
         if referee is not None:
             referee.update_kinematics(case.q())
             smallest = min(smallest, referee.compute_min_collision_distance())
+        if case.world_distance is not None:
+            case.smallest_world = min(case.smallest_world, case.world_distance())
     return times, smallest
 
 
@@ -482,10 +760,23 @@ def phase_line(case: Case) -> str:
         return 1e3 * float(np.median([p.get(key, 0.0) for p in case.phases]))
 
     col = med("collision_ms") if "collision_ms" in keys else 0.0
+    n = len(case.phases)
     return (
         f"           phases (median us): kinematics {med('kinematics_ms'):.1f}, collision "
         f"{col:.1f}, other assembly {med('problem_ms') - col:.1f}, solve {med('solve_ms'):.1f}; "
-        f"QP fallback in {case.fallbacks} of {len(case.phases)} steps"
+        f"QP fallback in {case.fallbacks} of {n} steps ({100 * case.fallbacks / max(n, 1):.0f} %)"
+    )
+
+
+def query_line(case: Case) -> str:
+    """Exact distance queries per step of a stackik run with collision."""
+    if not case.queries:
+        return ""
+    q = np.asarray(case.queries)
+    return (
+        f"           exact queries per step: mean {q.mean():.1f}, median {np.median(q):.0f}, "
+        f"max {q.max()}; skipped (time budget) mean {np.mean(case.skipped):.1f}; "
+        f"watched pairs {case.pairs}"
     )
 
 
@@ -511,20 +802,30 @@ def paced(case: Case, steps: int, spin: bool, rate_hz: float = 1000.0) -> tuple[
 def report(problem: str, lib: str, case: Case, steps: int, base: list) -> None:
     times, smallest = run(problem, case, steps)
     med, p99, mx = stats(times)
-    ratio = ""
+    cmed, cp99, _ = stats(case.cpu) if case.cpu else (np.nan, np.nan, np.nan)
+    ratio = cratio = ""
     if not base:
-        base.extend([med, p99])
+        base.extend([med, p99, cmed, cp99])
     else:
         ratio = f"  ({med / base[0]:.2f}x / {p99 / base[1]:.2f}x stackik)"
+        cratio = f"  ({cmed / base[2]:.2f}x / {cp99 / base[3]:.2f}x stackik)"
     print(f"  {lib:8s} median {med:8.1f}  p99 {p99:8.1f}  max {mx:9.1f}{ratio}")
+    if case.cpu:
+        print(f"           thread CPU time: median {cmed:8.1f}  p99 {cp99:8.1f}{cratio}")
     extra = f"           final task error {case.error():.4f}"
-    if problem in REFEREE:
-        extra += f", pairs {case.pairs}, smallest distance {1e3 * smallest:.2f} mm"
+    if np.isfinite(smallest):
+        extra += f", pairs {case.pairs}, smallest self distance {1e3 * smallest:.2f} mm"
         if case.phases:
             extra += f", collision rows active in {case.active_steps} steps"
+    if case.world_distance is not None:
+        extra += f", smallest robot-world distance {1e3 * case.smallest_world:.2f} mm"
     print(extra)
     if case.phases:
         print(phase_line(case))
+    if case.queries:
+        print(query_line(case))
+    for note in case.notes:
+        print(note())
 
 
 def main() -> None:
@@ -542,7 +843,7 @@ def main() -> None:
         for lib, make in PROBLEMS[name].items():
             try:
                 case = make()
-            except ImportError as exc:
+            except (ImportError, NotImplementedError) as exc:
                 print(f"  {lib:8s} skipped ({exc})")
                 continue
             report(name, lib, case, args.steps, base)
