@@ -188,6 +188,30 @@ def test_evaluate_distances_are_exact_and_side_effect_free(panda):
     np.testing.assert_array_equal(solver.kinematics.q, before)
 
 
+def test_evaluate_without_q_reads_the_robots_current_configuration(panda):
+    """Seed 004: no ``q`` (or an empty one) means ``robot.get_current_configuration()``,
+    never the solver's own (stale) cache."""
+    solver = collision_solver(panda, 0.01)
+    solver.solve_velocity(np.zeros(panda.nq))  # the solver's cache now holds zeros
+    pairs = solver.get_active_collision_pairs()
+    seeds = iter(range(100))  # a separated configuration: exact to 1e-9 there (no EPA)
+    while (
+        expected := independent_min_distance(
+            panda, pairs, q := panda.random_configuration(next(seeds))
+        )
+    ) < 0.005:
+        pass
+    panda.update_kinematics(q)
+    np.testing.assert_array_equal(panda.get_current_configuration(), q)
+    assert expected != pytest.approx(independent_min_distance(panda, pairs, np.zeros(panda.nq)))
+    for empty in ((), (np.zeros(0),), ([],)):
+        assert solver.evaluate_min_collision_distance(*empty) == pytest.approx(expected, abs=1e-9)
+        post = solver.evaluate_post_step_collision_distance(*empty)
+        assert post == pytest.approx(expected, abs=1e-9)
+        info = solver.evaluate_collision_debug(*empty)
+        assert info is not None and info.distance == pytest.approx(expected, abs=1e-9)
+
+
 def test_collision_debug_rows_match_finite_differences(panda):
     solver = collision_solver(panda, 0.01, patch_tolerance=0.0)
     info = solver.evaluate_collision_debug(PANDA_READY)
