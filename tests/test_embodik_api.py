@@ -212,6 +212,22 @@ def test_evaluate_without_q_reads_the_robots_current_configuration(panda):
         assert info is not None and info.distance == pytest.approx(expected, abs=1e-9)
 
 
+def test_collision_debug_before_configuration_evaluates_the_models_pairs(panda):
+    """EmbodiK: ``evaluate_collision_debug(q)`` before ``configure_collision_constraint``
+    reports the nearest of every active pair of the model (coal over all of them)."""
+    bare = KinematicsSolver(panda)
+    every = panda.get_collision_pair_names()
+    for seed in range(3):
+        q = panda.random_configuration(seed)
+        info = bare.evaluate_collision_debug(q)
+        assert info is not None
+        assert info.distance == pytest.approx(independent_min_distance(panda, every, q), abs=1e-5)
+        assert (info.geometry_a, info.geometry_b) in every or (
+            info.geometry_b,
+            info.geometry_a,
+        ) in every
+
+
 def test_collision_debug_rows_match_finite_differences(panda):
     solver = collision_solver(panda, 0.01, patch_tolerance=0.0)
     info = solver.evaluate_collision_debug(PANDA_READY)
