@@ -60,7 +60,7 @@ class ReachSummary:
             f"solve time   {self.solve_time:.2f} s ({self.targets_per_second:.0f} targets/s "
             f"per core), wall {self.wall_time:.2f} s",
         ]
-        lines += [f"  {name:<13}{count}" for name, count in self.reasons.items() if count]
+        lines += [f"  {name:<16}{count}" for name, count in self.reasons.items() if count]
         return "\n".join(lines)
 
 
