@@ -339,9 +339,10 @@ class ReachStudy:
             state: The world snapshot of the run (default: the current one); the context
                 holds a frozen copy of it (None when the world is empty).
         """
-        state = self.world_state() if state is None else state
+        source = self.world if self.world is not None else self.robot.world
+        state = source.state if state is None else state
         layout = state.layout
-        frozen = World.from_state(state) if layout.obstacles or layout.attached else None
+        frozen = type(source).from_state(state) if layout.obstacles or layout.attached else None
         return WorkerContext(self.solver, self.spec, self.envelope(), frozen)
 
     def _open_store(self, path: str | os.PathLike[str], header: dict, resume: bool) -> ReachStore:
