@@ -349,3 +349,34 @@ def test_resume_checks_the_world(tmp_path, panda, solver):
         with pytest.raises(StudyMismatch) as err:
             study.run("serial", store=store, progress=False)
         assert err.value.what == "world"
+
+
+# -- plots -----------------------------------------------------------------------------------------
+def test_reason_plot_colours_world_collisions_and_draws_the_block(tmp_path, studies):
+    from matplotlib.colors import to_rgba
+
+    from stackik.reach.plots import REASON_COLOURS
+
+    _, res, _ = studies
+    colours = [to_rgba(c) for c in REASON_COLOURS.values()]
+    assert len(set(colours)) == len(Reason) == len(REASON_COLOURS)
+    fig = res.plot_reasons(tmp_path / "reasons.png", world=make_world())
+    assert (tmp_path / "reasons.png").stat().st_size > 1000
+    ax = fig.axes[0]
+    labels = {c.get_label(): c for c in ax.collections}
+    n_world = int((res.reason == Reason.WORLD_COLLISION).sum())
+    scatter = labels[f"WORLD_COLLISION ({n_world})"]
+    # RGB (the 3-d view shades the alpha by depth)
+    np.testing.assert_allclose(scatter.get_facecolor()[0][:3], to_rgba("tab:orange")[:3])
+    # The block's 12 edges, each joining two corners CENTRE +- HALF that differ in one axis.
+    signs = np.array(list(np.ndindex(2, 2, 2))) * 2 - 1
+    corners = {tuple(np.round(CENTRE + sg * HALF, 12)) for sg in signs}
+    edges = [line.get_data_3d() for line in ax.lines]
+    assert len(edges) == 12
+    for xs, ys, zs in edges:
+        ends = np.column_stack([xs, ys, zs])
+        assert {tuple(np.round(e, 12)) for e in ends} <= corners
+        assert np.count_nonzero(np.abs(ends[0] - ends[1]) > 1e-12) == 1
+    with pytest.raises(InvalidInput) as err:
+        res.plot_reasons(None, world="block")
+    assert err.value.what == "world"

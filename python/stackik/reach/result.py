@@ -235,6 +235,26 @@ class ReachResult:
 
         return plot_result(self, path, value, **kwargs)
 
+    def plot_reasons(
+        self, path: str | os.PathLike[str] | None = None, world: Any = None, **kwargs: Any
+    ) -> Any:
+        """Every target coloured by its :class:`Reason` (``WORLD_COLLISION``: orange).
+
+        Args:
+            path: Write the figure here (``.png`` or ``.svg``); None: only return it.
+            world: A :class:`~stackik.World` whose box obstacles are drawn (None: none).
+            **kwargs: ``title``.
+
+        Returns:
+            The matplotlib figure.
+
+        Raises:
+            InvalidInput: Bad file suffix, ``world`` not a World.
+        """
+        from .plots import plot_reasons
+
+        return plot_reasons(self, path, world, **kwargs)
+
     def values(self, value: str) -> np.ndarray:
         """The per-target values a plot shows (see :meth:`plot`), NaN where unreachable."""
         if value == "score":
