@@ -32,7 +32,7 @@ import pytest
 
 from stackik import KinematicsSolver, RobotModel, World
 from stackik.errors import InvalidInput
-from stackik.reach import CapabilityMap, ReachStudy, Reason
+from stackik.reach import CapabilityMap, ReachResult, ReachStudy, Reason
 from stackik.reach.describe import StudyMismatch
 
 pytest.importorskip("zarr")
@@ -380,3 +380,45 @@ def test_reason_plot_colours_world_collisions_and_draws_the_block(tmp_path, stud
     with pytest.raises(InvalidInput) as err:
         res.plot_reasons(None, world="block")
     assert err.value.what == "world"
+
+
+# -- command line ----------------------------------------------------------------------------------
+def test_cli_study_in_a_scene(tmp_path):
+    pytest.importorskip("typer")
+    from typer.testing import CliRunner
+
+    from stackik.cli.app import app
+
+    scene = tmp_path / "cell.yaml"
+    scene.write_text(
+        "obstacles:\n"
+        f"  - {{name: block, box: {(2 * HALF).tolist()}, pose: {{xyz: {CENTRE.tolist()}}}}}\n"
+    )
+    csv = tmp_path / "targets.csv"
+    points = np.array([[0.5, 0.0, 0.25], [0.5, 0.0, 0.45]])  # 5 cm inside, 15 cm above
+    # Tool pointing down: rotation pi about x, quaternion (w, x, y, z) = (0, 1, 0, 0).
+    csv.write_text("".join(f"{x},{y},{z},0,1,0,0\n" for x, y, z in points))
+    reasons = {}
+    for flag in ("--collision", "--no-collision"):
+        out = tmp_path / f"{flag}.zarr"
+        res = CliRunner().invoke(
+            app,
+            [
+                str(a)
+                for a in (
+                    "reach", "study", "--robot", PANDA, "--srdf", PANDA_SRDF, "--frame", FRAME,
+                    "--targets", csv, "--out", out, "--executor", "serial", "--no-progress",
+                    "--scene", scene, "--min-distance", MIN_DISTANCE, flag,
+                )
+            ],
+        )  # fmt: skip
+        assert res.exit_code == 0, res.output
+        result = ReachResult.load(out)
+        reasons[flag] = [Reason(int(r)) for r in result.reason]
+        if flag == "--collision":
+            assert "WORLD_COLLISION" in res.output
+            assert result.header["world"]["obstacles"][0]["name"] == "block"
+        else:
+            assert result.header["world"] is None
+    assert reasons["--collision"] == [Reason.WORLD_COLLISION, Reason.REACHABLE]
+    assert reasons["--no-collision"] == [Reason.REACHABLE, Reason.REACHABLE]
