@@ -225,6 +225,30 @@ def test_reason_codes_keep_their_values():
     ]
 
 
+def test_an_attached_tool_collides_with_the_world(panda, solver):
+    """A 30 cm rod along the tool axis: 15 cm above the block, its end is 15 cm inside."""
+    T = poses_at(np.array([[0.5, 0.0, 0.45], [0.45, 0.05, 0.45]]))
+    world = make_world()
+    tip = np.eye(4)
+    tip[2, 3] = 0.15  # the rod's centre, 15 cm along the tool axis from the tool point
+    world.attach_object(
+        "rod",
+        FRAME,
+        coal.Box(0.01, 0.01, 0.3),
+        tip,
+        allowed_links=["panda_hand", "panda_leftfinger", "panda_rightfinger"],
+    )
+    plain = ReachStudy(panda, FRAME, T, solver, [], world=make_world()).run(
+        "serial", progress=False
+    )
+    with_rod = ReachStudy(panda, FRAME, T, solver, [], world=world).run("serial", progress=False)
+    assert plain.reachable.all()
+    assert np.all(with_rod.reason == Reason.WORLD_COLLISION)
+    # The rod's far end, by the tool pose (closed form), is inside the block.
+    end = T[:, :3, 3] + 0.3 * T[:, :3, 2]
+    assert np.all(depth_inside(end) >= 0.1 - 1e-9)
+
+
 # -- which world, and when -----------------------------------------------------------------------
 def test_default_world_is_a_snapshot_of_the_robots_world(panda, solver, studies):
     T, res, _ = studies
