@@ -288,6 +288,9 @@ def test_wrong_world_type_is_invalid_input(panda):
         ReachStudy(panda, FRAME, T, world="table")
     assert err.value.what == "world"
     with pytest.raises(InvalidInput) as err:
+        World.from_state("table")
+    assert err.value.what == "state"
+    with pytest.raises(InvalidInput) as err:
         CapabilityMap.build(panda, FRAME, 0.1, 2, [[0.4, 0.0, 0.2], [0.5, 0.1, 0.3]], world=3)
     assert err.value.what == "world"
 
@@ -446,3 +449,43 @@ def test_cli_study_in_a_scene(tmp_path):
             assert result.header["world"] is None
     assert reasons["--collision"] == [Reason.WORLD_COLLISION, Reason.REACHABLE]
     assert reasons["--no-collision"] == [Reason.REACHABLE, Reason.REACHABLE]
+
+
+def test_store_written_before_worlds_resumes(tmp_path, panda, solver):
+    import zarr
+
+    from stackik.reach.store import FORMAT
+
+    T = poses_at(targets()[:4])
+    store = tmp_path / "old.zarr"
+    kw = {"evaluators": [], "chunk_size": 2}
+    first = ReachStudy(panda, FRAME, T, solver, **kw).run("serial", store=store, progress=False)
+    root = zarr.open_group(str(store), mode="r+")
+    header = dict(root.attrs[FORMAT])
+    assert header.pop("world") is None
+    root.attrs[FORMAT] = header  # as a store written before studies had a world
+    again = ReachStudy(panda, FRAME, T, solver, **kw).run("serial", store=store, progress=False)
+    np.testing.assert_array_equal(again.reason, first.reason)
+    with pytest.raises(StudyMismatch) as err:
+        ReachStudy(panda, FRAME, T, solver, world=make_world(), **kw).run(
+            "serial", store=store, progress=False
+        )
+    assert err.value.what == "world"
+
+
+def test_collision_distance_score_counts_the_world(panda, solver):
+    from stackik.reach import CollisionDistance
+
+    T = poses_at(np.array([[0.5, 0.0, 0.33], [0.45, 0.05, 0.335], [0.55, -0.05, 0.34]]))
+    res = ReachStudy(
+        panda, FRAME, T, solver, [CollisionDistance(distance=1.0)], world=make_world()
+    ).run("serial", progress=False)
+    assert res.reachable.all()
+    check = CoalCheck(block_pose())
+    pairs = solver.get_constraint("collision").pair_names()
+    for k in range(len(T)):
+        q = res.q[k]
+        d_world = check.world_distances(q).min()
+        d_self = min(check.distance(q, a, b) for a, b in pairs)
+        assert d_world < d_self  # the block is the nearest thing
+        assert res.scores["collision_distance"][k] == pytest.approx(min(d_world, d_self), abs=1e-6)
