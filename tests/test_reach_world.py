@@ -130,13 +130,19 @@ class MovingValidate:
 
 
 class CountingWorld(World):
-    """A world that records every process that unpickles it."""
+    """A world whose copies record every process that unpickles them (in ``path``)."""
 
-    log = ""
+    path = ""
+
+    @classmethod
+    def from_state(cls, state):  # the study's frozen copy carries the log's path
+        world = super().from_state(state)
+        world.log = cls.path
+        return world
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
-        with open(CountingWorld.log or os.environ["REACH_WORLD_LOG"], "a", encoding="utf-8") as f:
+        with open(self.log, "a", encoding="utf-8") as f:
             f.write(f"{os.getpid()}\n")
 
 
@@ -340,16 +346,14 @@ def test_payload_holds_the_frozen_world(panda, solver):
 def test_pool_gets_the_world_once_per_worker_and_matches_serial(tmp_path, panda, solver, studies):
     T, res, _ = studies
     log = tmp_path / "unpickled.txt"
-    CountingWorld.log = str(log)
-    os.environ["REACH_WORLD_LOG"] = str(log)
+    CountingWorld.path = str(log)
     try:
         world = make_world(cls=CountingWorld)
         study = ReachStudy(panda, FRAME, T, solver, evaluators=[], chunk_size=8, world=world)
         assert study.n_chunks >= 4
         pooled = study.run("local", workers=2, progress=False)
     finally:
-        del os.environ["REACH_WORLD_LOG"]
-        CountingWorld.log = ""
+        CountingWorld.path = ""
     np.testing.assert_array_equal(pooled.reason, res.reason)
     pids = log.read_text(encoding="utf-8").split() if log.exists() else []
     assert 1 <= len(pids) <= 2 and len(set(pids)) == len(pids), pids
