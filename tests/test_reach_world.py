@@ -493,3 +493,61 @@ def test_collision_distance_score_counts_the_world(panda, solver):
         d_self = min(check.distance(q, a, b) for a, b in pairs)
         assert d_world < d_self  # the block is the nearest thing
         assert res.scores["collision_distance"][k] == pytest.approx(min(d_world, d_self), abs=1e-6)
+
+
+def test_a_base_resting_on_a_table_does_not_block_every_target(panda, solver):
+    """The Panda's base link touches the table top: that pair is the same for every target."""
+    T = poses_at(np.array([[0.5, 0.0, 0.2], [0.4, 0.2, 0.3], [0.5, 0.0, -0.03], [0.5, 0.1, -0.05]]))
+    world = World()
+    table = np.eye(4)
+    table[2, 3] = -0.025  # top face at z = 0, where panda_link0 stands
+    world.add_obstacle("table", coal.Box(2.0, 2.0, 0.05), table)
+    res = ReachStudy(panda, FRAME, T, solver, [], world=world).run("serial", progress=False)
+    assert res.reachable[:2].all()  # above the table
+    # The tool point 3 and 5 cm inside the table: the hand above it crosses the top face.
+    assert np.all(res.reason[2:] == Reason.WORLD_COLLISION)
+    # coal: the base touches the table (distance below the minimum), every moving link keeps it.
+    model, geom, _ = pin.buildModelsFromUrdf(
+        str(PANDA), geometry_types=[pin.GeometryType.COLLISION, pin.GeometryType.VISUAL]
+    )
+    data = model.createData()
+    box = geom.addGeometryObject(
+        pin.GeometryObject("table", 0, pin.SE3(table), coal.Box(2, 2, 0.05))
+    )
+    for g in range(box):
+        geom.addCollisionPair(pin.CollisionPair(g, box))
+    gdata = pin.GeometryData(geom)
+    fixed = [g.parentJoint == 0 for g in geom.geometryObjects[:box]]
+    assert any(fixed)
+    for k in np.flatnonzero(res.reachable):
+        pin.computeDistances(model, data, geom, gdata, res.q[k])
+        d = np.array([r.min_distance for r in gdata.distanceResults])
+        assert d[np.array(fixed)].min() < MIN_DISTANCE  # never checked: always this close
+        assert d[~np.array(fixed)].min() >= MIN_DISTANCE - 1e-9
+
+
+def test_pairs_the_constraint_excludes_are_not_checked():
+    T = poses_at(np.array([[0.5, 0.0, 0.25]]))  # 5 cm inside the block
+    robot = RobotModel(PANDA, srdf_path=PANDA_SRDF, load_visuals=False)
+    robot.add_obstacle("block", coal.Box(*(2 * HALF)), block_pose())
+    hand = ["panda_hand", "panda_link7", "panda_link6", "panda_link5"]
+    s = KinematicsSolver(robot)
+    s.configure_collision_constraint(MIN_DISTANCE, exclude_pairs=[(h, "block") for h in hand])
+    res = ReachStudy(robot, FRAME, T, s, []).run("serial", progress=False)
+    blocked = ReachStudy(robot, FRAME, T, solver_with(robot), []).run("serial", progress=False)
+    assert blocked.reason[0] == Reason.WORLD_COLLISION
+    assert res.reason[0] == Reason.REACHABLE
+    # The links left in the block's pairs keep their distance (coal).
+    check = CoalCheck(block_pose())
+    d = check.world_distances(res.q[0])
+    watched = [
+        k for k, g in enumerate(check.geom.geometryObjects[: check.n_world])
+        if not any(g.name.startswith(h + "_") or g.name == h for h in hand)
+    ]  # fmt: skip
+    assert d[watched].min() >= MIN_DISTANCE - 1e-9
+
+
+def solver_with(robot: RobotModel) -> KinematicsSolver:
+    s = KinematicsSolver(robot)
+    s.configure_collision_constraint(MIN_DISTANCE)
+    return s

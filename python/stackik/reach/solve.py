@@ -174,6 +174,7 @@ class ChunkSolver:
                 watch,
                 col.pair_names() if with_col else None,
                 float(col.min_distance) if with_col else 0.0,
+                col.geometry.names if with_col else (),
             ),
         )
         self.base_inverse = None

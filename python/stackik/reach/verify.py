@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import coal
@@ -44,7 +44,7 @@ from ..constraints.com_polygon import ComPolygonConstraint
 from ..ik.checks import CollisionWatch
 from ..model.collision import CollisionState
 from ..model.kinematics import joint_placements_copy, joint_placements_view
-from ..model.pipeline import CollisionPipeline, world_watch
+from ..model.pipeline import CollisionPipeline, build_geometry_set, world_watch
 from ..model.world import World
 
 if TYPE_CHECKING:
@@ -339,18 +339,30 @@ def study_world_watch(
     constraint: CollisionWatch | None,
     names: list[tuple[str, str]] | None,
     min_distance: float,
+    constraint_geometries: Sequence[str] = (),
 ) -> CollisionWatch | None:
     """The robot-world pairs of a study and their minimum distances (None: nothing to check).
+
+    Every pair of :meth:`~stackik.model.pipeline.GeometrySet.world_pairs` is checked,
+    except:
+
+    - pairs that no configuration moves: both sides fixed to the world (a robot link or
+      attached object on the universe joint, such as a fixed base resting on a table,
+      against an obstacle): their distance is the same for every target;
+    - pairs the collision constraint leaves out (``exclude_pairs``): both geometries
+      are in its geometry set (``constraint_geometries``) but it does not watch the pair.
 
     Args:
         robot: The robot description.
         world: The study's frozen world (None or empty: no pairs).
         constraint: The solver's collision watch (its world pairs give their minimum
             distances by name: per-pair overrides), or None without a collision
-            constraint. Every robot-world pair of ``world`` is checked.
+            constraint.
         names: The constraint's pair names, aligned with ``constraint.geometry_pairs``.
         min_distance: Minimum distance of a pair nothing else sets [m] (the constraint's
             global one; 0 without a constraint).
+        constraint_geometries: Names of the constraint's geometry set (robot, attached
+            objects and obstacles of the world it reads); empty without a constraint.
     """
     if world is None or robot.collision is None:
         return None
@@ -363,6 +375,18 @@ def study_world_watch(
     empty = np.zeros(0, dtype=np.int64)
     watch = world_watch(robot, world, empty, np.zeros(0), min_distance, known)
     assert watch.geometry_pairs is not None and watch.geometry_thresholds is not None
+    gs = build_geometry_set(robot, world.state)
+    seen = set(constraint_geometries)
+    keep = np.ones(len(watch.geometry_pairs), dtype=bool)
+    for k, (a, b) in enumerate(watch.geometry_pairs):
+        if gs.joint[a] <= 0 and gs.joint[b] <= 0:
+            keep[k] = False  # fixed to the world on both sides
+            continue
+        pair = (gs.names[a], gs.names[b])
+        if pair not in known and pair[0] in seen and pair[1] in seen:
+            keep[k] = False  # excluded by the collision constraint
+    watch.geometry_pairs = watch.geometry_pairs[keep]
+    watch.geometry_thresholds = watch.geometry_thresholds[keep]
     return watch if len(watch.geometry_pairs) else None
 
 
