@@ -143,6 +143,15 @@ class WorldCollisionCheck:
         self.pipeline.geometry(self.state)
         self.pairs = np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2)
         self.thresholds = np.asarray(thresholds, dtype=float).reshape(-1)
+        self._data: pin.Data | None = None
+        self._view: np.ndarray | None = None
+
+    def _place(self, data: pin.Data) -> None:
+        """World placements of every geometry from the joint placements in ``data``."""
+        if data is not self._data:  # a live view of data.oMi, made once per Data
+            self._data, self._view = data, joint_placements_view(data)
+        view = self._view
+        self.pipeline.place(view if view is not None else joint_placements_copy(data), self.state)
 
     def margin(self, data: pin.Data) -> float:
         """Smallest ``distance - threshold`` [m] at the joint placements in ``data``.
@@ -151,8 +160,7 @@ class WorldCollisionCheck:
         """
         if not len(self.pairs):
             return math.inf
-        view = joint_placements_view(data)
-        self.pipeline.place(view if view is not None else joint_placements_copy(data), self.state)
+        self._place(data)
         d = self.pipeline.distances(self.pairs)
         return float(np.min(d - self.thresholds))
 
@@ -160,8 +168,7 @@ class WorldCollisionCheck:
         """Smallest distance of the pairs [m] at the joint placements in ``data``."""
         if not len(self.pairs):
             return math.inf
-        view = joint_placements_view(data)
-        self.pipeline.place(view if view is not None else joint_placements_copy(data), self.state)
+        self._place(data)
         return float(np.min(self.pipeline.distances(self.pairs)))
 
 
