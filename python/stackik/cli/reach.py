@@ -60,7 +60,8 @@ CollisionOpt = Annotated[
     bool,
     typer.Option(
         "--collision/--no-collision",
-        help="Check self-collision and the --scene obstacles (the default).",
+        help="Check self-collision and the --scene obstacles (the default); targets "
+        "reached only through an obstacle are WORLD_COLLISION.",
     ),
 ]
 MarginOpt = Annotated[float, typer.Option("--limit-margin", help="Joint-limit margin [rad or m].")]
@@ -142,6 +143,7 @@ def study(
     progress: ProgressOpt = True,
 ) -> None:
     """Reachability of workpiece targets (REACH): which poses the frame reaches, how well."""
+    from ..model.world import World
     from ..reach import ReachStudy
     from ..reach.plots import check_suffix
 
@@ -150,7 +152,8 @@ def study(
     load_scene(robot, scene)  # in the robot's world before the solver and the study exist
     solver = _solver(robot, collision, min_distance, limit_margin)
     ts = _targets(targets, spacing, count, standoff, scale)
-    result = ReachStudy(robot, frame, ts, solver, seed=seed).run(
+    world = None if collision else World()  # --no-collision: the scene is not checked
+    result = ReachStudy(robot, frame, ts, solver, seed=seed, world=world).run(
         executor, workers, out_path, resume, progress, address
     )
     _report(result)
@@ -187,6 +190,7 @@ def capability_map(
     progress: ProgressOpt = True,
 ) -> None:
     """Capability map: the reachability index of every voxel (fraction of orientations)."""
+    from ..model.world import World
     from ..reach import CapabilityMap
     from ..reach.plots import check_suffix
 
@@ -202,6 +206,7 @@ def capability_map(
         orientations,
         box,
         solver=solver,
+        world=None if collision else World(),  # --no-collision: the scene is not checked
         seed=seed,
         executor=executor,
         workers=workers,

@@ -20,7 +20,7 @@ for exact triangle meshes). It needs no ``GeometryData``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +37,15 @@ from .world import World, WorldState
 if TYPE_CHECKING:
     from .robot import RobotModel
 
-__all__ = ["ATTACHED", "OBSTACLE", "ROBOT", "CollisionPipeline", "CollisionWatch", "GeometrySet"]
+__all__ = [
+    "ATTACHED",
+    "OBSTACLE",
+    "ROBOT",
+    "CollisionPipeline",
+    "CollisionWatch",
+    "GeometrySet",
+    "world_watch",
+]
 
 #: Origin of a geometry: the robot's own, an attached object, a world obstacle.
 ROBOT, ATTACHED, OBSTACLE = 0, 1, 2
@@ -270,6 +278,58 @@ class CollisionWatch:
     geometry_pairs: np.ndarray | None = None
     geometry_thresholds: np.ndarray | None = None
     world: World | None = None
+
+
+def world_watch(
+    robot: RobotModel,
+    world: World,
+    pairs: np.ndarray,
+    thresholds: np.ndarray,
+    min_distance: float,
+    known: Mapping[tuple[str, str], float] | None = None,
+    state: WorldState | None = None,
+) -> CollisionWatch:
+    """A :class:`CollisionWatch` of robot pairs plus every robot-world pair of a world.
+
+    The geometry pairs are the given robot pairs first (their thresholds as given), then
+    :meth:`GeometrySet.world_pairs`' attached-object and obstacle pairs, each at the
+    minimum distance ``known`` gives its name pair, else its obstacle's own minimum,
+    else ``min_distance``.
+
+    Args:
+        robot: The robot description.
+        world: The world (kept in the watch; its pipeline reads it).
+        pairs: Index in the robot's active pair list of each watched robot pair.
+        thresholds: Minimum distance of each of those pairs [m].
+        min_distance: Minimum distance of a world pair nothing else sets [m].
+        known: Minimum distances of world pairs by ``(robot-side name, world-side
+            name)`` geometry names [m] (a collision constraint's, say).
+        state: The snapshot whose layout is watched (default: ``world.state``).
+
+    Returns:
+        The watch (``geometry_pairs`` as indices of :func:`build_geometry_set`'s table).
+    """
+    state = world.state if state is None else state
+    gs = build_geometry_set(robot, state)
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1)
+    thresholds = np.asarray(thresholds, dtype=float).reshape(-1)
+    col = robot.collision
+    robot_geoms = (
+        col.pair_geometries()[pairs] if col is not None and len(pairs) else np.zeros((0, 2))
+    )
+    all_pairs = gs.world_pairs(robot_geoms)
+    limits = np.empty(len(all_pairs))
+    nr = len(pairs)
+    limits[:nr] = thresholds
+    known = {} if known is None else known
+    for k in range(nr, len(all_pairs)):
+        a, b = int(all_pairs[k, 0]), int(all_pairs[k, 1])
+        value = known.get((gs.names[a], gs.names[b]))
+        if value is None:
+            own = gs.obstacle_min[b]
+            value = float(min_distance) if np.isnan(own) else float(own)
+        limits[k] = value
+    return CollisionWatch(pairs.copy(), thresholds.copy(), all_pairs, limits, world)
 
 
 class CollisionPipeline:

@@ -324,6 +324,25 @@ class World:
         self._links: dict[int, frozenset[str]] = {}
         self._reserved: dict[int, frozenset[str]] = {}
 
+    @classmethod
+    def from_state(cls, state: WorldState) -> World:
+        """A new world whose current state is ``state`` (a frozen copy of a snapshot).
+
+        The snapshot's arrays are read only, so the copy shares them; later updates of
+        the world the snapshot came from do not reach it (and the other way round).
+        A reachability study runs on such a copy, so every chunk sees the same world.
+
+        Raises:
+            InvalidInput: ``state`` is not a :class:`WorldState`.
+        """
+        if not isinstance(state, WorldState):
+            raise InvalidInput(
+                f"state must be a WorldState, got {type(state).__name__}", what="state"
+            )
+        world = cls()
+        world._state = state
+        return world
+
     # -- pickling: the lock is rebuilt; the robots using it bind again --------------------
     def __getstate__(self) -> dict[str, Any]:
         return _pickling.without(self.__dict__, ("_lock", "_links", "_reserved"))

@@ -100,6 +100,8 @@ class CapabilityMap:
         resolution: float = 0.05,
         orientations: int | object = 50,
         bounds: object | None = None,
+        *,
+        world: Any = None,
         **run_kwargs: Any,
     ) -> CapabilityMap:
         """Solve every voxel centre at every orientation and count what is reachable.
@@ -111,6 +113,10 @@ class CapabilityMap:
             orientations: Number of super-Fibonacci orientations, or an (M, 3, 3) stack.
             bounds: ``[[x, y, z]_min, [x, y, z]_max]`` in the world [m]; default: the box of
                 every tool position of the reach envelope's samples, grown by half a voxel.
+            world: The :class:`~stackik.World` around the robot (None: ``robot.world``
+                as it is when the map is built; a snapshot taken then is used for every
+                voxel). A voxel whose poses are reached only through an obstacle is not
+                reachable (``WORLD_COLLISION`` in :attr:`result`).
             **run_kwargs: :meth:`ReachStudy.run` arguments (``executor``, ``workers``,
                 ``store``, ``resume``, ``progress``, ``address``) and :class:`ReachStudy`
                 arguments (``solver``, ``evaluators`` (default none), ``seed``, ``budget``,
@@ -118,11 +124,15 @@ class CapabilityMap:
 
         Returns:
             The map (its :attr:`result` holds the study's per-target results).
+
+        Raises:
+            InvalidInput: Bad arguments (``world`` not a :class:`~stackik.World`, ...).
         """
         from .study import ReachStudy
 
         run = {k: run_kwargs.pop(k) for k in _RUN_ARGS if k in run_kwargs}
         run_kwargs.setdefault("evaluators", [])
+        run_kwargs["world"] = world
         res = _validate.positive_float(resolution, "resolution")
         if bounds is None:
             probe = ReachStudy(robot, frame, np.eye(4)[None], **run_kwargs)

@@ -15,9 +15,17 @@ import numpy as np
 from ..constraints.collision import CollisionConstraint
 from ..constraints.com_polygon import ComPolygonConstraint
 from ..errors import InvalidInput
+from ..geometry import ShapeTable
 from ..model import RobotModel
+from ..model.world import WorldState
 
-__all__ = ["StudyMismatch", "robot_digest", "solver_settings", "to_json"]
+__all__ = [
+    "StudyMismatch",
+    "robot_digest",
+    "solver_settings",
+    "to_json",
+    "world_fingerprint",
+]
 
 
 class StudyMismatch(InvalidInput):
@@ -78,6 +86,47 @@ def robot_digest(robot: RobotModel) -> str:
     _update(h, robot.get_collision_pair_names())
     _update(h, robot.base_placement.homogeneous)
     return h.hexdigest()
+
+
+def _shape_digest(geometry: Any) -> str:
+    """SHA-256 of a coal shape: its type and its kernel encoding (sizes, vertices)."""
+    table = ShapeTable.from_coal([geometry])
+    h = hashlib.sha256()
+    _update(h, type(geometry).__name__, table.kind, table.params, table.verts)
+    return h.hexdigest()
+
+
+def world_fingerprint(state: WorldState) -> dict[str, Any] | None:
+    """What of a world snapshot defines reachability (None: an empty world).
+
+    Obstacles (name, shape digest, pose, own minimum distance) in slot order and
+    attached objects (name, link, shape digest, placement, allowed links). Stored in a
+    study's header and compared on resume; velocities do not count.
+    """
+    layout = state.layout
+    if not (layout.obstacles or layout.attached):
+        return None
+    obstacles = [
+        {
+            "name": o.name,
+            "shape": _shape_digest(o.geometry),
+            "rotation": state.rotations[k].tolist(),
+            "translation": state.translations[k].tolist(),
+            "min_distance": o.min_distance,
+        }
+        for k, o in enumerate(layout.obstacles)
+    ]
+    attached = [
+        {
+            "name": a.name,
+            "link": a.link,
+            "shape": _shape_digest(a.geometry),
+            "placement": np.asarray(a.placement, dtype=float).tolist(),
+            "allowed_links": list(a.allowed_links),
+        }
+        for a in layout.attached
+    ]
+    return {"obstacles": obstacles, "attached": attached}
 
 
 def solver_settings(solver: Any) -> dict[str, Any]:

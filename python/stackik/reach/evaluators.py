@@ -214,10 +214,11 @@ class JointLimitDistance(Evaluator):
 
 
 class CollisionDistance(Evaluator):
-    """Distance to self-collision: ``min(1, d / distance)``.
+    """Distance to collision: ``min(1, d / distance)``.
 
     ``d`` is the smallest distance of the pairs the solver's collision constraint watches
-    (every active pair when the solver has none) [m]; ``distance`` [m] scores 1.
+    (every active pair when the solver has none) and, in a study with a world, of every
+    robot-world pair [m]; ``distance`` [m] scores 1.
 
     Args:
         weight: Weight in the combined score.

@@ -2,7 +2,8 @@
 
 Every executor runs the same :class:`~stackik.reach.solve.ChunkSolver` on the same
 chunks, so results are identical whatever runs them. What a worker needs is one
-:class:`WorkerContext` (the solver, the study's spec, the envelope, and room for more):
+:class:`WorkerContext` (the solver, the study's spec, the envelope and the study's frozen
+world):
 
 - the serial executor builds its chunk solver on the context itself, nothing pickled;
 - the process pool and Ray get :meth:`WorkerContext.payload`, the context pickled with
@@ -28,6 +29,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..model.world import World
 from .envelope import ReachEnvelope
 from .settings import StudySpec
 from .solve import ChunkResult, ChunkSolver
@@ -57,15 +59,19 @@ class WorkerContext:
         solver: The :class:`~stackik.KinematicsSolver` that defines "reachable".
         spec: The study's spec.
         envelope: The reach envelope (None: no rejection).
+        world: The study's world, a frozen snapshot taken when the run started
+            (:meth:`~stackik.model.world.World.from_state`; None: no world). It travels
+            in the payload, once per worker, never with a chunk.
     """
 
     solver: Any
     spec: StudySpec
     envelope: ReachEnvelope | None
+    world: World | None = None
 
     def chunk_solver(self) -> ChunkSolver:
         """A chunk solver on this context (built once per worker)."""
-        return ChunkSolver(self.solver, self.spec, self.envelope)
+        return ChunkSolver(self.solver, self.spec, self.envelope, self.world)
 
     def payload(self) -> bytes:
         """The context pickled for worker processes, its robot without visual geometry.

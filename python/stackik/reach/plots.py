@@ -9,12 +9,27 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import InvalidInput
+from ..model.world import World
+from .settings import Reason
 
 if TYPE_CHECKING:
     from .capability import CapabilityMap
     from .result import ReachComparison, ReachResult
 
-__all__ = ["plot_comparison", "plot_map_slice", "plot_result"]
+__all__ = ["REASON_COLOURS", "plot_comparison", "plot_map_slice", "plot_reasons", "plot_result"]
+
+#: Colour of each reason in :func:`plot_reasons` (matplotlib colour names, all distinct).
+REASON_COLOURS: dict[Reason, str] = {
+    Reason.REACHABLE: "tab:green",
+    Reason.OUT_OF_REACH: "0.75",
+    Reason.NO_IK: "tab:gray",
+    Reason.COLLISION: "tab:red",
+    Reason.LIMITS: "tab:purple",
+    Reason.BUDGET: "tab:brown",
+    Reason.CONSTRAINT: "tab:pink",
+    Reason.WORLD_COLLISION: "tab:orange",
+    Reason.NOT_RUN: "black",
+}
 
 SUFFIXES = (".png", ".svg", ".pdf")
 _AXES = {"x": 0, "y": 1, "z": 2}
@@ -233,3 +248,77 @@ def plot_comparison(
     )
     _save(fig, path)
     return fig
+
+
+def plot_reasons(
+    result: ReachResult,
+    path: str | os.PathLike[str] | None,
+    world: World | None = None,
+    title: str | None = None,
+) -> Any:
+    """Every target coloured by its reason (:data:`REASON_COLOURS`), with the world's boxes.
+
+    Args:
+        result: The study's result.
+        path: Write the figure here (``.png``, ``.svg`` or ``.pdf``); None: only return it.
+        world: Draw its box obstacles as wireframes at their current poses (None: none).
+        title: The figure's title (default: the counts by reason).
+
+    Raises:
+        InvalidInput: No targets, a bad suffix, or ``world`` not a World.
+    """
+    import mpl_toolkits.mplot3d  # noqa: F401 - registers the 3d projection
+
+    check_suffix(path)
+    if not len(result):
+        raise InvalidInput("nothing to plot: the study has no targets", what="result")
+    if world is not None and not isinstance(world, World):
+        raise InvalidInput(
+            f"world must be a stackik World, got {type(world).__name__}", what="world"
+        )
+    fig = _figure((7.0, 5.6))
+    ax = fig.add_subplot(projection="3d")
+    P = result.targets.positions
+    for reason, colour in REASON_COLOURS.items():
+        sel = result.reason == reason
+        if sel.any():
+            ax.scatter(*P[sel].T, c=colour, s=12, label=f"{reason.name} ({int(sel.sum())})")
+    if world is not None:
+        _draw_boxes(ax, world)
+    ax.legend(loc="upper left", fontsize="small")
+    ax.set_xlabel("x [m]")
+    ax.set_ylabel("y [m]")
+    ax.set_zlabel("z [m]")
+    fig.suptitle(title or f"{result.frame}: reasons of {len(result)} targets")
+    _save(fig, path)
+    return fig
+
+
+def box_edges(half: np.ndarray, pose: np.ndarray) -> np.ndarray:
+    """The 12 edges of a box of half sizes ``half`` [m] at ``pose`` (4x4), (12, 2, 3)."""
+    corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+    corners = corners * np.asarray(half, dtype=float)
+    world = corners @ pose[:3, :3].T + pose[:3, 3]
+    edges = [
+        (a, b)
+        for a in range(8)
+        for b in range(a + 1, 8)
+        if int(np.count_nonzero(corners[a] != corners[b])) == 1
+    ]
+    return np.array([[world[a], world[b]] for a, b in edges])
+
+
+def _draw_boxes(ax: Any, world: World) -> None:
+    """Wireframes of the world's box obstacles."""
+    import coal
+
+    state = world.state
+    for k, obstacle in enumerate(state.layout.obstacles):
+        if not isinstance(obstacle.geometry, coal.Box):
+            continue
+        pose = np.eye(4)
+        pose[:3, :3], pose[:3, 3] = state.rotations[k], state.translations[k]
+        for i, (a, b) in enumerate(box_edges(np.asarray(obstacle.geometry.halfSide), pose)):
+            ax.plot(
+                *np.stack([a, b]).T, color="0.3", lw=0.8, label=obstacle.name if i == 0 else None
+            )

@@ -60,7 +60,7 @@ class ReachSummary:
             f"solve time   {self.solve_time:.2f} s ({self.targets_per_second:.0f} targets/s "
             f"per core), wall {self.wall_time:.2f} s",
         ]
-        lines += [f"  {name:<13}{count}" for name, count in self.reasons.items() if count]
+        lines += [f"  {name:<16}{count}" for name, count in self.reasons.items() if count]
         return "\n".join(lines)
 
 
@@ -234,6 +234,26 @@ class ReachResult:
         from .plots import plot_result
 
         return plot_result(self, path, value, **kwargs)
+
+    def plot_reasons(
+        self, path: str | os.PathLike[str] | None = None, world: Any = None, **kwargs: Any
+    ) -> Any:
+        """Every target coloured by its :class:`Reason` (``WORLD_COLLISION``: orange).
+
+        Args:
+            path: Write the figure here (``.png`` or ``.svg``); None: only return it.
+            world: A :class:`~stackik.World` whose box obstacles are drawn (None: none).
+            **kwargs: ``title``.
+
+        Returns:
+            The matplotlib figure.
+
+        Raises:
+            InvalidInput: Bad file suffix, ``world`` not a World.
+        """
+        from .plots import plot_reasons
+
+        return plot_reasons(self, path, world, **kwargs)
 
     def values(self, value: str) -> np.ndarray:
         """The per-target values a plot shows (see :meth:`plot`), NaN where unreachable."""

@@ -26,7 +26,7 @@ class Reason(enum.IntEnum):
         REACHABLE: A configuration passed every test.
         OUT_OF_REACH: Outside the reach envelope; rejected without IK.
         NO_IK: No configuration reached the pose within the budget.
-        COLLISION: Configurations reached the pose, but every one was in collision.
+        COLLISION: Configurations reached the pose, but every one was in self-collision.
         LIMITS: Reachable only outside the joint limits (or their margin): a short
             search without limits reached the pose after the budget ran out, and the
             further restarts inside the limits that this triggers
@@ -34,6 +34,12 @@ class Reason(enum.IntEnum):
         BUDGET: The opt-in wall-clock cap ran out before the target was decided.
         CONSTRAINT: Configurations reached the pose, but the CoM polygon or the
             ``validate`` callback rejected every one.
+        WORLD_COLLISION: A configuration reached the pose inside the limits and free of
+            self-collision, but every one that did collided with the world (obstacles,
+            attached objects; closer than the minimum distance). Precedence: a
+            configuration in self-collision counts as ``COLLISION`` even when it also
+            touches the world; a target with any configuration stopped only by the
+            world is ``WORLD_COLLISION``.
         NOT_RUN: The target's chunk has not run (a partial study).
     """
 
@@ -44,6 +50,7 @@ class Reason(enum.IntEnum):
     LIMITS = 4
     BUDGET = 5
     CONSTRAINT = 6
+    WORLD_COLLISION = 7
     NOT_RUN = -1
 
     def __str__(self) -> str:

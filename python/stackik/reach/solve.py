@@ -17,7 +17,9 @@ target:
    outside the limits gets ``limits_confirm_rounds`` more rounds inside the limits (from
    that solution clamped into the limits, then from random configurations) before it
    may be called ``LIMITS``.
-7. **Classification** of the rest: ``COLLISION`` / ``CONSTRAINT`` when configurations
+7. **Classification** of the rest: ``WORLD_COLLISION`` when a configuration reached the
+   pose inside the limits and free of self-collision but touched the world (whatever
+   the other candidates did), else ``COLLISION`` / ``CONSTRAINT`` when configurations
    reached the pose but all were rejected, ``LIMITS`` when only the search without
    limits reached it, else ``NO_IK`` (``BUDGET`` when the opt-in wall-clock cap cut it).
 
@@ -37,13 +39,15 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from ..constraints.collision import CollisionConstraint
 from ..constraints.com_polygon import ComPolygonConstraint
 from ..ik.chain import SerialChain
 from ..ik.global_ import GlobalIK
+from ..model.world import World
 from .envelope import ChainGeometry, ReachEnvelope
 from .evaluators import EvaluationContext, combine
 from .settings import Reason, StudySpec, chunk_seed
-from .verify import COLLISION, CONSTRAINT, LIMITS, OK, CandidateVerifier
+from .verify import COLLISION, CONSTRAINT, LIMITS, OK, WORLD, CandidateVerifier, study_world_watch
 
 __all__ = ["ChunkResult", "ChunkSolver"]
 
@@ -105,6 +109,7 @@ class _State:
     qc: np.ndarray = field(init=False)
     iters: np.ndarray = field(init=False)
     rejected: np.ndarray = field(init=False)
+    world_hit: np.ndarray = field(init=False)
     tries: np.ndarray = field(init=False)
     timings: dict[str, float] = field(init=False)
 
@@ -114,6 +119,7 @@ class _State:
         self.qc = np.zeros((self.m, self.n))
         self.iters = np.zeros(self.m, dtype=np.int64)
         self.rejected = np.zeros(self.m, dtype=np.int8)  # last rejection code (0: none)
+        self.world_hit = np.zeros(self.m, dtype=bool)  # a candidate touched only the world
         self.tries = np.zeros(self.m, dtype=np.int64)
 
 
@@ -125,9 +131,16 @@ class ChunkSolver:
             margin, collision constraint and CoM polygons).
         spec: The study's spec.
         envelope: The reach envelope of the frame (None: no rejection).
+        world: The study's frozen world (None: none; its robot-world pairs are checked).
     """
 
-    def __init__(self, solver: Any, spec: StudySpec, envelope: ReachEnvelope | None) -> None:
+    def __init__(
+        self,
+        solver: Any,
+        spec: StudySpec,
+        envelope: ReachEnvelope | None,
+        world: World | None = None,
+    ) -> None:
         self.spec = spec
         robot = solver.robot
         self.robot = robot
@@ -143,15 +156,26 @@ class ChunkSolver:
             for c in solver.constraints
             if isinstance(c, ComPolygonConstraint) and getattr(c, "active", True)
         ]
+        watch = gik.collision_watch()
+        col = solver.get_constraint("collision")
+        with_col = watch is not None and isinstance(col, CollisionConstraint)
         self.verifier = CandidateVerifier(
             robot,
             self.setup,
             q_ref,
-            gik.collision_watch(),
+            watch,
             coms,
             spec.validate,
             spec.position_tolerance,
             spec.orientation_tolerance,
+            study_world_watch(
+                robot,
+                world,
+                watch,
+                col.pair_names() if with_col else None,
+                float(col.min_distance) if with_col else 0.0,
+                col.geometry.names if with_col else (),
+            ),
         )
         self.base_inverse = None
         if self.setup.base_frame is not None:
@@ -280,6 +304,7 @@ class ChunkSolver:
         out_q[acc] = Q[good]
         ep[acc], eo[acc] = e_p[good], e_o[good]
         st.rejected[conv[~good]] = codes[~good]
+        st.world_hit[conv[codes == WORLD]] = True
         return int(acc.size)
 
     def _neighbors(self, T: np.ndarray, inside: np.ndarray) -> np.ndarray | None:
@@ -448,6 +473,7 @@ class ChunkSolver:
         reason[open_ & (st.rejected == COLLISION)] = Reason.COLLISION
         reason[open_ & (st.rejected == CONSTRAINT)] = Reason.CONSTRAINT
         reason[open_ & (st.rejected == LIMITS)] = Reason.LIMITS
+        reason[open_ & st.world_hit] = Reason.WORLD_COLLISION
         if time.perf_counter() >= deadline:
             reason[open_ & (st.rejected == 0)] = Reason.BUDGET
         return reason

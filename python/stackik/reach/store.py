@@ -50,6 +50,7 @@ RESUME_KEYS = (
     "evaluators",
     "targets",
     "envelope",
+    "world",
     "chunk_size",
     "stackik_version",
 )

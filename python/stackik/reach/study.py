@@ -14,7 +14,8 @@ from .. import _validate
 from ..errors import InvalidInput
 from ..ik.global_ import GlobalIK
 from ..model import RobotModel
-from .describe import robot_digest, solver_settings
+from ..model.world import World, WorldState
+from .describe import robot_digest, solver_settings, world_fingerprint
 from .envelope import ReachEnvelope, describe_envelope, envelope_for
 from .evaluators import Evaluator, check_evaluators, evaluator_settings
 from .executors import EXECUTORS, WorkerContext, run_chunks
@@ -95,6 +96,15 @@ class ReachStudy:
         validate: ``validate(q) -> bool``: a further test of every candidate (must be
             picklable for the process pool and Ray).
         envelope: Reject targets outside the reach envelope without IK (True), or not.
+        world: The :class:`~stackik.World` around the robot (obstacles, attached
+            objects). None: the robot's own world (``robot.world``), as it is when
+            :meth:`run` starts. Either way each run takes one snapshot of the world's
+            state when it starts and every chunk, on every worker, checks that frozen
+            copy: a sensor thread moving obstacles during the study does not make chunks
+            disagree (the moves count from the next run). Every configuration is checked
+            against every robot-world pair (see :class:`~stackik.reach.Reason`
+            ``WORLD_COLLISION``); the snapshot's obstacles and poses are stored in the
+            header, and a store resumes only with the same world.
 
     Raises:
         InvalidInput: Bad arguments (the message names which).
@@ -120,11 +130,17 @@ class ReachStudy:
         chunk_size: int = DEFAULT_CHUNK_SIZE,
         validate: Callable[[np.ndarray], bool] | None = None,
         envelope: bool = True,
+        world: World | None = None,
     ) -> None:
         from ..solver import KinematicsSolver
 
         if not isinstance(robot, RobotModel):
             raise InvalidInput(f"robot must be a RobotModel, got {type(robot).__name__}")
+        if world is not None and not isinstance(world, World):
+            raise InvalidInput(
+                f"world must be a stackik World, got {type(world).__name__}", what="world"
+            )
+        self.world = world
         robot.get_frame_id(frame)
         if solver is None:
             solver = KinematicsSolver(robot)
@@ -200,11 +216,19 @@ class ReachStudy:
             return self._envelope.describe()
         return describe_envelope(self._plain_chain)
 
-    def header(self) -> dict[str, Any]:
+    def world_state(self) -> WorldState:
+        """The current snapshot of the study's world (its own, or the robot's)."""
+        return (self.world if self.world is not None else self.robot.world).state
+
+    def header(self, state: WorldState | None = None) -> dict[str, Any]:
         """The description stored with the results and compared on resume.
 
         Cheap: the envelope is described from its settings, not built.
+
+        Args:
+            state: The world snapshot of the run (default: the current one).
         """
+        state = self.world_state() if state is None else state
         return {
             "kind": "study",
             "stackik_version": stackik_version(),
@@ -219,6 +243,7 @@ class ReachStudy:
             "evaluators": evaluator_settings(self.spec.evaluators),
             "targets": self.targets.describe(),
             "envelope": self.envelope_description(),
+            "world": world_fingerprint(state),
             "chunk_size": self.chunk_size,
             "base_placement": self.robot.base_placement.homogeneous.tolist(),
         }
@@ -265,7 +290,8 @@ class ReachStudy:
             workers = _validate.count(workers, "workers", maximum=4096)
         resume, progress = _validate.flag(resume, "resume"), _validate.flag(progress, "progress")
         t0 = time.perf_counter()
-        header = self.header()
+        state = self.world_state()  # one snapshot for the whole run
+        header = self.header(state)
         st = self._open_store(store, header, resume) if store is not None else None
         done = st.done if st is not None else np.zeros(self.n_chunks, dtype=bool)
         pending = np.flatnonzero(~done)
@@ -276,7 +302,7 @@ class ReachStudy:
         stats: dict[str, Any] = {"chunks": 0, "cpu_time": 0.0, "chunk_time": 0.0, "timings": {}}
         # The envelope is built only when a chunk is left to solve.
         results = (
-            run_chunks(self.worker_context(), jobs, executor, workers, address)
+            run_chunks(self.worker_context(state), jobs, executor, workers, address)
             if len(jobs)
             else iter(())
         )
@@ -306,9 +332,18 @@ class ReachStudy:
         result.run_stats = stats
         return result
 
-    def worker_context(self) -> WorkerContext:
-        """What every worker of a run gets: the solver, the spec and the envelope."""
-        return WorkerContext(self.solver, self.spec, self.envelope())
+    def worker_context(self, state: WorldState | None = None) -> WorkerContext:
+        """What every worker of a run gets: the solver, the spec, the envelope, the world.
+
+        Args:
+            state: The world snapshot of the run (default: the current one); the context
+                holds a frozen copy of it (None when the world is empty).
+        """
+        source = self.world if self.world is not None else self.robot.world
+        state = source.state if state is None else state
+        layout = state.layout
+        frozen = type(source).from_state(state) if layout.obstacles or layout.attached else None
+        return WorkerContext(self.solver, self.spec, self.envelope(), frozen)
 
     def _open_store(self, path: str | os.PathLike[str], header: dict, resume: bool) -> ReachStore:
         p = Path(path)

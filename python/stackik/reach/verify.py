@@ -7,22 +7,33 @@ A chain configuration that converged is accepted when, on the full robot:
 2. the chain joints are inside the model's limits shrunk by the solver's limit margin
    (the search already stays inside; this re-checks);
 3. every pair the solver's collision constraint watches is at least its minimum distance
-   apart (global or per-pair), when the solver has one;
+   apart (global or per-pair), when the solver has one; and every pair between the robot
+   (or its attached objects) and the study's world (its obstacles; the attached objects
+   against the rest of the robot) is at least its minimum distance apart: the
+   constraint's for that pair, else the obstacle's own, else the constraint's global
+   one (0 m without a collision constraint);
 4. the centre of mass lies in every active CoM support polygon of the solver (shrunk by
    the constraint's margin);
 5. the study's ``validate(q)`` callback accepts it.
 
-Collisions are tested with coal's collision query at a security margin just above each
-pair's minimum distance, stopping at the first hit (about 6x faster than all distances);
-a hit is confirmed with the exact distance of the pair (and, if it holds, of every watched
-pair), so the test equals ``distance >= min_distance`` on every pair.
+Self-collisions are tested with coal's collision query at a security margin just above
+each pair's minimum distance, stopping at the first hit (about 6x faster than all
+distances); a hit is confirmed with the exact distance of the pair (and, if it holds, of
+every watched pair), so the test equals ``distance >= min_distance`` on every pair.
+World pairs are tested with the collision pipeline's exact distances
+(:class:`~stackik.model.pipeline.CollisionPipeline`: one compiled call over every
+robot-world pair) on a frozen snapshot of the world.
+
+A configuration in self-collision is a ``COLLISION`` whether or not it also touches the
+world (the world is not what stops it); one free of self-collision that touches the
+world is a ``WORLD_COLLISION``.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import coal
@@ -32,15 +43,24 @@ import pinocchio as pin
 from ..constraints.com_polygon import ComPolygonConstraint
 from ..ik.checks import CollisionWatch
 from ..model.collision import CollisionState
+from ..model.kinematics import joint_placements_copy, joint_placements_view
+from ..model.pipeline import CollisionPipeline, build_geometry_set, world_watch
+from ..model.world import World
 
 if TYPE_CHECKING:
     from ..ik.chains import ChainSetup
     from ..model import RobotModel
 
-__all__ = ["CandidateVerifier", "ComCheck", "SelfCollisionCheck"]
+__all__ = [
+    "CandidateVerifier",
+    "ComCheck",
+    "SelfCollisionCheck",
+    "WorldCollisionCheck",
+    "study_world_watch",
+]
 
 #: Result codes of :meth:`CandidateVerifier.check` (0: accepted).
-OK, POSE, LIMITS, COLLISION, CONSTRAINT = 0, 1, 2, 3, 4
+OK, POSE, LIMITS, COLLISION, CONSTRAINT, WORLD = 0, 1, 2, 3, 4, 5
 #: Security margin of the fast collision query above each pair's minimum distance [m].
 _BAND = 1e-4
 #: Slack of the pose and limit tests (compiled FK and Pinocchio differ by rounding).
@@ -105,6 +125,53 @@ class SelfCollisionCheck:
         return min((self.exact.distance(k).min_distance for k in self.pairs), default=math.inf)
 
 
+class WorldCollisionCheck:
+    """Robot-world pairs at or above their minimum distances (own collision pipeline).
+
+    Args:
+        robot: The robot description.
+        world: The world (a frozen snapshot: :meth:`~stackik.model.world.World.from_state`).
+        pairs: Geometry pairs of the pipeline's table, robot side first, ``(P, 2)``.
+        thresholds: Minimum distance of each pair [m].
+    """
+
+    def __init__(
+        self, robot: RobotModel, world: World, pairs: np.ndarray, thresholds: np.ndarray
+    ) -> None:
+        self.pipeline = CollisionPipeline(robot, world)
+        self.state = world.state
+        self.pipeline.geometry(self.state)
+        self.pairs = np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2)
+        self.thresholds = np.asarray(thresholds, dtype=float).reshape(-1)
+        self._data: pin.Data | None = None
+        self._view: np.ndarray | None = None
+
+    def _place(self, data: pin.Data) -> None:
+        """World placements of every geometry from the joint placements in ``data``."""
+        if data is not self._data:  # a live view of data.oMi, made once per Data
+            self._data, self._view = data, joint_placements_view(data)
+        view = self._view
+        self.pipeline.place(view if view is not None else joint_placements_copy(data), self.state)
+
+    def margin(self, data: pin.Data) -> float:
+        """Smallest ``distance - threshold`` [m] at the joint placements in ``data``.
+
+        The forward kinematics must have run into ``data`` (``oMi``).
+        """
+        if not len(self.pairs):
+            return math.inf
+        self._place(data)
+        d = self.pipeline.distances(self.pairs)
+        return float(np.min(d - self.thresholds))
+
+    def min_distance(self, data: pin.Data) -> float:
+        """Smallest distance of the pairs [m] at the joint placements in ``data``."""
+        if not len(self.pairs):
+            return math.inf
+        self._place(data)
+        return float(np.min(self.pipeline.distances(self.pairs)))
+
+
 class ComCheck:
     """The centre of mass inside a CoM polygon constraint's shrunk support polygon.
 
@@ -150,6 +217,8 @@ class CandidateVerifier:
         validate: The study's callback, or None.
         tol_p: Position tolerance [m].
         tol_o: Orientation tolerance [rad].
+        world: The robot-world pairs to check (``geometry_pairs`` and
+            ``geometry_thresholds`` of a watch on a frozen world), or None.
     """
 
     def __init__(
@@ -162,6 +231,7 @@ class CandidateVerifier:
         validate: Callable[[np.ndarray], bool] | None,
         tol_p: float,
         tol_o: float,
+        world: CollisionWatch | None = None,
     ) -> None:
         self.robot = robot
         self.model = robot.model
@@ -171,6 +241,15 @@ class CandidateVerifier:
         self.q_ref = q_ref
         has_pairs = watch is not None and watch.pairs.size and robot.collision is not None
         self.collision = SelfCollisionCheck(robot, watch) if has_pairs else None  # type: ignore[arg-type]
+        self.world = (
+            WorldCollisionCheck(robot, world.world, world.geometry_pairs, world.geometry_thresholds)
+            if world is not None
+            and world.world is not None
+            and world.geometry_pairs is not None
+            and world.geometry_thresholds is not None
+            and len(world.geometry_pairs)
+            else None
+        )
         self.coms = [ComCheck(c, robot.model) for c in com]
         self.validate = validate
         self.tol_p, self.tol_o = tol_p + _SLACK, tol_o + _SLACK
@@ -205,7 +284,7 @@ class CandidateVerifier:
 
         Returns:
             ``(codes, Q, position_error, orientation_error)``: one code per row (0 accepted,
-            else POSE, LIMITS, COLLISION or CONSTRAINT), full configurations, and the
+            else POSE, LIMITS, COLLISION, WORLD or CONSTRAINT), full configurations, and the
             frame's errors by Pinocchio FK [m, rad].
         """
         k = len(Qc)
@@ -230,6 +309,8 @@ class CandidateVerifier:
                 continue
             if not free:
                 codes[i] = COLLISION
+            elif self.world is not None and self.world.margin(data) < 0.0:
+                codes[i] = WORLD
             elif not self._constraints_ok(q):
                 codes[i] = CONSTRAINT
         ep, eo = pose_errors(R, p, T_world)
@@ -244,10 +325,76 @@ class CandidateVerifier:
         return self.validate is None or bool(self.validate(q.copy()))
 
     def min_distance(self, q: np.ndarray) -> float:
-        """Smallest distance of the watched pairs (every active pair without a constraint)."""
+        """Smallest distance of the watched pairs (every active pair without a constraint).
+
+        With a world, its pairs count too.
+        """
         if self.distance_checker is None:
-            return math.inf
-        return self.distance_checker.min_distance(self.data, q)
+            if self.world is None:
+                return math.inf
+            pin.forwardKinematics(self.model, self.data, q)
+            return self.world.min_distance(self.data)
+        d = self.distance_checker.min_distance(self.data, q)
+        if self.world is not None:
+            d = min(d, self.world.min_distance(self.data))
+        return d
+
+
+def study_world_watch(
+    robot: RobotModel,
+    world: World | None,
+    constraint: CollisionWatch | None,
+    names: list[tuple[str, str]] | None,
+    min_distance: float,
+    constraint_geometries: Sequence[str] = (),
+) -> CollisionWatch | None:
+    """The robot-world pairs of a study and their minimum distances (None: nothing to check).
+
+    Every pair of :meth:`~stackik.model.pipeline.GeometrySet.world_pairs` is checked,
+    except:
+
+    - pairs that no configuration moves: both sides fixed to the world (a robot link or
+      attached object on the universe joint, such as a fixed base resting on a table,
+      against an obstacle): their distance is the same for every target;
+    - pairs the collision constraint leaves out (``exclude_pairs``): both geometries
+      are in its geometry set (``constraint_geometries``) but it does not watch the pair.
+
+    Args:
+        robot: The robot description.
+        world: The study's frozen world (None or empty: no pairs).
+        constraint: The solver's collision watch (its world pairs give their minimum
+            distances by name: per-pair overrides), or None without a collision
+            constraint.
+        names: The constraint's pair names, aligned with ``constraint.geometry_pairs``.
+        min_distance: Minimum distance of a pair nothing else sets [m] (the constraint's
+            global one; 0 without a constraint).
+        constraint_geometries: Names of the constraint's geometry set (robot, attached
+            objects and obstacles of the world it reads); empty without a constraint.
+    """
+    if world is None or robot.collision is None:
+        return None
+    layout = world.state.layout
+    if not (layout.obstacles or layout.attached):
+        return None
+    known: dict[tuple[str, str], float] = {}
+    if constraint is not None and names is not None and constraint.geometry_thresholds is not None:
+        known = {n: float(t) for n, t in zip(names, constraint.geometry_thresholds, strict=True)}
+    empty = np.zeros(0, dtype=np.int64)
+    watch = world_watch(robot, world, empty, np.zeros(0), min_distance, known)
+    assert watch.geometry_pairs is not None and watch.geometry_thresholds is not None
+    gs = build_geometry_set(robot, world.state)
+    seen = set(constraint_geometries)
+    keep = np.ones(len(watch.geometry_pairs), dtype=bool)
+    for k, (a, b) in enumerate(watch.geometry_pairs):
+        if gs.joint[a] <= 0 and gs.joint[b] <= 0:
+            keep[k] = False  # fixed to the world on both sides
+            continue
+        pair = (gs.names[a], gs.names[b])
+        if pair not in known and pair[0] in seen and pair[1] in seen:
+            keep[k] = False  # excluded by the collision constraint
+    watch.geometry_pairs = watch.geometry_pairs[keep]
+    watch.geometry_thresholds = watch.geometry_thresholds[keep]
+    return watch if len(watch.geometry_pairs) else None
 
 
 def pose_errors(R: np.ndarray, p: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
