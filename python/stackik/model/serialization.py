@@ -55,8 +55,11 @@ class MimicRepair:
     Attributes:
         joint_id: The mimic (follower) joint's Pinocchio index.
         leader_id: The joint it mimics.
-        kind: ``"revolute"``, ``"revolute_unbounded"`` or ``"prismatic"``.
-        axis: Unit axis of the follower's own motion, in its joint frame.
+        kind: ``"revolute"``, ``"revolute_unbounded"`` or ``"prismatic"`` (an unaligned
+            joint about ``axis``), or the class name of an aligned joint
+            (``"JointModelRX"``, ...).
+        axis: Unit axis of the follower's own motion, in its joint frame (zeros for an
+            aligned joint).
         scaling: ``q_follower = scaling * q_leader + offset``.
         offset: Offset [rad or m].
     """
@@ -75,7 +78,52 @@ def _motion(joint: Any, q: np.ndarray) -> pin.SE3:
     return pin.SE3(data.M)
 
 
+def _own_type(mimic: Any) -> str:
+    """Pinocchio's class name of the joint a mimic joint wraps (from its description)."""
+    for line in str(mimic).splitlines():
+        if "Mimicking joint type:" in line:
+            return line.split(":", 1)[1].strip()
+    return ""
+
+
+def _velocity_axis(model: pin.Model, mimic: Any, leader: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The follower's angular and linear velocity when its leader moves at 1 (exact).
+
+    The joint's motion subspace times the velocity: its stored axis times ``scaling``,
+    with no rounding when ``scaling`` is 1.
+    """
+    data = mimic.createData()
+    v = np.zeros(model.nv)
+    v[leader.idx_v] = 1.0
+    mimic.calc(data, pin.neutral(model), v)
+    return np.array(data.v.angular), np.array(data.v.linear)
+
+
 def _axis_and_kind(model: pin.Model, mimic: Any, leader: Any) -> tuple[str, np.ndarray]:
+    """The follower's own joint kind and axis.
+
+    An aligned joint (``JointModelRX`` and the like) is recorded by its class, exactly;
+    an unaligned one by its axis, read from its velocity as the leader moves (exact for
+    a scaling of 1), or, for a follower that does not move with a velocity, from its
+    motion over a small leader step.
+    """
+    own = _own_type(mimic)
+    if own in _ALIGNED:
+        return own, np.zeros(3)
+    if abs(mimic.scaling) < 1e-300:  # a follower that never moves: any axis draws the same
+        return ("revolute", np.array([0.0, 0.0, 1.0]))
+    w, lin = _velocity_axis(model, mimic, leader)
+    revolute = own.startswith("JointModelRevolute")
+    prismatic = own.startswith("JointModelPrismatic")
+    if revolute and np.linalg.norm(w) > 0.0:
+        kind = "revolute_unbounded" if "Unbounded" in own else "revolute"
+        return kind, w / mimic.scaling
+    if prismatic and np.linalg.norm(lin) > 0.0:
+        return "prismatic", lin / mimic.scaling
+    return _axis_from_motion(model, mimic, leader)
+
+
+def _axis_from_motion(model: pin.Model, mimic: Any, leader: Any) -> tuple[str, np.ndarray]:
     """The follower's own joint kind and axis, read from its motion as the leader moves."""
     q = pin.neutral(model)
     m0 = _motion(mimic, q)
@@ -86,8 +134,6 @@ def _axis_and_kind(model: pin.Model, mimic: Any, leader: Any) -> tuple[str, np.n
     rel = m0.actInv(_motion(mimic, q))
     turn = pin.log3(rel.rotation)
     step = mimic.scaling * _PROBE
-    if abs(step) < 1e-300:  # a follower that never moves: any axis draws the same
-        return ("revolute", np.array([0.0, 0.0, 1.0]))
     if np.linalg.norm(turn) > 1e-12:
         kind = "revolute_unbounded" if leader.nq == 2 else "revolute"
         return kind, turn / step / np.linalg.norm(turn / step)
@@ -117,6 +163,16 @@ def mimic_repairs(model: pin.Model) -> tuple[MimicRepair, ...]:
     return tuple(out)
 
 
+#: Aligned joint classes, recorded by name (their axis is part of the class).
+_ALIGNED = {
+    name: getattr(pin, name)
+    for name in (
+        "JointModelRX", "JointModelRY", "JointModelRZ",
+        "JointModelRUBX", "JointModelRUBY", "JointModelRUBZ",
+        "JointModelPX", "JointModelPY", "JointModelPZ",
+    )
+}  # fmt: skip
+
 _KINDS = {
     "revolute": pin.JointModelRevoluteUnaligned,
     "revolute_unbounded": pin.JointModelRevoluteUnboundedUnaligned,
@@ -128,7 +184,7 @@ def repair_mimic_joints(model: pin.Model, repairs: tuple[MimicRepair, ...]) -> N
     """Rebuild the mimic joints of an unpickled model from their records, in place."""
     for r in repairs:
         leader = model.joints[r.leader_id]
-        own = _KINDS[r.kind](np.array(r.axis))
+        own = _ALIGNED[r.kind]() if r.kind in _ALIGNED else _KINDS[r.kind](np.array(r.axis))
         own.setIndexes(leader.id, leader.idx_q, leader.idx_v, leader.idx_vExtended)
         old = model.joints[r.joint_id]
         mimic = pin.JointModelMimic(own, r.scaling, r.offset)
