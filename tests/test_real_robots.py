@@ -61,7 +61,10 @@ def _srdf_pairs(path: Path) -> set[frozenset[str]]:
 
 def test_panda_loads_with_meshes_and_srdf():
     panda = robots.load("panda")
-    assert not panda.is_floating_base and panda.nq == 8  # 7 joints + one finger (mimic folded)
+    # 7 joints + two fingers: the follower finger keeps its q entry (mimic="keep", the
+    # default and EmbodiK's layout); folded, it has none
+    assert not panda.is_floating_base and panda.nq == 9
+    assert robots.load("panda", mimic="fold", load_visuals=False).nq == 8
     visual = panda.visual_model
     assert visual is not None and visual.ngeoms == 11
     for obj in visual.geometryObjects:
