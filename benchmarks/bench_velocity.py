@@ -56,12 +56,15 @@ Run: ``python benchmarks/bench_velocity.py [--steps N] [--problems A B ...] [--p
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import platform
+import sys
 import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import coal
 import humanoid30
@@ -304,33 +307,24 @@ def stackik_dual() -> Case:
 
 
 # -- (F): the Panda of (B) in a world with a walking person -----------------------------
-#: The person's capsules (radius, length) [m], as in examples/teleop_person.py.
-BODY = {
-    "torso": (0.15, 0.45),
-    "head": (0.10, 0.08),
-    "upper_arm_l": (0.05, 0.28),
-    "forearm_l": (0.045, 0.26),
-    "upper_arm_r": (0.05, 0.28),
-    "forearm_r": (0.045, 0.26),
-    "thigh_l": (0.07, 0.40),
-    "shin_l": (0.06, 0.40),
-    "thigh_r": (0.07, 0.40),
-    "shin_r": (0.06, 0.40),
-}
+def _example(name: str) -> Any:
+    """A module of ``examples/`` (the person of (F) is ``teleop_person.py``'s)."""
+    path = ROBOTS.parent / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+_PERSON = _example("teleop_person")
+#: The person's capsules (radius, length) [m] and the pose of a capsule between two points.
+BODY: dict[str, tuple[float, float]] = _PERSON.BODY
+segment: Callable[[np.ndarray, np.ndarray], np.ndarray] = _PERSON.segment
 #: Table (box under and in front of the arm) and wall (behind it): size, centre [m].
 TABLE = ((0.6, 1.4, 0.04), (0.6, 0.0, -0.02))
 WALL = ((0.05, 2.0, 1.6), (-0.5, 0.0, 0.6))
-
-
-def segment(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The 4x4 pose of a capsule from point ``a`` to point ``b`` (its axis is z)."""
-    z = (b - a) / np.linalg.norm(b - a)
-    x = np.cross([0.0, 1.0, 0.0], z) if abs(z[1]) < 0.9 else np.cross([1.0, 0.0, 0.0], z)
-    x /= np.linalg.norm(x)
-    T = np.eye(4)
-    T[:3, :3] = np.column_stack([x, np.cross(z, x), z])
-    T[:3, 3] = 0.5 * (a + b)
-    return T
 
 
 def person_poses(i: int) -> dict[str, np.ndarray]:
