@@ -70,8 +70,9 @@ FOLDER_VAR = "STACKIK_KERNEL_FOLDER"
 #: The notice printed (once per process) when kernels compile; ``{folder}`` is filled.
 NOTICE = (
     "stackik: compiling numba kernels for this machine into {folder}; this happens once "
-    "per machine and stackik/numba version and takes about 5-30 s (later runs load them "
-    "in well under a second; `stackik warmup` does it ahead of time)"
+    "per machine and stackik/numba version and takes one to a few minutes on a 2-core "
+    "machine (later runs load them in a second or two; `stackik warmup` does it ahead of "
+    "time)"
 )
 
 _LOCK = threading.RLock()
