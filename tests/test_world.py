@@ -112,6 +112,32 @@ def test_obstacles_are_added_moved_and_removed_by_name():
         world.set_obstacle_pose("nope", np.eye(4))
 
 
+def test_a_pose_update_publishes_a_whole_frozen_snapshot():
+    world = World()
+    world.add_obstacle("table", coal.Box(1.0, 0.6, 0.05), pose(0.5, 0.0, 0.1))
+    world.add_obstacle("ball", coal.Sphere(0.1), pose(0.1, 0.2, 0.3))
+    world.set_obstacle_velocity("table", [0.1, 0.0, 0.0], [0.0, 0.0, 0.2])
+    before = world.state
+    world.set_obstacle_pose("ball", pose(0.0, 0.5, 1.0, yaw=0.3))
+    after = world.state
+    assert type(after) is type(before) and after is not before
+    assert after.version == before.version + 1 and after.layout is before.layout
+    np.testing.assert_array_equal(after.rotations[1], pose(0.0, 0.5, 1.0, yaw=0.3)[:3, :3])
+    np.testing.assert_array_equal(after.translations[1], [0.0, 0.5, 1.0])
+    np.testing.assert_array_equal(after.rotations[0], before.rotations[0])  # the rest kept
+    np.testing.assert_array_equal(after.translations[0], [0.5, 0.0, 0.1])
+    np.testing.assert_array_equal(after.linear_velocity, before.linear_velocity)
+    np.testing.assert_array_equal(after.angular_velocity[0], [0.0, 0.0, 0.2])
+    np.testing.assert_array_equal(after.velocity_known, before.velocity_known)
+    np.testing.assert_array_equal(before.translations[1], [0.1, 0.2, 0.3])  # never mutated
+    for array in (after.rotations, after.translations, after.linear_velocity):
+        assert not array.flags.writeable
+        with pytest.raises(ValueError):
+            array[0, 0] = 1.0
+    with pytest.raises(AttributeError):  # a snapshot stays frozen
+        after.version = 0  # type: ignore[misc]
+
+
 @pytest.mark.parametrize(
     ("shape", "pose_", "error"),
     [
