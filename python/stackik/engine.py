@@ -492,8 +492,8 @@ class VelocityEngine:
             self._layout_key = key
         return self._layout
 
-    def _row_capacity(self, constraints: list[Constraint]) -> None:
-        cap = sum(c.max_rows() for c in constraints)
+    def _row_capacity(self, caps: list[int]) -> None:
+        cap = sum(caps)
         if cap > self._rows_C.shape[0]:
             cap = max(cap, 2 * self._rows_C.shape[0])
             self._rows_C = np.zeros((cap, self.robot.nv))
@@ -517,11 +517,11 @@ class VelocityEngine:
         self._couplers = [c for c in active if isinstance(c, MimicConstraint) and c.max_rows()]
         for c in active:
             c.tighten_box(dt, lo, hi)
-        self._row_capacity(active)
+        caps = [c.max_rows() for c in active]
+        self._row_capacity(caps)
         start = 0
         self._slices = {}
-        for c in active:
-            cap = c.max_rows()
+        for c, cap in zip(active, caps, strict=True):
             if cap == 0:
                 continue
             end = start + cap
@@ -835,7 +835,7 @@ def _report_stall(layout: _Layout, result: VelocitySolverResult) -> None:
         return
     if layout.modes[0].kernel_mode != TaskSolveMode.SCALE or result.task_scales[0] > STALL_SCALE:
         return
-    if np.any(np.abs(result.solution) > ZERO_STEP):
+    if any(abs(v) > ZERO_STEP for v in result.solution.tolist()):
         return
     demand = _top_demand(layout)
     if demand <= STALL_DEMAND:

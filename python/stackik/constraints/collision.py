@@ -167,6 +167,7 @@ class CollisionConstraint(Constraint):
         if world is not None and not isinstance(world, World):
             raise InvalidInput(f"world must be a stackik World, got {type(world).__name__}")
         self._cfg = np.zeros(ck.CFG_SIZE)
+        self._cfg_key: tuple[object, ...] | None = None  # the settings written into _cfg
         self._configure(
             min_distance, max_constraints, gain, activation_margin, patch_tolerance,
             recovery_deadband,
@@ -303,7 +304,23 @@ class CollisionConstraint(Constraint):
             self.refinement_budget_us = 200
 
     def _fill_cfg(self, dt: float) -> np.ndarray:
+        """The kernel's settings vector; the settings part is rewritten only when it changed."""
         cfg = self._cfg
+        key = (
+            self.activation, self.gain, dt, self.recovery_deadband, self.recovery_scale,
+            self.max_separation_speed, self.patch_tolerance, self.max_constraints,
+            self.nearest_points_all_pairs, self.sphere_broadphase, self._cache,
+            self.approach_deceleration, self._lead,
+        )  # fmt: skip
+        if key != self._cfg_key:
+            self._write_settings(cfg, dt)
+            self._cfg_key = key
+        cfg[ck.CFG_STEP] = self._step
+        budget = self.refinement_budget_us
+        cfg[ck.CFG_QUERY_BUDGET] = max(1, int(budget / self._query_us)) if budget > 0 else 0
+        return cfg
+
+    def _write_settings(self, cfg: np.ndarray, dt: float) -> None:
         cfg[ck.CFG_ACTIVATION] = self.activation
         cfg[ck.CFG_GAIN] = self.gain
         cfg[ck.CFG_DT] = dt
@@ -314,16 +331,12 @@ class CollisionConstraint(Constraint):
         cfg[ck.CFG_MAX_CONSTRAINTS] = self.max_constraints
         cfg[ck.CFG_ALL_PAIRS] = float(self.nearest_points_all_pairs)
         cfg[ck.CFG_SPHERES] = float(self.sphere_broadphase)
-        cfg[ck.CFG_STEP] = self._step
         interval, margin, cap = self._cache if self._cache is not None else (0, 0.0, 0)
         cfg[ck.CFG_CACHE_INTERVAL], cfg[ck.CFG_CACHE_MARGIN] = interval, margin
         cfg[ck.CFG_CACHE_CAP] = cap
-        budget = self.refinement_budget_us
-        cfg[ck.CFG_QUERY_BUDGET] = max(1, int(budget / self._query_us)) if budget > 0 else 0
         cfg[ck.CFG_MAX_LEARNED] = MAX_LEARNED_ERROR
         cfg[ck.CFG_DECEL] = self.approach_deceleration
         cfg[ck.CFG_LEAD] = self._lead
-        return cfg
 
     # -- the watched pairs ------------------------------------------------------------------
     @property
@@ -615,9 +628,9 @@ class CollisionConstraint(Constraint):
     def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """Damper rows for the most urgent pairs within the activation distance."""
         state = self._sync()
-        self._clear_records()
         self.exact_queries = 0
         if not len(self._pairs):
+            self._clear_records()
             return 0
         self._step += 1
         self._accel(dt)

@@ -20,6 +20,7 @@ for exact triangle meshes). It needs no ``GeometryData``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -130,9 +131,9 @@ class GeometrySet:
         """Number of geometries."""
         return len(self.names)
 
-    @property
+    @functools.cached_property
     def has_meshes(self) -> bool:
-        """Whether a geometry is an exact triangle mesh (queried with coal)."""
+        """Whether a geometry is an exact triangle mesh (queried with coal; read once)."""
         return bool((self.shapes.kind == MESH).any())
 
     def resolve(self, name: str) -> list[int]:
