@@ -91,6 +91,22 @@ def test_set_collision_min_distance_moves_every_row(panda):
         assert p.lower[row] == pytest.approx(-cc.gain * (d - hold) / 0.01)
 
 
+def test_settings_changed_between_steps_reach_the_next_steps_rows(panda):
+    # the kernel's settings are rewritten only when one changed: dt and the deadband must
+    solver = collision_solver(panda, 0.01, activation_margin=0.2, patch_tolerance=0.0)
+    cc = solver.get_constraint("collision")
+    for _ in range(3):
+        solver.solve_velocity(PANDA_READY)
+    for dt, deadband in ((0.02, 5e-5), (0.02, 2e-3), (0.005, 0.0)):
+        solver.dt = dt
+        solver.set_collision_repulsion_deadband(deadband)
+        p = solver.build_problem(PANDA_READY)
+        hold = cc.min_distance + deadband
+        assert len(cc.last_distances) > 0
+        for row, d in enumerate(cc.last_distances):
+            assert p.lower[row] == pytest.approx(-cc.gain * (d - hold) / dt)
+
+
 def test_activation_multiplier_and_gating(panda):
     solver = collision_solver(panda, 0.01, activation_margin=0.05, patch_tolerance=0.0)
     cc = solver.get_constraint("collision")
