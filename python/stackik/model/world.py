@@ -273,21 +273,6 @@ class WorldState:
             _frozen(np.zeros(0, dtype=bool)),
         )
 
-    def _with_poses(self, rotations: np.ndarray, translations: np.ndarray) -> WorldState:
-        """This snapshot with new (frozen) pose arrays and the next version.
-
-        The pose update of a sensor thread publishes through here: it skips the frozen
-        dataclass's per-field ``__setattr__`` (a third of an update's cost) and builds
-        exactly what ``WorldState(layout, rotations, translations, ...)`` would.
-        """
-        new = object.__new__(WorldState)
-        fields = new.__dict__
-        fields.update(self.__dict__)
-        fields["rotations"] = rotations
-        fields["translations"] = translations
-        fields["version"] = self.version + 1
-        return new
-
     def pose(self, name: str) -> pin.SE3:
         """World pose of an obstacle (a copy)."""
         k = self.layout.slot(name)
@@ -315,6 +300,23 @@ def _check_name(name: object, what: str = "name") -> str:
 
 def _velocity(value: object, what: str) -> np.ndarray:
     return _validate.bounded_vector(value, 3, _validate.MAX_MAGNITUDE, what)
+
+
+def _with_poses(state: WorldState, rotations: np.ndarray, translations: np.ndarray) -> WorldState:
+    """``state`` with new pose arrays and the next version (a new snapshot).
+
+    A sensor thread's pose update publishes through here: it skips the frozen
+    dataclass's per-field ``__setattr__`` and builds exactly what
+    ``WorldState(layout, rotations, translations, ...)`` would. The arrays are taken
+    over as they are: frozen float64 arrays of checked poses, of ``state``'s shapes.
+    """
+    new = object.__new__(WorldState)
+    fields = new.__dict__
+    fields.update(state.__dict__)
+    fields["rotations"] = rotations
+    fields["translations"] = translations
+    fields["version"] = state.version + 1
+    return new
 
 
 class World:
@@ -587,7 +589,7 @@ class World:
             k = s.layout.slot(name)
             R, p = s.rotations.copy(), s.translations.copy()
             R[k], p[k] = H[:3, :3], H[:3, 3]
-            self._state = s._with_poses(_frozen(R), _frozen(p))
+            self._state = _with_poses(s, _frozen(R), _frozen(p))
 
     def set_obstacle_poses(self, poses: Mapping[str, object], stamp: float | None = None) -> None:
         """Move several obstacles in one atomic update (one snapshot sees all or none).
