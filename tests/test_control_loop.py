@@ -462,3 +462,40 @@ def test_a_continuous_joint_turns_the_short_way_in_the_loop():
     q = loop.q
     assert np.arctan2(q[1], q[0]) == pytest.approx(3.0, abs=1e-4)
     assert angles[-1] == pytest.approx(3.0 - 2 * np.pi, abs=1e-4)
+
+
+def test_a_blocked_main_task_counts_as_stalled_not_as_failure():
+    """A joint task asking past panda_joint4's upper limit: once the joint is at the
+    limit the step is zero and the solver reports NO_PROGRESS; the loop counts those
+    ticks as stalled, the commanded joint never passes the URDF limit."""
+    robot = stackik.RobotModel(PANDA, load_visuals=False)
+    limits = stackik.load_motion_limits(robot, PROFILE)
+    upper = pin.buildModelFromUrdf(str(PANDA)).upperPositionLimit[3]
+    q0 = Q0.copy()
+    q0[3] = upper - 0.02
+    solver = stackik.KinematicsSolver(robot, dt=DT)
+    solver.add_joint_task("j4", "panda_joint4", upper + 0.3)
+    statuses = []
+    solve = solver.solve_velocity
+
+    def spy(*args, **kwargs):
+        result = solve(*args, **kwargs)
+        statuses.append(result.status)
+        return result
+
+    solver.solve_velocity = spy  # type: ignore[method-assign]
+    limiter = stackik.JointMotionLimiter.from_limits(robot, DT, limits)
+    loop = stackik.ControlLoop(solver, q0, limiter=limiter, target_timeout=None)
+    Q = np.array([loop.step().configuration for _ in range(1500)])
+    assert np.all(Q[:, 3] <= upper + 1e-12)
+    assert Q[-1, 3] == pytest.approx(upper, abs=2e-3)  # it went to the limit and stays
+    stalled = statuses.count(stackik.SolverStatus.NO_PROGRESS)
+    stats = loop.stats
+    assert stalled > 100 and stats.stalled_ticks == stalled
+    apart = (stackik.SolverStatus.SUCCESS, stackik.SolverStatus.NO_PROGRESS)
+    assert stats.infeasible_ticks == statuses.count(stackik.SolverStatus.INFEASIBLE)
+    assert stats.solver_failures == sum(
+        s not in (*apart, stackik.SolverStatus.INFEASIBLE) for s in statuses
+    )
+    assert stats.ticks == len(statuses) == 1500
+    assert f"stalled ticks {stalled}" in stats.report()

@@ -746,3 +746,40 @@ def test_position_ik_never_reports_success_below_min_distance():
     assert res.status == SolverStatus.COLLISION_VIOLATED, res.status_message
     assert "ball" in res.status_message
     assert not res.success
+
+
+def test_a_control_loop_counts_violated_ticks_apart_from_failures():
+    """LoopStats.collision_violations counts the ticks whose step reported
+    COLLISION_VIOLATED (a start 21.7 mm from a ball, minimum 50 mm), apart from the
+    INFEASIBLE ticks (the motion limits cannot give the whole recovery at once) and the
+    failures; coal confirms the commanded configurations leave the minimum behind."""
+    robot = load_panda()
+    q = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8])
+    _ball_near_hand(robot, q, 0.0217)
+    robot.update_kinematics(q)
+    solver = KinematicsSolver(robot, dt=0.001)
+    solver.add_frame_task("hand", "panda_hand").set_target_pose(robot.get_frame_pose("panda_hand"))
+    solver.add_posture_task("posture").set_target_configuration(q)
+    solver.configure_collision_constraint(0.05)
+    statuses = []
+    solve = solver.solve_velocity
+
+    def spy(*args, **kwargs):
+        result = solve(*args, **kwargs)
+        statuses.append(result.status)
+        return result
+
+    solver.solve_velocity = spy  # type: ignore[method-assign]
+    limits = stackik.load_motion_limits(robot, ROBOTS / "panda" / "motion_limits.yaml")
+    limiter = stackik.JointMotionLimiter.from_limits(robot, 0.001, limits)
+    loop = stackik.ControlLoop(solver, q, limiter=limiter, target_timeout=None)
+    commanded = [loop.step().configuration for _ in range(400)]
+    stats = loop.stats
+    violated = statuses.count(SolverStatus.COLLISION_VIOLATED)
+    assert violated > 0 and stats.collision_violations == violated
+    apart = (SolverStatus.SUCCESS, SolverStatus.COLLISION_VIOLATED, SolverStatus.INFEASIBLE)
+    assert stats.infeasible_ticks == statuses.count(SolverStatus.INFEASIBLE)
+    assert stats.solver_failures == sum(s not in apart for s in statuses)
+    assert stats.ticks == len(statuses) == 400
+    assert f"collision violations {violated}" in stats.report()
+    assert min_obstacle_distance(robot, commanded[-1]) > 0.05 - 1e-4  # pushed out

@@ -77,6 +77,7 @@ class LoopState(enum.Enum):
 _COUNTED = {
     SolverStatus.INFEASIBLE: "infeasible",
     SolverStatus.COLLISION_VIOLATED: "violated",
+    SolverStatus.NO_PROGRESS: "stalled",
 }
 
 

@@ -108,8 +108,8 @@ class LoopStats:
         infeasible_ticks: Ticks whose velocity IK was INFEASIBLE (the constraints
             conflicted with what the motion limits allow within the tick; the least
             violating velocity was followed).
-        solver_failures: Ticks whose IK gave another non-SUCCESS status (the limiter
-            then decelerated toward zero velocity).
+        solver_failures: Ticks whose IK gave another non-SUCCESS status than those
+            counted apart (the limiter then decelerated toward zero velocity).
         guard_brakes: Ticks on which the position-limit guard braked a joint.
         rejected_targets: ``set_target`` calls refused with an error.
         period_us: The loop period [µs].
@@ -117,6 +117,9 @@ class LoopStats:
         window: Ticks the percentiles cover.
         collision_violations: Ticks that started with a collision pair below its minimum
             distance (``COLLISION_VIOLATED``; the step pushing it out was followed).
+        stalled_ticks: Ticks whose highest-priority task was blocked (``NO_PROGRESS``:
+            limits or constraints leave it no motion; the zero step was followed). An
+            operator pressing the target into an obstacle or past a joint limit.
     """
 
     ticks: int
@@ -136,6 +139,7 @@ class LoopStats:
     scheduling: str
     window: int
     collision_violations: int = 0
+    stalled_ticks: int = 0
 
     def report(self) -> str:
         """A readable summary (several lines)."""
@@ -150,7 +154,7 @@ class LoopStats:
                 f"start latency p99 {self.latency_p99_us:.1f} us",
                 f"watchdog stops {self.watchdog_stops}, infeasible IK ticks "
                 f"{self.infeasible_ticks}, collision violations {self.collision_violations}, "
-                f"IK failures {self.solver_failures}, "
+                f"stalled ticks {self.stalled_ticks}, IK failures {self.solver_failures}, "
                 f"position-guard brakes {self.guard_brakes}, rejected targets "
                 f"{self.rejected_targets}",
                 f"scheduling: {self.scheduling}",
@@ -178,7 +182,7 @@ class Recorder:
         self.compute_max = 0.0
         self.last_start = -1
         self.counts = dict.fromkeys(
-            ("watchdog", "infeasible", "violated", "failure", "guard", "rejected"), 0
+            ("watchdog", "infeasible", "violated", "stalled", "failure", "guard", "rejected"), 0
         )
         self.scheduling = "driven by step()"
 
@@ -227,4 +231,5 @@ class Recorder:
             scheduling=self.scheduling,
             window=self.window,
             collision_violations=c["violated"],
+            stalled_ticks=c["stalled"],
         )
