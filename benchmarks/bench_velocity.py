@@ -105,6 +105,7 @@ class Case:
     world_distance: Callable[[], float] | None = None
     cpu: list[float] = field(default_factory=list)
     smallest_world: float = float("inf")
+    statuses: dict[str, int] = field(default_factory=dict)
 
 
 def stats(samples: list[float]) -> tuple[float, float, float]:
@@ -217,6 +218,7 @@ def _stackik_case(
         case.cpu.append(time.thread_time() - c)
         state["q"] = robot.integrate(state["q"], res.solution, solver.dt)
         case.phases.append(res.timings)
+        case.statuses[res.status.name] = case.statuses.get(res.status.name, 0) + 1
         case.fallbacks += bool(res.fallback_levels)
         if col is not None:
             case.active_steps += len(col.last_pairs) > 0  # type: ignore[attr-defined]
@@ -731,6 +733,7 @@ def run(problem: str, case: Case, steps: int, warm: int = 50) -> tuple[list[floa
     case.queries.clear()
     case.skipped.clear()
     case.cpu.clear()
+    case.statuses.clear()
     case.fallbacks = case.active_steps = 0
     times, smallest = [], np.inf
     case.smallest_world = np.inf
@@ -818,6 +821,9 @@ def report(problem: str, lib: str, case: Case, steps: int, base: list) -> None:
         print(phase_line(case))
     if case.queries:
         print(query_line(case))
+    if set(case.statuses) - {"SUCCESS"}:  # what the timed steps reported (stackik)
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(case.statuses.items()))
+        print(f"           statuses: {counts}")
     for note in case.notes:
         print(note())
 
