@@ -217,3 +217,23 @@ def chain_fk():
 @pytest.fixture
 def rand_q():
     return random_q
+
+
+@pytest.fixture
+def record_statuses():
+    """``record_statuses(solver)``: a list that receives the status of every later
+    ``solver.solve_velocity`` call, whoever makes it (a ControlLoop, say)."""
+
+    def install(solver) -> list:
+        statuses: list = []
+        solve = solver.solve_velocity
+
+        def spy(*args, **kwargs):
+            result = solve(*args, **kwargs)
+            statuses.append(result.status)
+            return result
+
+        solver.solve_velocity = spy
+        return statuses
+
+    return install

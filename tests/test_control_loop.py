@@ -464,7 +464,7 @@ def test_a_continuous_joint_turns_the_short_way_in_the_loop():
     assert angles[-1] == pytest.approx(3.0 - 2 * np.pi, abs=1e-4)
 
 
-def test_a_blocked_main_task_counts_as_stalled_not_as_failure():
+def test_a_blocked_main_task_counts_as_stalled_not_as_failure(record_statuses):
     """A joint task asking past panda_joint4's upper limit: once the joint is at the
     limit the step is zero and the solver reports NO_PROGRESS; the loop counts those
     ticks as stalled, the commanded joint never passes the URDF limit."""
@@ -475,15 +475,7 @@ def test_a_blocked_main_task_counts_as_stalled_not_as_failure():
     q0[3] = upper - 0.02
     solver = stackik.KinematicsSolver(robot, dt=DT)
     solver.add_joint_task("j4", "panda_joint4", upper + 0.3)
-    statuses = []
-    solve = solver.solve_velocity
-
-    def spy(*args, **kwargs):
-        result = solve(*args, **kwargs)
-        statuses.append(result.status)
-        return result
-
-    solver.solve_velocity = spy  # type: ignore[method-assign]
+    statuses = record_statuses(solver)
     limiter = stackik.JointMotionLimiter.from_limits(robot, DT, limits)
     loop = stackik.ControlLoop(solver, q0, limiter=limiter, target_timeout=None)
     Q = np.array([loop.step().configuration for _ in range(1500)])

@@ -748,7 +748,7 @@ def test_position_ik_never_reports_success_below_min_distance():
     assert not res.success
 
 
-def test_a_control_loop_counts_violated_ticks_apart_from_failures():
+def test_a_control_loop_counts_violated_ticks_apart_from_failures(record_statuses):
     """LoopStats.collision_violations counts the ticks whose step reported
     COLLISION_VIOLATED (a start 21.7 mm from a ball, minimum 50 mm), apart from the
     INFEASIBLE ticks (the motion limits cannot give the whole recovery at once) and the
@@ -761,15 +761,7 @@ def test_a_control_loop_counts_violated_ticks_apart_from_failures():
     solver.add_frame_task("hand", "panda_hand").set_target_pose(robot.get_frame_pose("panda_hand"))
     solver.add_posture_task("posture").set_target_configuration(q)
     solver.configure_collision_constraint(0.05)
-    statuses = []
-    solve = solver.solve_velocity
-
-    def spy(*args, **kwargs):
-        result = solve(*args, **kwargs)
-        statuses.append(result.status)
-        return result
-
-    solver.solve_velocity = spy  # type: ignore[method-assign]
+    statuses = record_statuses(solver)
     limits = stackik.load_motion_limits(robot, ROBOTS / "panda" / "motion_limits.yaml")
     limiter = stackik.JointMotionLimiter.from_limits(robot, 0.001, limits)
     loop = stackik.ControlLoop(solver, q, limiter=limiter, target_timeout=None)
