@@ -676,10 +676,8 @@ class VelocityEngine:
         """
         if result.status in _NO_SOLUTION:
             return
-        for c in self._constraints.values():
-            if c.family != "collision" or not c.active:
-                continue
-            found = c.violation()
+        for c in self.constraints_of("collision"):
+            found = c.violation() if c.active else None
             if found is not None:
                 outcome = result.status_message or str(result.status)
                 result.status = SolverStatus.COLLISION_VIOLATED

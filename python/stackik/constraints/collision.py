@@ -756,12 +756,9 @@ class CollisionConstraint(Constraint):
         among the step's hits (it is inside its activation distance and ranked most
         urgent); the message names it with its distance and minimum.
         """
-        if not self.last_pairs:
-            return None
-        i = int(np.argmin(self.last_slack))
-        if self.last_slack[i] >= -VIOLATION_TOLERANCE:
-            return None
-        return self._violation_text(self.last_pairs[i], float(self.last_distances[i]))
+        return self._deepest_violation(
+            self.last_slack, self.last_distances, np.asarray(self.last_pairs, dtype=np.int64)
+        )
 
     def violation_at(self, q: np.ndarray) -> str | None:
         """The deepest watched pair below its minimum distance at ``q``, or None.
@@ -769,19 +766,25 @@ class CollisionConstraint(Constraint):
         No side effects: a kinematics cache and placements of its own.
         """
         d = self.distances_at(q)
-        if not d.size:
-            return None
-        gap = d - self._pairs.pf[:, ck.PF_MIN]
-        k = int(np.argmin(gap))
-        if gap[k] >= -VIOLATION_TOLERANCE:
-            return None
-        return self._violation_text(k, float(d[k]))
+        return self._deepest_violation(d - self._pairs.pf[:, ck.PF_MIN], d, np.arange(d.size))
 
-    def _violation_text(self, k: int, distance: float) -> str:
-        a, b = self._pairs.names[k]
-        minimum = float(self._pairs.pf[k, ck.PF_MIN])
+    def _deepest_violation(
+        self, gap: np.ndarray, distance: np.ndarray, pairs: np.ndarray
+    ) -> str | None:
+        """The message of the pair with the smallest ``gap`` when it is a violation.
+
+        ``gap`` is distance minus minimum [m] of the pairs ``pairs`` (watched-pair
+        indices) at ``distance`` [m].
+        """
+        if not gap.size:
+            return None
+        i = int(np.argmin(gap))
+        if gap[i] >= -VIOLATION_TOLERANCE:
+            return None
+        a, b = self._pairs.names[int(pairs[i])]
+        minimum = float(self._pairs.pf[int(pairs[i]), ck.PF_MIN])
         return (
-            f"collision pair {a}/{b} at distance {distance * 1e3:.2f} mm, below its "
+            f"collision pair {a}/{b} at distance {float(distance[i]) * 1e3:.2f} mm, below its "
             f"min_distance {minimum * 1e3:.2f} mm"
         )
 
