@@ -145,13 +145,18 @@ def humanoid_solver(
     return solver, q0, start
 
 
-def bench_humanoid(ticks: int, cpu: int | None, prio: int | None, collide: bool = False) -> None:
-    solver, q0, start = humanoid_solver(collide)
+def humanoid_loop(solver: stackik.KinematicsSolver, q0: np.ndarray) -> stackik.ControlLoop:
+    """A ControlLoop with jerk limits of 500 times the acceleration limits [1/s]."""
     robot = solver.robot
     limiter = stackik.JointMotionLimiter(
         robot, DT, max_jerk=500.0 * robot.get_acceleration_limits()
     )
-    loop = stackik.ControlLoop(solver, q0, limiter=limiter)
+    return stackik.ControlLoop(solver, q0, limiter=limiter)
+
+
+def bench_humanoid(ticks: int, cpu: int | None, prio: int | None, collide: bool = False) -> None:
+    solver, q0, start = humanoid_solver(collide)
+    loop = humanoid_loop(solver, q0)
 
     def feed(loop: stackik.ControlLoop, seconds: float, stop: threading.Event) -> None:
         t0 = time.monotonic()
@@ -194,10 +199,7 @@ def bench_humanoid30(ticks: int, cpu: int | None, prio: int | None) -> None:
         solver.configure_collision_constraint(min_distance=0.02)
     pairs = len(solver.get_constraint("collision").pair_names())  # type: ignore[union-attr]
     start = tuple(robot.get_frame_pose(f"{s}_palm").translation.copy() for s in ("left", "right"))
-    limiter = stackik.JointMotionLimiter(
-        robot, DT, max_jerk=500.0 * robot.get_acceleration_limits()
-    )
-    loop = stackik.ControlLoop(solver, q0, limiter=limiter)
+    loop = humanoid_loop(solver, q0)
 
     def feed(loop: stackik.ControlLoop, seconds: float, stop: threading.Event) -> None:
         t0 = time.monotonic()

@@ -296,16 +296,33 @@ def stackik_dual() -> Case:
     solver.configure_relative_pose_constraint(
         "left_tcp", "right_tcp", lo, hi, reference_rotation=rel.rotation
     )
+    return _two_hands(robot, solver, q0, hands, "tcp", dual_targets)
+
+
+SIDES = ("left", "right")
+
+
+def _two_hands(
+    robot: stackik.RobotModel,
+    solver: KinematicsSolver,
+    q0: np.ndarray,
+    tasks: list,
+    frame: str,
+    targets_of: Callable[[int, tuple[np.ndarray, np.ndarray]], tuple[np.ndarray, np.ndarray]],
+) -> Case:
+    """Self-collision on; the left and right ``frame`` tasks follow ``targets_of(i, start)``."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", stackik.CollisionMarginWarning)
         solver.configure_collision_constraint(MIN_DISTANCE)
-    start = tuple(robot.get_frame_pose(f"{s}_tcp").translation.copy() for s in ("left", "right"))
+    start = tuple(
+        robot.get_frame_pose(f"{s}_{frame}").translation.copy() for s in ("left", "right")
+    )
 
     def targets(i: int) -> None:
-        for t, p in zip(hands, dual_targets(i, start), strict=True):  # type: ignore[arg-type]
+        for t, p in zip(tasks, targets_of(i, start), strict=True):  # type: ignore[arg-type]
             t.set_target_position(p)
 
-    return _stackik_case(robot, solver, q0, targets, hands)
+    return _stackik_case(robot, solver, q0, targets, tasks)
 
 
 # -- (F): the Panda of (B) in a world with a walking person -----------------------------
@@ -321,9 +338,8 @@ def _example(name: str) -> Any:
 
 
 _PERSON = _example("teleop_person")
-#: The person's capsules (radius, length) [m] and the pose of a capsule between two points.
+#: The person's capsules (radius, length) [m].
 BODY: dict[str, tuple[float, float]] = _PERSON.BODY
-segment: Callable[[np.ndarray, np.ndarray], np.ndarray] = _PERSON.segment
 #: Table (box under and in front of the arm) and wall (behind it): size, centre [m].
 TABLE = ((0.6, 1.4, 0.04), (0.6, 0.0, -0.02))
 WALL = ((0.05, 2.0, 1.6), (-0.5, 0.0, 0.6))
@@ -339,26 +355,10 @@ def person_poses(i: int) -> dict[str, np.ndarray]:
     y = -0.9 + 1.8 * s
     swing = 0.35 * np.sin(2 * np.pi * i / 150)
     reach = float(np.clip(1.0 - abs(y) / 0.5, 0.0, 1.0))
-    hip = np.array([0.62, y, 0.02])
-    neck = hip + np.array([0.0, 0.0, 0.55])
-    out = {
-        "torso": segment(hip, neck),
-        "head": segment(neck + np.array([0, 0, 0.14]), neck + np.array([0, 0, 0.22])),
-    }
-    for side, sign in (("l", 1.0), ("r", -1.0)):
-        shoulder = neck + np.array([0.0, 0.2 * sign, -0.05])
-        elbow = shoulder + np.array([0.08 * swing * sign, 0.0, -0.27])
-        hand = elbow + np.array([0.1 * swing * sign, 0.0, -0.25])
-        if side == "r":  # reaching over the table toward the tool
-            elbow = (1 - reach) * elbow + reach * (shoulder + np.array([-0.24, 0.05, -0.1]))
-            hand = (1 - reach) * hand + reach * np.array([0.28, y, 0.3])
-        knee = hip + np.array([0.1 * swing * sign, 0.1 * sign, -0.42])
-        foot = knee + np.array([-0.05 * swing * sign, 0.0, -0.4])
-        out[f"upper_arm_{side}"] = segment(shoulder, elbow)
-        out[f"forearm_{side}"] = segment(elbow, hand)
-        out[f"thigh_{side}"] = segment(hip + np.array([0, 0.1 * sign, 0]), knee)
-        out[f"shin_{side}"] = segment(knee, foot)
-    return out
+    hip = np.array([0.62, y, 0.02])  # the right hand reaches toward the tool's circle
+    return _PERSON.body_poses(
+        hip, swing, reach, np.array([-0.24, 0.05, -0.1]), np.array([0.28, y, 0.3])
+    )
 
 
 def world_panda() -> stackik.RobotModel:
@@ -479,16 +479,7 @@ def stackik_humanoid30() -> Case:
         t.gain = 5.0
         palms.append(t)
     solver.add_posture_task("posture").priority = 1
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", stackik.CollisionMarginWarning)
-        solver.configure_collision_constraint(MIN_DISTANCE)
-    start = tuple(robot.get_frame_pose(f"{s}_palm").translation.copy() for s in ("left", "right"))
-
-    def targets(i: int) -> None:
-        for t, p in zip(palms, palm_targets(i, start), strict=True):  # type: ignore[arg-type]
-            t.set_target_position(p)
-
-    return _stackik_case(robot, solver, q0, targets, palms)
+    return _two_hands(robot, solver, q0, palms, "palm", palm_targets)
 
 
 # -- EmbodiK ---------------------------------------------------------------------------

@@ -92,28 +92,42 @@ class Person:
         s, reach = self._phase(t)
         y = -1.6 + 3.2 * s
         swing = 0.35 * np.sin(2 * np.pi * 1.2 * (t - self.start)) * (0.0 < s < 1.0)
-        hip = np.array([0.95, y, 0.05])
-        neck = hip + np.array([0.0, 0.0, 0.55])
-        out = {
-            "torso": segment(hip, neck),
-            "head": segment(neck + np.array([0, 0, 0.14]), neck + np.array([0, 0, 0.22])),
-        }
-        for side, sign in (("l", 1.0), ("r", -1.0)):
-            shoulder = neck + np.array([0.0, 0.2 * sign, -0.05])
-            elbow = shoulder + np.array([0.08 * swing * sign, 0.0, -0.27])
-            hand = elbow + np.array([0.1 * swing * sign, 0.0, -0.25])
-            if side == "r":  # the reaching arm: toward the tool, over the table
-                target_elbow = shoulder + np.array([-0.26, 0.05, -0.08])
-                target_hand = CIRCLE_CENTRE + np.array([0.15 + CIRCLE_RADIUS, 0.0, 0.05])
-                elbow = (1 - reach) * elbow + reach * target_elbow
-                hand = (1 - reach) * hand + reach * target_hand
-            knee = hip + np.array([0.1 * swing * sign, 0.1 * sign, -0.42])
-            foot = knee + np.array([-0.05 * swing * sign, 0.0, -0.4])
-            out[f"upper_arm_{side}"] = segment(shoulder, elbow)
-            out[f"forearm_{side}"] = segment(elbow, hand)
-            out[f"thigh_{side}"] = segment(hip + np.array([0, 0.1 * sign, 0]), knee)
-            out[f"shin_{side}"] = segment(knee, foot)
-        return out
+        reach_elbow = np.array([-0.26, 0.05, -0.08])  # the reaching arm: over the table
+        reach_hand = CIRCLE_CENTRE + np.array([0.15 + CIRCLE_RADIUS, 0.0, 0.05])
+        return body_poses(np.array([0.95, y, 0.05]), swing, reach, reach_elbow, reach_hand)
+
+
+def body_poses(
+    hip: np.ndarray, swing: float, reach: float, reach_elbow: np.ndarray, reach_hand: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Capsule placements (4x4, metres) of a standing person, by body part.
+
+    Args:
+        hip: Hip position [m].
+        swing: Arm and leg swing of the walk (0: at rest).
+        reach: How far the right arm has gone toward its reach, in [0, 1].
+        reach_elbow: Right elbow at full reach, relative to the right shoulder [m].
+        reach_hand: Right hand at full reach, in the world [m].
+    """
+    neck = hip + np.array([0.0, 0.0, 0.55])
+    out = {
+        "torso": segment(hip, neck),
+        "head": segment(neck + np.array([0, 0, 0.14]), neck + np.array([0, 0, 0.22])),
+    }
+    for side, sign in (("l", 1.0), ("r", -1.0)):
+        shoulder = neck + np.array([0.0, 0.2 * sign, -0.05])
+        elbow = shoulder + np.array([0.08 * swing * sign, 0.0, -0.27])
+        hand = elbow + np.array([0.1 * swing * sign, 0.0, -0.25])
+        if side == "r":
+            elbow = (1 - reach) * elbow + reach * (shoulder + reach_elbow)
+            hand = (1 - reach) * hand + reach * reach_hand
+        knee = hip + np.array([0.1 * swing * sign, 0.1 * sign, -0.42])
+        foot = knee + np.array([-0.05 * swing * sign, 0.0, -0.4])
+        out[f"upper_arm_{side}"] = segment(shoulder, elbow)
+        out[f"forearm_{side}"] = segment(elbow, hand)
+        out[f"thigh_{side}"] = segment(hip + np.array([0, 0.1 * sign, 0]), knee)
+        out[f"shin_{side}"] = segment(knee, foot)
+    return out
 
 
 def build_robot() -> stackik.RobotModel:
