@@ -284,12 +284,7 @@ def stackik_dual() -> Case:
     q0 = dual_ready(robot)
     robot.update_kinematics(q0)
     solver = KinematicsSolver(robot, dt=DT)
-    hands = []
-    for side in ("left", "right"):
-        t = solver.add_frame_task(side, f"{side}_tcp", stackik.tasks.TaskType.FRAME_POSITION)
-        t.gain = 5.0
-        hands.append(t)
-    solver.add_posture_task("posture").priority = 1
+    hands = _hand_tasks(solver, "tcp")
     rel = robot.get_frame_pose("left_tcp").actInv(robot.get_frame_pose("right_tcp"))
     lo = np.concatenate([rel.translation - 0.02, [-0.1, -0.1, -0.1]])
     hi = np.concatenate([rel.translation + 0.02, [0.1, 0.1, 0.1]])
@@ -300,6 +295,17 @@ def stackik_dual() -> Case:
 
 
 SIDES = ("left", "right")
+
+
+def _hand_tasks(solver: KinematicsSolver, frame: str) -> list:
+    """Position tasks on the left and right ``frame`` (priority 0), posture below them."""
+    tasks = []
+    for side in SIDES:
+        t = solver.add_frame_task(side, f"{side}_{frame}", stackik.tasks.TaskType.FRAME_POSITION)
+        t.gain = 5.0
+        tasks.append(t)
+    solver.add_posture_task("posture").priority = 1
+    return tasks
 
 
 def _two_hands(
@@ -314,15 +320,20 @@ def _two_hands(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", stackik.CollisionMarginWarning)
         solver.configure_collision_constraint(MIN_DISTANCE)
-    start = tuple(
-        robot.get_frame_pose(f"{s}_{frame}").translation.copy() for s in ("left", "right")
-    )
+    return _stackik_case(robot, solver, q0, _follow(robot, tasks, frame, targets_of), tasks)
+
+
+def _follow(
+    robot: stackik.RobotModel, tasks: list, frame: str, targets_of: Callable
+) -> Callable[[int], None]:
+    """Set the left and right tasks' targets of step ``i`` from where ``frame`` starts."""
+    start = tuple(robot.get_frame_pose(f"{side}_{frame}").translation.copy() for side in SIDES)
 
     def targets(i: int) -> None:
-        for t, p in zip(tasks, targets_of(i, start), strict=True):  # type: ignore[arg-type]
+        for t, p in zip(tasks, targets_of(i, start), strict=True):
             t.set_target_position(p)
 
-    return _stackik_case(robot, solver, q0, targets, tasks)
+    return targets
 
 
 # -- (F): the Panda of (B) in a world with a walking person -----------------------------
@@ -473,12 +484,7 @@ def stackik_humanoid30() -> Case:
     q0 = humanoid30.start_configuration(robot)
     robot.update_kinematics(q0)
     solver = KinematicsSolver(robot, dt=DT)
-    palms = []
-    for side in ("left", "right"):
-        t = solver.add_frame_task(side, f"{side}_palm", stackik.tasks.TaskType.FRAME_POSITION)
-        t.gain = 5.0
-        palms.append(t)
-    solver.add_posture_task("posture").priority = 1
+    palms = _hand_tasks(solver, "palm")
     return _two_hands(robot, solver, q0, palms, "palm", palm_targets)
 
 
@@ -589,13 +595,7 @@ def embodik_dual() -> Case:
     hi = np.concatenate([rel.translation + 0.02, w + 0.1])
     solver.configure_relative_pose_constraint("left_tcp", "right_tcp", lo, hi)
     pairs = _embodik_collision(robot, solver, DUAL_SRDF, ours)
-    start = tuple(ours.get_frame_pose(f"{s}_tcp").translation.copy() for s in ("left", "right"))
-
-    def targets(i: int) -> None:
-        for t, p in zip(hands, dual_targets(i, start), strict=True):  # type: ignore[arg-type]
-            t.set_target_position(p)
-
-    return _embodik_case(robot, solver, q0, targets, hands, pairs)
+    return _embodik_case(robot, solver, q0, _follow(ours, hands, "tcp", dual_targets), hands, pairs)
 
 
 def embodik_humanoid30() -> Case:
@@ -621,13 +621,9 @@ def embodik_humanoid30() -> Case:
     robot.apply_collision_exclusions(geometry_pairs(ours, srdf) + extra)
     solver.configure_collision_constraint(MIN_DISTANCE, max_constraints=8)
     pairs = len(robot.get_collision_pair_names())
-    start = tuple(ours.get_frame_pose(f"{s}_palm").translation.copy() for s in ("left", "right"))
-
-    def targets(i: int) -> None:
-        for t, p in zip(palms, palm_targets(i, start), strict=True):  # type: ignore[arg-type]
-            t.set_target_position(p)
-
-    return _embodik_case(robot, solver, q0, targets, palms, pairs)
+    return _embodik_case(
+        robot, solver, q0, _follow(ours, palms, "palm", palm_targets), palms, pairs
+    )
 
 
 # -- pink ------------------------------------------------------------------------------
