@@ -10,15 +10,23 @@ included) and as the phase's own time:
 * ``warmup``: ``stackik.warmup(solver)`` (only in the warm-up cases);
 * ``solve_velocity``: the first ``solve_velocity``;
 * ``solve_position``: the first ``solve_position`` (a reachable pose);
-* ``find_configs``: the first ``find_configs`` (numeric multi-start, 7-DoF arm).
+* ``find_configs``: the first ``find_configs`` (numeric multi-start, 7-DoF arm, 50 ms
+  budget);
+* ``compiled``: when the process runs compiled kernels (``stackik._jit.load()`` waits
+  for the background switch of a first use that started on plain Python kernels).
 
-Then ``python examples/demo.py`` with an empty cache (its whole wall time), and the ten
-kernels whose compilation cost the most, from numba's ``numba:compile`` events: *self*
-is the kernel's own compile time (callees compiled while typing it excluded), *total*
-includes them. Compiles done in the worker processes of :func:`stackik.warmup` are
-reported by ``stackik._jit.compile_log()`` where that exists.
+By default (``STACKIK_FIRST_USE=python``) a first use runs the kernels as plain Python
+while a background thread loads them (on an empty cache: after worker processes have
+compiled every kernel); the ``STACKIK_FIRST_USE=wait`` cases load or compile before the
+first call returns (the behaviour before; ``--before`` adds its empty-cache case, minutes
+on 2 cores). Then ``python examples/demo.py`` with an empty cache (its whole wall time),
+and the ten kernels whose compilation cost the most in the empty-cache run, from
+``stackik._jit.compile_log()`` (numba's compile events, in this process and in the
+worker processes): *self* is the kernel's own compile time (callees compiled while typing
+it excluded), *total* includes them.
 
-Run: ``python benchmarks/bench_cold_start.py [--repeat 3] [--skip-demo] [--json OUT]``.
+Run: ``python benchmarks/bench_cold_start.py [--repeat 3] [--skip-demo] [--before]
+[--json OUT]``.
 """
 
 from __future__ import annotations
@@ -40,24 +48,8 @@ t_start = time.perf_counter()
 marks = {}
 import numpy as np
 import stackik
+from stackik import _jit
 marks["import"] = time.perf_counter()
-import numba.core.event as ev
-
-class Recorder(ev.Listener):
-    def __init__(self):
-        self.stack, self.log = [], []
-    def on_start(self, event):
-        self.stack.append([event.data["dispatcher"], time.perf_counter(), 0.0])
-    def on_end(self, event):
-        disp, t0, child = self.stack.pop()
-        total = time.perf_counter() - t0
-        if self.stack:
-            self.stack[-1][2] += total
-        f = disp.py_func
-        self.log.append([f"{f.__module__}.{f.__qualname__}", total - child, total])
-
-recorder = Recorder()
-ev.register("numba:compile", recorder)
 robots = sys.argv[1]
 robot = stackik.RobotModel(f"{robots}/panda/panda.urdf", srdf_path=f"{robots}/panda/panda.srdf")
 solver = stackik.KinematicsSolver(robot, dt=0.01)
@@ -73,6 +65,7 @@ if sys.argv[2] == "warmup":
     marks["warmup"] = time.perf_counter()
 solver.solve_velocity(q)
 marks["solve_velocity"] = time.perf_counter()
+python_first = _jit.runs_python_first() and not _jit.is_compiled()
 robot.update_kinematics(np.array([0.3, -0.2, 0.1, -1.9, 0.1, 1.8, 0.5]))
 target = robot.get_frame_pose("panda_hand_tcp")
 robot.update_kinematics(q)
@@ -80,34 +73,46 @@ res = solver.solve_position(q, target, "panda_hand_tcp")
 marks["solve_position"] = time.perf_counter()
 found = solver.find_configs(target, "panda_hand_tcp", max_solutions=2, time_budget=0.05, seed=1)
 marks["find_configs"] = time.perf_counter()
-ev.unregister("numba:compile", recorder)
-log = recorder.log
-try:
-    from stackik import _jit
-    log = log + [list(r) for r in _jit.compile_log() if r[3]]  # worker compiles
-except (ImportError, AttributeError):
-    pass
-print(json.dumps({"t_start": t_start, "marks": marks, "log": log,
+_jit.load()  # waits for the switch to compiled kernels (a first use that ran Python)
+marks["compiled"] = time.perf_counter()
+log = [list(r) for r in _jit.compile_log()]  # (kernel, own s, total s, in a worker)
+print(json.dumps({"t_start": t_start, "marks": marks, "log": log, "python_first": python_first,
                   "position_status": res.status.name, "found": len(found)}))
 """
 
-PHASES = ("import", "setup", "warmup", "solve_velocity", "solve_position", "find_configs")
+PHASES = (
+    "import",
+    "setup",
+    "warmup",
+    "solve_velocity",
+    "solve_position",
+    "find_configs",
+    "compiled",
+)
 
 
-def _env(cache: str | None) -> dict[str, str]:
+def _env(cache: str | None, first_use: str = "python") -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), env.get("PYTHONPATH", "")])
+    env["STACKIK_FIRST_USE"] = first_use
     if cache is not None:
         env["STACKIK_CACHE_DIR"] = cache
     return env
 
 
-def probe(mode: str, cache: str | None) -> dict:
-    """One fresh process; the phases as wall clock since the process was started."""
+def probe(mode: str, cache: str | None, first_use: str = "python") -> dict:
+    """One fresh process; the phases as wall clock since the process was started.
+
+    Args:
+        mode: ``"warmup"`` calls ``stackik.warmup(solver)`` before the solves.
+        cache: The cache base folder.
+        first_use: ``STACKIK_FIRST_USE``: ``"python"`` (the default: plain Python
+            kernels until the background switch) or ``"wait"`` (load or compile first).
+    """
     start = time.perf_counter()
     out = subprocess.run(
         [sys.executable, "-c", PROBE, str(ROOT / "robots"), mode],
-        env=_env(cache),
+        env=_env(cache, first_use),
         capture_output=True,
         text=True,
         check=True,
@@ -146,11 +151,11 @@ def costliest(log: list[list], count: int = 10) -> list[tuple[str, float, float,
     return [(name, r[0], r[1], int(r[2])) for name, r in ranked[:count]]
 
 
-def demo_time(cache: str) -> float:
+def demo_time(cache: str, first_use: str = "python") -> float:
     start = time.perf_counter()
     subprocess.run(
         [sys.executable, str(ROOT / "examples" / "demo.py")],
-        env=_env(cache),
+        env=_env(cache, first_use),
         capture_output=True,
         check=True,
         timeout=1800,
@@ -158,34 +163,51 @@ def demo_time(cache: str) -> float:
     return time.perf_counter() - start
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=3, help="runs per warm case (best)")
-    parser.add_argument("--skip-demo", action="store_true", help="do not time the demo")
-    parser.add_argument("--json", type=Path, default=None, help="write the figures here")
-    args = parser.parse_args()
+def run_cases(args: argparse.Namespace) -> dict:
+    """Every case; returns the figures (and the empty-cache compile log under "log")."""
     report: dict = {}
-    print("wall clock since process start (the phase's own time in brackets):")
+    print("wall clock since process start (the phase's own time in brackets; 'compiled':")
+    print("when the process runs compiled kernels):")
     with tempfile.TemporaryDirectory() as empty:
         cold = probe("plain", empty)
         report["empty cache"] = show("empty cache", [cold])
+        report["log"] = cold["log"]
         warm = [probe("plain", empty) for _ in range(args.repeat)]
         report["warm cache"] = show("warm cache (same folder, next process)", warm)
         report["warm cache, warmup"] = show(
             "warm cache, stackik.warmup(solver)",
             [probe("warmup", empty) for _ in range(args.repeat)],
         )
-    with tempfile.TemporaryDirectory() as empty:
-        report["empty cache, warmup"] = show(
-            "empty cache, stackik.warmup(solver)", [probe("warmup", empty)]
+        report["warm cache, wait"] = show(
+            "warm cache, STACKIK_FIRST_USE=wait",
+            [probe("plain", empty, "wait") for _ in range(args.repeat)],
         )
+    if args.before:
+        with tempfile.TemporaryDirectory() as empty:
+            report["empty cache, wait"] = show(
+                "empty cache, STACKIK_FIRST_USE=wait", [probe("plain", empty, "wait")]
+            )
     if not args.skip_demo:
         with tempfile.TemporaryDirectory() as empty:
             report["demo"] = demo_time(empty)
         print(f"  python examples/demo.py, empty cache: {report['demo']:.1f} s")
-    log = cold["log"]
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=3, help="runs per warm case (best)")
+    parser.add_argument("--skip-demo", action="store_true", help="do not time the demo")
+    parser.add_argument(
+        "--before", action="store_true", help="also the empty cache with STACKIK_FIRST_USE=wait"
+    )
+    parser.add_argument("--json", type=Path, default=None, help="write the figures here")
+    args = parser.parse_args()
+    report = run_cases(args)
+    log = report.pop("log")
+    workers = sum(1 for r in log if r[3])
     print(
-        f"compiles in the empty-cache run: {len(log)} "
+        f"compiles in the empty-cache run: {len(log)}, {workers} of them in worker processes "
         f"(own time {sum(r[1] for r in log):.1f} s); the ten costliest kernels:"
     )
     report["costliest"] = costliest(log)

@@ -58,9 +58,10 @@ def main() -> None:
     q = q_home.copy()
     solve_us, min_distance = [], np.inf
     t0 = time.perf_counter()
-    # The first solve on a machine compiles the solver's kernels (once; later runs load
-    # them from the cache in well under a second): a progress bar shows it (rich, when
-    # installed; else a plain line).
+    # The solver's kernels start as plain Python (same results, slower) while numba loads
+    # them in the background, or, the first time on a machine, compiles them (a line on
+    # stderr says so); a process that waits for them (`stackik.warmup`, or
+    # STACKIK_FIRST_USE=wait) shows a progress bar while they compile.
     with compile_progress("compiling the solver kernels (first run on this machine)"):
         for step in range(1, args.steps + 1):
             result = solver.solve_velocity(q)
@@ -80,7 +81,7 @@ def main() -> None:
     lower, upper = robot.get_joint_limits()
     inside = bool(np.all(q >= lower - 1e-9) and np.all(q <= upper + 1e-9))
     print(f"stopped after {step} steps, {elapsed * 1e3:.0f} ms wall time")
-    print("  (the first solve loads the compiled solver kernels, or compiles them once)")
+    print(f"  (solver kernels: {stackik.kernel_mode()})")
     print(
         f"  position error {np.linalg.norm(error[:3]):.2e} m, "
         f"orientation error {np.linalg.norm(error[3:]):.2e} rad"

@@ -39,6 +39,19 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+# -- compiled kernels from the first test on ------------------------------------------------
+# A process's first kernel call runs plain Python while numba loads in the background
+# (stackik._jit.start). The suite loads the compiled kernels up front instead, so the
+# tests with time budgets see the same speed from the first test to the last; the first
+# use itself is tested in fresh interpreters (test_first_use.py), and the examples run
+# as a user's would.
+@pytest.fixture(scope="session", autouse=True)
+def _compiled_kernels() -> None:
+    from stackik import _jit
+
+    _jit.load()
+
+
 # -- independent computations ---------------------------------------------------------------
 def frame_pose_pin(model: pin.Model, q: np.ndarray, frame: str) -> pin.SE3:
     """World pose of ``frame`` computed with a fresh Pinocchio Data (not the cache)."""

@@ -43,6 +43,7 @@ def _python(code: str, folder: Path, cache: Path, **env: str) -> list[str]:
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")]),
         "STACKIK_CACHE_DIR": str(cache),
+        "STACKIK_FIRST_USE": "wait",  # these cases are about the compiled path
         **env,
     }
     environment.pop("NUMBA_DISABLE_JIT", None)

@@ -102,6 +102,7 @@ def _env(folder: Path, cache: Path, **extra: str) -> dict[str, str]:
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")]),
         "STACKIK_CACHE_DIR": str(cache),
+        "STACKIK_FIRST_USE": "wait",  # these cases are about compiling (test_first_use.py)
         **extra,
     }
     for name in ("NUMBA_DISABLE_JIT", "STACKIK_DISABLE_JIT", "NUMBA_CPU_NAME"):

@@ -61,7 +61,7 @@ from .results import (
     get_solver_status_hint,
 )
 from .sns import TaskSolveMode
-from .solver import KinematicsSolver, warmup, warmup_in_background
+from .solver import KinematicsSolver, kernel_mode, warmup, warmup_in_background
 from .spatial import (
     as_se3,
     clamp_configuration,
@@ -188,6 +188,7 @@ __all__ = [
     "get_pose_error_vector",
     "get_solver_status_hint",
     "joint_callback",
+    "kernel_mode",
     "limit_task_velocity",
     "load_motion_limits",
     "log3",

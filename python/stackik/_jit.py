@@ -41,6 +41,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -50,16 +51,20 @@ from . import _kcache
 from .errors import KernelCacheWarning
 
 __all__ = [
+    "FIRST_USE_VAR",
     "CompileRecord",
     "Kernel",
     "cache_dir",
     "compile_log",
+    "follow",
     "is_compiled",
     "kernel",
     "load",
     "missing_kernels",
     "on_compile",
     "register_warmup",
+    "runs_python_first",
+    "start",
     "warmup",
     "warmup_jobs",
 ]
@@ -85,8 +90,22 @@ _LOG: list[CompileRecord] = []
 _HOOKS: list[Callable[[str, str], None]] = []
 _MACHINE_ONLY: set[Callable[[], None]] = set()
 _CACHES: dict[Callable[..., Any], Any] = {}  # kernel function -> its cache (when cached)
+_BY_FUNC: dict[Callable[..., Any], Kernel] = {}  # kernel function -> its Kernel
 #: Environment variable: how many background processes compile on a first use (0: none).
 WORKERS_VAR = "STACKIK_COMPILE_WORKERS"
+#: Environment variable: what the first kernel call of a process does. ``python`` (the
+#: default): run the kernels as plain Python while a background thread loads (or has
+#: compiled) the machine code, then switch; ``wait``: load or compile before returning.
+FIRST_USE_VAR = "STACKIK_FIRST_USE"
+#: The notice of a first use on a machine without compiled kernels (plain Python meanwhile).
+TIERED_NOTICE = (
+    "stackik: compiling numba kernels for this machine into {folder}, in the background "
+    "(once per machine and stackik/numba version; one to a few minutes on a 2-core "
+    "machine); meanwhile they run as plain Python, with the same results, 10-100x "
+    "slower (`stackik warmup` compiles them ahead of time)"
+)
+#: Whether kernels run as plain Python until the background switch (see :func:`start`).
+_TIERED = [False]
 
 
 class Kernel:
@@ -110,6 +129,7 @@ class Kernel:
         self.__name__ = func.__name__
         self.__doc__ = func.__doc__
         self._impl: Callable[..., Any] | None = None
+        self._compiled: Any = None  # the numba dispatcher, once made
 
     @property
     def impl(self) -> Callable[..., Any]:
@@ -120,7 +140,12 @@ class Kernel:
         return self._impl
 
     def __call__(self, *args: Any) -> Any:
-        impl = self._impl if self._impl is not None else self.impl
+        impl = self._impl
+        if impl is None:
+            start()
+            impl = self._impl if self._impl is not None else self.impl
+        if _TIERED[0]:
+            return _python_call(self, args)
         return impl(*args)
 
     def __repr__(self) -> str:
@@ -145,12 +170,16 @@ def kernel(func: Callable[..., Any] | None = None, *, inline: bool = False) -> A
     k = Kernel(func, inline)
     with _LOCK:
         _KERNELS.append(k)
+        _BY_FUNC[func] = k
         if _STATE["loaded"]:
             # A module imported after loading: the name the decorator binds is the
             # implementation itself, so compiled callers defined later see a dispatcher.
             _bind(k)
             assert k._impl is not None
             return k._impl
+        if _TIERED[0]:  # runs as plain Python until the switch binds it with the rest
+            k._impl = k.py_func
+            return func  # its module calls it directly (see _python_kernel_modules)
     return k
 
 
@@ -215,6 +244,14 @@ def _bind(k: Kernel) -> None:
     if numba is None or numba.config.DISABLE_JIT:
         k._impl = k.py_func
         return
+    k._impl = _dispatcher(k)
+
+
+def _dispatcher(k: Kernel) -> Any:
+    """``k``'s numba dispatcher with the stackik cache (made once)."""
+    if k._compiled is not None:
+        return k._compiled
+    numba = _STATE["numba"]
     options: dict[str, Any] = {"nogil": True}
     if k.inline:
         options["inline"] = "always"
@@ -230,37 +267,271 @@ def _bind(k: Kernel) -> None:
             # ``Dispatcher.enable_caching`` sets this same attribute to a FunctionCache.
             setattr(dispatcher, "_cache", cache)  # noqa: B010
             _CACHES[k.py_func] = cache
-    k._impl = dispatcher
+    k._compiled = dispatcher
+    return dispatcher
 
 
 def _rebind_module(module_name: str) -> None:
-    """Replace every :class:`Kernel` object held in a module's globals by its impl."""
+    """Replace every kernel a module's globals hold by the kernel's impl.
+
+    A kernel is held as its :class:`Kernel` object, or as its plain function while
+    kernels run as Python (:func:`start`).
+    """
     mod = sys.modules.get(module_name)
     if mod is None:
         return
     space = mod.__dict__
     for name, value in list(space.items()):
-        if isinstance(value, Kernel) and value._impl is not None:
+        if not isinstance(value, Kernel):
+            plain = isinstance(value, types.FunctionType)
+            value = _BY_FUNC.get(value) if plain else None
+            if value is None:
+                continue
+        if value._impl is not None:
             space[name] = value._impl
 
 
 def load() -> bool:
     """Bind every registered kernel (import numba once); return whether they are compiled.
 
-    Safe to call many times and from several threads; only the first call works.
+    Safe to call many times and from several threads; only the first call works. While
+    a first use runs the kernels as plain Python (:func:`start`), waits for the switch
+    to compiled code.
     """
+    if _TIERED[0] and _tier.wait():
+        return is_compiled()
     with _LOCK:
         if not _STATE["loaded"]:
-            _STATE["numba"] = _numba()
+            if _STATE["numba"] is None:  # (a first use whose switch failed has it)
+                _STATE["numba"] = _numba()
             for k in _KERNELS:
                 _bind(k)
-            package = __name__.split(".")[0]
-            names = {m for m in list(sys.modules) if m == package or m.startswith(package + ".")}
-            names.update(k.module for k in _KERNELS)  # kernel modules outside the package
-            for module_name in sorted(names):
-                _rebind_module(module_name)
+            _rebind_modules()
             _STATE["loaded"] = True
+            _TIERED[0] = False
     return is_compiled()
+
+
+def _rebind_modules() -> None:
+    """Every module of the package (and every kernel module) to the kernels' impls."""
+    package = __name__.split(".")[0]
+    names = {m for m in list(sys.modules) if m == package or m.startswith(package + ".")}
+    names.update(k.module for k in _KERNELS)  # kernel modules outside the package
+    for module_name in sorted(names):
+        _rebind_module(module_name)
+
+
+def runs_python_first() -> bool:
+    """Whether kernels run (or will first run) as plain Python, loading in the background.
+
+    See :func:`start`.
+    """
+    return _TIERED[0] or (not _STATE["loaded"] and _first_use_python())
+
+
+def _first_use_python() -> bool:
+    """Whether a first use runs plain Python while loading in the background."""
+    if os.environ.get(FIRST_USE_VAR, "python").strip().lower() in ("wait", "compile"):
+        return False
+    if os.environ.get("STACKIK_DISABLE_JIT", "").strip() not in ("", "0"):
+        return False  # plain Python for good: load() binds it
+    return not os.environ.get(FOLDER_VAR, "").strip()  # a warm-up worker compiles
+
+
+def start(jobs: Sequence[str] | None = None) -> None:
+    """Make the kernels callable without waiting for numba (the first use of a process).
+
+    By default (``STACKIK_FIRST_USE=python``) every kernel runs as plain Python at once,
+    with the same results bit for bit, while a background thread imports numba and
+    loads the machine code from the cache; on a machine where the cache is empty it
+    first compiles every kernel in worker processes (one per core but one), or waits for
+    the process of this node that already does. Then it loads what this process has
+    called and switches every kernel to its compiled form. ``STACKIK_FIRST_USE=wait``
+    (and a warm-up worker) loads, or compiles, here instead: :func:`load`.
+
+    Args:
+        jobs: The warm-up jobs the background workers run on an empty cache (default:
+            every registered one, ``machine_only`` included: the whole package).
+    """
+    if _STATE["loaded"] or _TIERED[0]:
+        return
+    if not _first_use_python():
+        load()
+        return
+    with _LOCK:
+        if _STATE["loaded"] or _TIERED[0]:
+            return
+        for k in _KERNELS:
+            k._impl = k.py_func
+        _STATE["background"] = False  # the tier thread compiles, not a listener
+        _TIERED[0] = True
+        _python_kernel_modules()
+        _tier.begin(jobs)
+
+
+def follow(func: Callable[..., Any]) -> Callable[..., Any]:
+    """A reference to keep to a kernel read from its module: it follows the switch.
+
+    While kernels run as plain Python (:func:`start`), a kernel module holds the plain
+    function; kept as is, it would stay plain Python after the switch. This returns the
+    :class:`Kernel` for it then (which calls the compiled form once switched), and
+    ``func`` itself otherwise.
+    """
+    if _TIERED[0] and isinstance(func, types.FunctionType):
+        return _BY_FUNC.get(func, func)
+    return func
+
+
+def _python_call(k: Kernel, args: tuple[Any, ...]) -> Any:
+    """Run ``k`` as plain Python; remember the arguments of its first call.
+
+    Only calls from outside the kernels come here: the kernel modules themselves hold
+    the plain functions while kernels run as Python (:func:`_python_kernel_modules`).
+    """
+    if k not in _tier.entries:
+        _tier.entries[k] = args
+    return k.py_func(*args)
+
+
+def _python_kernel_modules() -> None:
+    """In every module that defines kernels, each kernel's name to its plain function.
+
+    Kernels then call each other without the :class:`Kernel` wrapper; every other module
+    keeps the wrappers, which record the calls from outside for the switch.
+    """
+    for module_name in sorted({k.module for k in _KERNELS}):
+        mod = sys.modules.get(module_name)
+        if mod is None:
+            continue
+        space = mod.__dict__
+        for name, value in list(space.items()):
+            if isinstance(value, Kernel):
+                space[name] = value.py_func
+
+
+class _Tier:
+    """The background thread of :func:`start`: compile or load, then switch."""
+
+    def __init__(self) -> None:
+        self.entries: dict[Kernel, tuple[Any, ...]] = {}  # kernel -> arguments
+        self.thread: threading.Thread | None = None
+        self.done = threading.Event()
+        self.switched = False
+        self.jobs: list[str] | None = None
+
+    def begin(self, jobs: Sequence[str] | None) -> None:
+        self.jobs = None if jobs is None else list(jobs)
+        self.thread = threading.Thread(target=self.run, name="stackik-kernels", daemon=True)
+        self.thread.start()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the switch (not from the tier thread itself); whether it happened."""
+        if threading.current_thread() is not self.thread:
+            self.done.wait(timeout)
+        return self.switched
+
+    def run(self) -> None:
+        # The foreground runs Python kernels without pause; at the default 5 ms switch
+        # interval this thread would wait that long for the GIL after each file read of
+        # numba's import and of the cache, taking many seconds. A short interval while
+        # it runs lets both threads progress.
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(interval, 2e-4))
+        try:
+            self.load_and_switch()
+        finally:
+            sys.setswitchinterval(interval)
+            self.done.set()
+
+    def load_and_switch(self) -> None:
+        try:
+            numba = _numba()
+            if numba is None or numba.config.DISABLE_JIT:
+                return
+            with _LOCK:
+                _STATE["numba"] = numba
+                kernels = list(_KERNELS)
+            for k in kernels:
+                _typed_as_dispatcher(k, numba)
+            if _STATE.get("cache_dir") and not _is_warm():
+                self.compile_elsewhere()
+            self.preload()
+            self.switch()
+        except Exception as exc:  # plain Python stays: correct results, slower
+            LOGGER.warning(
+                "stackik: the compiled kernels could not be loaded (%s: %s); they keep "
+                "running as plain Python",
+                type(exc).__name__,
+                exc,
+            )
+
+    def compile_elsewhere(self) -> None:
+        """Fill the cache in worker processes, or wait for the node's process that does."""
+        path = os.path.join(str(_STATE["cache_dir"]), "background.lock")
+        guard = _kcache.try_lock(path)
+        if guard is None:  # another process of this node compiles: wait for it
+            if _kcache.LOCKS.acquire(path):
+                _kcache.LOCKS.release(path)
+            if _is_warm():
+                return
+            guard = _kcache.try_lock(path)
+            if guard is None:
+                return
+        try:
+            if _is_warm():
+                return
+            LOGGER.warning(TIERED_NOTICE.format(folder=cache_dir()))
+            _STATE["noticed"] = True
+            jobs = self.jobs if self.jobs is not None else warmup_jobs(everything=True)
+            count = _background_count()
+            if count >= 1 and _run_workers(jobs, count, None):
+                _mark_warm(jobs)
+        finally:
+            os.close(guard)
+
+    def preload(self) -> None:
+        """Load each kernel this process called, with those argument types, if cached.
+
+        A specialisation the cache does not hold compiles on its first compiled call
+        (here it would compile against the plain functions the kernel modules hold).
+        """
+        for k, args in list(self.entries.items()):
+            cache = _CACHES.get(k.py_func)
+            if k.inline or cache is None:
+                continue
+            dispatcher = k._compiled
+            try:
+                sig = tuple(dispatcher.typeof_pyval(a) for a in args)
+                if cache.holds(sig, dispatcher.targetctx):
+                    dispatcher.compile(sig)
+            except Exception:  # loaded (or compiled) on its first compiled call instead
+                LOGGER.debug("stackik: preloading %s failed", k.name, exc_info=True)
+
+    def switch(self) -> None:
+        """Every kernel and every module's name of it to the compiled form, at once."""
+        with _LOCK:
+            for k in _KERNELS:  # (unused while _TIERED holds: calls go to _python_call)
+                _typed_as_dispatcher(k, _STATE["numba"])
+                k._impl = k._compiled
+            _rebind_modules()
+            _STATE["loaded"] = True
+            _TIERED[0] = False
+            self.switched = True
+            self.entries.clear()
+
+
+_tier = _Tier()
+
+
+def _typed_as_dispatcher(k: Kernel, numba: Any) -> None:
+    """Make ``k``'s dispatcher and let numba type the plain function as that dispatcher.
+
+    While kernels run as plain Python their modules hold the plain functions; a kernel
+    compiled in this process meanwhile (or while the switch rebinds the modules) finds
+    a callee's plain function as a global, which numba types through ``_numba_type_``.
+    """
+    dispatcher = _dispatcher(k)
+    setattr(k.py_func, "_numba_type_", numba.typeof(dispatcher))  # noqa: B010
 
 
 def is_compiled() -> bool:
@@ -555,8 +826,12 @@ def _worker_loop() -> None:
         except Exception as exc:  # reported; the parent runs the job again and raises
             error = f"{type(exc).__name__}: {exc}"
         reply = {"job": job, "error": error, "log": [list(r[:3]) for r in _LOG[before:]]}
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(json.dumps(reply) + "\n")
+            sys.stdout.flush()
+        except OSError:  # the parent exited (its compiles stay in the cache): stop quietly
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return
 
 
 def _run_workers(

@@ -285,6 +285,14 @@ def make_cache_class(numba: Any, on_event: Any) -> type:
             """Whether the cache holds any compiled specialisation of this kernel."""
             return os.path.exists(self._files.index_path())
 
+        def holds(self, sig: Any, target_context: Any) -> bool:
+            """Whether the index lists ``sig`` for this machine (nothing is loaded)."""
+            try:
+                key = self._index_key(sig, target_context.codegen())
+                return key in self._files.index()
+            except Exception:  # no index, or a damaged one
+                return False
+
         def lock_path(self) -> str:
             """The kernel's lock file."""
             return str(self._lock_path)

@@ -1508,7 +1508,9 @@ def _representative_solver(robot: RobotModel) -> KinematicsSolver:
 def warmup(*targets: KinematicsSolver | RobotModel) -> int:
     """Compile (or load from the cache) every kernel now, off the control loop.
 
-    Loads every registered kernel and runs the registered warm-ups; then, for each
+    Loads every registered kernel (during a first use that runs them as plain Python,
+    waits for the background switch to compiled code) and runs the registered warm-ups;
+    then, for each
     target, runs one complete step of a *copy* of it (a solver: exactly its tasks and
     constraints; a robot: a frame task, a posture task and, with collision geometry, a
     collision constraint), so the first real step of the loop finds every kernel
@@ -1534,6 +1536,22 @@ def warmup(*targets: KinematicsSolver | RobotModel) -> int:
         solver.solve_velocity(solver.kinematics.q.copy())
         runs += 1
     return runs
+
+
+def kernel_mode() -> str:
+    """How stackik's compiled kernels run in this process right now.
+
+    Returns:
+        ``"compiled"``; ``"plain Python (switching to compiled code in the
+        background)"`` during a first use (see the deployment guide); or ``"plain
+        Python"`` without numba or with ``STACKIK_DISABLE_JIT=1``. Results are the same
+        bit for bit in every mode; only the speed differs.
+    """
+    if _jit.is_compiled():
+        return "compiled"
+    if _jit.runs_python_first():
+        return "plain Python (switching to compiled code in the background)"
+    return "plain Python"
 
 
 def warmup_in_background(*targets: KinematicsSolver | RobotModel) -> threading.Thread:

@@ -149,13 +149,18 @@ def compile_progress(label: str = "compiling kernels") -> Iterator[None]:
 
     A ``rich`` progress bar on stderr (the ``cli`` extra) over the kernels not yet in
     the cache; without ``rich``, one plain line when compiling starts and one when the
-    block ends. Kernels that load from the cache show nothing.
+    block ends. Kernels that load from the cache show nothing, and so does a first use
+    that runs the kernels as plain Python while they compile in the background
+    (:func:`stackik._jit.start`; its one line on stderr says so).
 
     Args:
         label: What the bar says.
     """
     from . import _jit
 
+    if _jit.runs_python_first():  # nothing compiles here: the kernels start as Python
+        yield
+        return
     state: dict[str, Any] = {"count": 0, "bar": None, "task": None, "start": None}
     total = max(1, len(_jit.missing_kernels()))
     rich: Any = None

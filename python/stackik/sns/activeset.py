@@ -116,11 +116,32 @@ def cholesky_inverse(G: np.ndarray, nv: int, J: np.ndarray, L: np.ndarray) -> bo
 
 
 @kernel(inline=True)
+def _hypot(a: float, b: float) -> float:
+    """``sqrt(a^2 + b^2)`` with the same bits compiled and as plain Python.
+
+    ``math.hypot`` is CPython's own algorithm in plain Python and the C library's in
+    compiled code; the two differ in the last bit now and then. This squares and adds
+    (scaled by the larger magnitude only where the squares would overflow or underflow),
+    which both run identically (IEEE ``*``, ``+``, ``/`` and ``sqrt``, no contraction).
+    """
+    s = a * a + b * b
+    if 1e-290 < s < 1e290:
+        return math.sqrt(s)
+    x, y = abs(a), abs(b)
+    if x < y:
+        x, y = y, x
+    if x == 0.0:
+        return 0.0
+    t = y / x
+    return x * math.sqrt(1.0 + t * t)
+
+
+@kernel(inline=True)
 def _givens(a: float, b: float) -> tuple[float, float, float]:
     """``(c, s, rho)`` with ``[c s; -s c] [a; b] = [rho; 0]`` (``rho = +-hypot(a, b)``)."""
     if b == 0.0:
         return 1.0, 0.0, a
-    rho = math.hypot(a, b)
+    rho = _hypot(a, b)
     if a < 0.0:
         rho = -rho
     return a / rho, b / rho, rho

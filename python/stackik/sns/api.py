@@ -177,10 +177,14 @@ def _checked_count(n: int) -> int:
 
 
 def _compiled_entry() -> Callable[..., float]:
-    """The entry kernel as bound by :func:`stackik._jit.load` (compiled when numba is there)."""
-    _jit.load()
-    entry = run.sns_run
-    return entry.impl if isinstance(entry, _jit.Kernel) else entry
+    """The entry kernel as bound by :func:`stackik._jit.start`.
+
+    The dispatcher once kernels are compiled (or the plain function without numba);
+    during a first use that runs plain Python (:func:`stackik._jit.start`), the
+    :class:`~stackik._jit.Kernel` itself, which follows the switch to compiled code.
+    """
+    _jit.start()
+    return _jit.follow(run.sns_run)
 
 
 class SNSSolver:
@@ -268,12 +272,16 @@ class SNSSolver:
         self._act = np.zeros(n, dtype=np.int64)
         self._levels: dict[int, np.ndarray] = {}  # how each level was solved, per level count
         self._run: Callable[..., float]
-        if _validate.flag(use_numba, "use_numba"):
+        self._use_numba = _validate.flag(use_numba, "use_numba")
+        if self._use_numba:
             self._run = _compiled_entry()
-            self.compiled = _jit.is_compiled()
         else:
             self._run = run.python_sns_run()
-            self.compiled = False
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the solves run compiled kernels now (False: plain Python)."""
+        return self._use_numba and _jit.is_compiled()
 
     def _reference_qp(self, enable: bool = True) -> None:
         """Run the exact fallbacks in Python with ``quadprog`` (the reference).

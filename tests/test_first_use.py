@@ -1,0 +1,366 @@
+"""A process's first kernel call (stackik._jit.start): plain Python at once, then compiled.
+
+* on an empty cache the first call does not wait for the compiler: it runs the plain
+  Python kernels while worker processes fill the cache, then the process loads the
+  machine code and switches, every module's name and every reference held before the
+  switch included; a later process on the warm cache compiles nothing;
+* two processes starting together on an empty cache compile each kernel once;
+* ``STACKIK_FIRST_USE=wait`` compiles before the first call returns;
+* the plain Python kernels give the compiled ones' results bit for bit on the real
+  solver: velocity steps with self-collision, a world of moving obstacles and the exact
+  QP fallback, position IK and the global search (the switch must not change a result).
+
+Every first use runs in a fresh interpreter: the switch is once per process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import stackik
+
+ROOT = Path(__file__).resolve().parents[1]
+
+KMOD = """
+import numpy as np
+from stackik._jit import kernel, register_warmup
+
+@kernel
+def leaf(x):
+    s = 0.0
+    for i in range(x.size):
+        s += np.sin(x[i]) * np.cos(0.5 * x[i]) + np.sqrt(abs(x[i]) + 1.0)
+    return s
+
+@kernel
+def top(x):
+    return 2.0 * leaf(x) + 1.0
+
+@register_warmup
+def job():
+    top(np.linspace(0.0, 1.0, 5))
+"""
+
+PROBE = """
+import json, os, time
+import numpy as np
+import kmod
+from stackik import _jit
+barrier = os.environ.get("KMOD_BARRIER", "")
+if barrier:  # start together with the other process
+    open(barrier + "." + str(os.getpid()), "w").close()
+    while len([f for f in os.listdir(os.path.dirname(barrier))
+               if f.startswith(os.path.basename(barrier) + ".")]) < 2:
+        time.sleep(0.01)
+x = np.linspace(-1.0, 2.0, 11)
+_jit.start(jobs=["kmod:job"])  # as a first call would, with this module's job only
+held = kmod.top  # a reference taken before the switch
+first = kmod.top(x)
+state = {
+    "python_first": _jit.runs_python_first(),
+    "compiled_first": _jit.is_compiled(),
+    "own_compiles_first": [r[0] for r in _jit.compile_log() if not r[3]],
+}
+_jit.load()  # waits for the switch
+print(json.dumps({
+    **state, "first": float(first).hex(), "after": float(kmod.top(x)).hex(),
+    "held": float(held(x)).hex(), "compiled": _jit.is_compiled(),
+    "kind": type(kmod.top).__name__, "log": _jit.compile_log(), "folder": _jit.cache_dir(),
+}))
+"""
+
+
+def _env(folder: Path, cache: Path, **extra: str) -> dict[str, str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")]),
+        "STACKIK_CACHE_DIR": str(cache),
+        **extra,
+    }
+    for name in ("NUMBA_DISABLE_JIT", "STACKIK_DISABLE_JIT", "STACKIK_FIRST_USE"):
+        if name not in extra:
+            env.pop(name, None)
+    return env
+
+
+def _start(folder: Path, cache: Path, **extra: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(PROBE)],
+        env=_env(folder, cache, **extra),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _finish(proc: subprocess.Popen) -> tuple[dict, str]:
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    return json.loads(out.strip().splitlines()[-1]), err
+
+
+@pytest.fixture
+def kmod(tmp_path: Path) -> Path:
+    (tmp_path / "kmod.py").write_text(KMOD)
+    return tmp_path
+
+
+def _expected(x: np.ndarray) -> str:
+    """``top(x)`` computed here in plain NumPy, in the kernel's order."""
+    s = 0.0
+    for v in x:
+        s += np.sin(v) * np.cos(0.5 * v) + np.sqrt(abs(v) + 1.0)
+    return float(2.0 * s + 1.0).hex()
+
+
+def test_an_empty_cache_runs_python_at_once_then_switches_to_compiled(kmod, tmp_path):
+    cache = tmp_path / "cache"
+    out, err = _finish(_start(kmod, cache))
+    assert out["python_first"] and not out["compiled_first"]
+    assert out["own_compiles_first"] == []  # the first call did not wait for the compiler
+    assert out["compiled"] and out["kind"] == "CPUDispatcher"
+    value = _expected(np.linspace(-1.0, 2.0, 11))
+    assert out["first"] == out["after"] == out["held"] == value  # bit for bit
+    workers = {r[0] for r in out["log"] if r[3]}
+    assert {"kmod.top", "kmod.leaf"} <= workers  # compiled by the worker processes
+    assert not [r for r in out["log"] if not r[3]]  # and nothing in this process
+    assert err.count("in the background") == 1 and "plain Python" in err  # the one notice
+    again, err = _finish(_start(kmod, cache))  # a later process: loads, compiles nothing
+    assert again["python_first"] and again["compiled"]
+    assert again["log"] == [] and again["after"] == value
+
+
+def test_two_processes_on_an_empty_cache_compile_each_kernel_once(kmod, tmp_path):
+    cache = tmp_path / "cache"
+    barrier = str(tmp_path / "barrier" / "b")
+    os.makedirs(os.path.dirname(barrier))
+    procs = [_start(kmod, cache, KMOD_BARRIER=barrier) for _ in range(2)]
+    outs = [_finish(p)[0] for p in procs]
+    names = [r[0] for o in outs for r in o["log"]]
+    assert names.count("kmod.top") == 1 and names.count("kmod.leaf") == 1
+    assert all(o["compiled"] and o["after"] == outs[0]["after"] for o in outs)
+    assert outs[0]["folder"] == outs[1]["folder"]
+
+
+def test_first_use_wait_compiles_before_the_first_call_returns(kmod, tmp_path):
+    out, _ = _finish(_start(kmod, tmp_path / "cache", STACKIK_FIRST_USE="wait"))
+    assert not out["python_first"] and out["compiled_first"]
+    assert {"kmod.top", "kmod.leaf"} <= set(out["own_compiles_first"])
+    assert out["first"] == out["after"] == _expected(np.linspace(-1.0, 2.0, 11))
+
+
+def test_without_workers_the_switch_comes_and_the_first_compiled_call_compiles(kmod, tmp_path):
+    """``STACKIK_COMPILE_WORKERS=0``: nothing compiles in the background; after the switch
+    a kernel compiles on its first call, as with ``STACKIK_FIRST_USE=wait``."""
+    out, _ = _finish(_start(kmod, tmp_path / "cache", STACKIK_COMPILE_WORKERS="0"))
+    assert out["python_first"] and out["compiled"] and out["kind"] == "CPUDispatcher"
+    assert {"kmod.top", "kmod.leaf"} <= {r[0] for r in out["log"] if not r[3]}
+    assert out["first"] == out["after"] == out["held"]
+
+
+WARM_SOLVER = """
+import json, time, warnings
+import numpy as np
+import stackik
+from stackik import _jit
+robots = {robots!r}
+robot = stackik.RobotModel(robots + "/panda.urdf", srdf_path=robots + "/panda.srdf")
+solver = stackik.KinematicsSolver(robot, dt=0.01)
+solver.add_frame_task("ee", "panda_hand_tcp").set_target_position([0.4, 0.1, 0.4])
+solver.add_posture_task("posture").priority = 1
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    solver.configure_collision_constraint(0.02)
+q = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])
+first = solver.solve_velocity(q).solution.copy()
+state = {{"python_first": _jit.runs_python_first(), "compiled_first": _jit.is_compiled()}}
+_jit.load()
+after = solver.solve_velocity(q).solution.copy()
+same = first.tobytes() == after.tobytes()
+log = _jit.compile_log()
+print(json.dumps({{**state, "compiled": _jit.is_compiled(), "same": same, "log": log}}))
+"""
+
+
+def test_a_warm_machine_solves_at_once_in_python_then_runs_compiled(tmp_path):
+    """The suite's own (warm) cache: the first solve does not wait for numba at all."""
+    from stackik import _jit
+
+    env = {**os.environ, "STACKIK_CACHE_DIR": str(Path(_jit.cache_dir()).parent)}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), env.get("PYTHONPATH", "")])
+    for name in ("NUMBA_DISABLE_JIT", "STACKIK_DISABLE_JIT", "STACKIK_FIRST_USE"):
+        env.pop(name, None)
+    code = WARM_SOLVER.format(robots=str(ROOT / "robots" / "panda"))
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["python_first"] and not result["compiled_first"]
+    assert result["compiled"] and result["same"]  # the switch changed no bit
+    assert result["log"] == [] and "compiling" not in out.stderr  # loaded, not compiled
+
+
+STALE = """
+import json, sys, warnings
+import coal
+import numpy as np
+import stackik
+from stackik import _jit
+from stackik.reach import ReachStudy
+
+root = {root!r}
+T = np.eye(4)
+T[:3, 3] = [0.6, 0.0, -0.02]
+panda = stackik.RobotModel(root + "/panda/panda.urdf", srdf_path=root + "/panda/panda.srdf")
+panda.add_obstacle("table", coal.Box(0.6, 1.4, 0.04), T)
+arm = stackik.KinematicsSolver(panda, dt=0.01)
+arm.add_frame_task("ee", "panda_hand_tcp").set_target_position([0.4, 0.1, 0.4])
+arm.add_posture_task("posture").priority = 1
+arm.configure_collision_constraint(0.02)
+ur5 = stackik.RobotModel(root + "/ur5/ur5.urdf", srdf_path=root + "/ur5/ur5.srdf")
+six = stackik.KinematicsSolver(ur5)
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    six.configure_collision_constraint(0.005)
+q = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])
+q6 = np.array([0.3, -1.2, 1.4, -1.8, -1.5, 0.2])
+
+
+def work():
+    arm.solve_velocity(q)
+    panda.update_kinematics(np.array([0.3, -0.2, 0.1, -1.9, 0.1, 1.8, 0.5]))
+    goal = panda.get_frame_pose("panda_hand_tcp")
+    panda.update_kinematics(q)
+    arm.solve_position(q, goal, "panda_hand_tcp")
+    arm.find_configs(
+        goal, "panda_hand_tcp", max_solutions=2, time_budget=None, max_attempts=4, seed=1
+    )
+    arm.evaluate_min_collision_distance(q)
+    pose = ur5.create_kinematics(q6).frame_pose("tool0")
+    six.find_configs(pose, "tool0", max_solutions=4, seed=0)
+    six.nearest_config(pose, "tool0", reference_q=q6, seed=0)
+    six.generate_path(q6, ur5.create_kinematics(q6 + 0.05).frame_pose("tool0"), "tool0", n_points=5)
+    ReachStudy(ur5, "tool0", [pose.homogeneous], six).run("local", workers=1)
+
+
+with _jit._LOCK:  # holds the switch back (it takes this lock) until the work is done
+    work()  # plain Python kernels: every solver and helper takes its references now
+    assert not _jit.is_compiled()
+_jit.load()  # the switch
+codes = {{k.py_func.__code__: k.module + "." + k.name for k in _jit._KERNELS}}
+stale = set()
+
+
+def watch(frame, event, arg):
+    if event == "call" and frame.f_code in codes:
+        stale.add(codes[frame.f_code])
+
+
+sys.setprofile(watch)
+work()
+sys.setprofile(None)
+print(json.dumps({{"compiled": _jit.is_compiled(), "stale": sorted(stale)}}))
+"""
+
+
+def test_after_the_switch_no_reference_taken_before_runs_plain_python():
+    """Solvers built and run on plain Python kernels run compiled code after the switch.
+
+    A reference a solver kept to a plain function would run as Python for good (20-100x
+    slower, silently): every kernel function call is watched after the switch.
+    """
+    from stackik import _jit
+
+    env = {**os.environ, "STACKIK_CACHE_DIR": str(Path(_jit.cache_dir()).parent)}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), env.get("PYTHONPATH", "")])
+    for name in ("NUMBA_DISABLE_JIT", "STACKIK_DISABLE_JIT", "STACKIK_FIRST_USE"):
+        env.pop(name, None)
+    code = STALE.format(root=str(ROOT / "robots"))
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900
+    )
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result == {"compiled": True, "stale": []}
+
+
+# -- the real solver: plain Python and compiled give the same bits -----------------------
+SCENARIO = """
+import hashlib, sys, warnings
+import coal
+import numpy as np
+sys.path.insert(0, {tests!r})
+import test_first_use as t
+print(t.scenario_digest())
+"""
+
+
+GOALS = (
+    [0.3, -0.2, 0.1, -1.9, 0.1, 1.8, 0.5],
+    [0.8, 0.2, -0.4, -1.2, 0.3, 1.2, -0.2],
+    [-0.6, 0.4, 0.5, -2.4, -0.4, 2.5, 1.1],
+)
+
+
+def scenario_digest(steps: int = 330) -> str:
+    """SHA-256 of every configuration of velocity runs and of position and global IK.
+
+    ``benchmarks/bench_velocity.py``'s problems (B) (the Panda with self-collision, its
+    tool driven through the space beside the base) and (F) (the same in a world: a table,
+    a wall and a person of 10 capsules walking past), ``steps`` steps each; then
+    ``solve_position`` and ``find_configs`` (attempt-limited, no time budget) on three
+    reachable poses.
+    """
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import bench_velocity
+
+    digest = hashlib.sha256()
+    for case in (bench_velocity.stackik_panda(True), bench_velocity.stackik_panda_world()):
+        for i in range(steps):
+            case.step(i)
+            digest.update(np.ascontiguousarray(case.q()).tobytes())
+    robots = ROOT / "robots" / "panda"
+    robot = stackik.RobotModel(robots / "panda.urdf", srdf_path=robots / "panda.srdf")
+    plain = stackik.KinematicsSolver(robot, dt=0.01)
+    plain.add_frame_task("ee", "panda_hand_tcp")
+    start = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])
+    for k, goal in enumerate(GOALS):
+        robot.update_kinematics(np.array(goal))
+        target = robot.get_frame_pose("panda_hand_tcp")
+        robot.update_kinematics(start)
+        digest.update(plain.solve_position(start, target, "panda_hand_tcp").solution.tobytes())
+        found = plain.find_configs(
+            target, "panda_hand_tcp", max_solutions=3, time_budget=None, max_attempts=30, seed=k
+        )
+        for config in found:
+            digest.update(np.asarray(getattr(config, "q", config)).tobytes())
+    return digest.hexdigest()
+
+
+def test_plain_python_kernels_give_the_compiled_bits_on_the_real_solver(tmp_path):
+    from stackik import _jit
+
+    assert _jit.is_compiled()  # this process: compiled (tests/conftest.py)
+    compiled = scenario_digest()
+    env = {**os.environ, "STACKIK_DISABLE_JIT": "1"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), env.get("PYTHONPATH", "")])
+    out = subprocess.run(
+        [sys.executable, "-c", SCENARIO.format(tests=str(Path(__file__).parent))],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == compiled
