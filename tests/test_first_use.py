@@ -20,12 +20,13 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
+import coal
 import numpy as np
 import pytest
 
+import kernel_procs
 import stackik
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,33 +80,11 @@ print(json.dumps({
 """
 
 
-def _env(folder: Path, cache: Path, **extra: str) -> dict[str, str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")]),
-        "STACKIK_CACHE_DIR": str(cache),
-        **extra,
-    }
-    for name in ("NUMBA_DISABLE_JIT", "STACKIK_DISABLE_JIT", "STACKIK_FIRST_USE"):
-        if name not in extra:
-            env.pop(name, None)
-    return env
-
-
 def _start(folder: Path, cache: Path, **extra: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(PROBE)],
-        env=_env(folder, cache, **extra),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return kernel_procs.start(PROBE, folder, cache, **extra)
 
 
-def _finish(proc: subprocess.Popen) -> tuple[dict, str]:
-    out, err = proc.communicate(timeout=600)
-    assert proc.returncode == 0, err
-    return json.loads(out.strip().splitlines()[-1]), err
+_finish = kernel_procs.finish
 
 
 @pytest.fixture
@@ -292,6 +271,28 @@ def test_after_the_switch_no_reference_taken_before_runs_plain_python():
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result == {"compiled": True, "stale": []}
+
+
+def test_warmup_on_a_copy_readies_the_first_step_of_the_solver_itself():
+    """``stackik.warmup(solver)`` steps a pickled copy; the solver's own first step then
+    loads and compiles nothing (a world's read-only arrays stay read only in the copy,
+    else its kernels would be other specialisations)."""
+    from stackik import _jit
+
+    robots = ROOT / "robots" / "panda"
+    robot = stackik.RobotModel(robots / "panda.urdf", srdf_path=robots / "panda.srdf")
+    T = np.eye(4)
+    T[:3, 3] = [0.6, 0.0, -0.02]
+    robot.add_obstacle("table", coal.Box(0.6, 1.4, 0.04), T)
+    solver = stackik.KinematicsSolver(robot, dt=0.01)
+    solver.add_frame_task("ee", "panda_hand_tcp").set_target_position([0.4, 0.1, 0.4])
+    solver.add_posture_task("posture").priority = 1
+    solver.configure_collision_constraint(0.02)
+    stackik.warmup(solver)
+    before, compiles = _jit.specialisations(), len(_jit.compile_log())
+    result = solver.solve_velocity(np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8]))
+    assert result.status == stackik.SolverStatus.SUCCESS
+    assert _jit.specialisations() == before and len(_jit.compile_log()) == compiles
 
 
 # -- the real solver: plain Python and compiled give the same bits -----------------------

@@ -18,10 +18,11 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+
+import kernel_procs
 
 #: A module of kernels: a chain of callers and a few independent loops.
 KERNELS = """
@@ -97,34 +98,13 @@ print(json.dumps({"values": values, "compiled": [r[0] for r in _jit.compile_log(
 """
 
 
-def _env(folder: Path, cache: Path, **extra: str) -> dict[str, str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")]),
-        "STACKIK_CACHE_DIR": str(cache),
-        "STACKIK_FIRST_USE": "wait",  # these cases are about compiling (test_first_use.py)
-        **extra,
-    }
-    for name in ("NUMBA_DISABLE_JIT", "STACKIK_DISABLE_JIT", "NUMBA_CPU_NAME"):
-        if name not in extra:
-            env.pop(name, None)
-    return env
-
-
 def _start(code: str, folder: Path, cache: Path, *args: str, **extra: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(code), *args],
-        env=_env(folder, cache, **extra),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    """A fresh interpreter; these cases are about compiling (the first use that runs plain
+    Python first is test_first_use.py), so ``STACKIK_FIRST_USE=wait`` unless given."""
+    return kernel_procs.start(code, folder, cache, *args, **{"STACKIK_FIRST_USE": "wait", **extra})
 
 
-def _finish(proc: subprocess.Popen) -> tuple[dict, str]:
-    out, err = proc.communicate(timeout=600)
-    assert proc.returncode == 0, err
-    return json.loads(out.strip().splitlines()[-1]), err
+_finish = kernel_procs.finish
 
 
 def _run(code: str, folder: Path, cache: Path, *args: str, **extra: str) -> tuple[dict, str]:

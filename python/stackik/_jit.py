@@ -64,6 +64,7 @@ __all__ = [
     "on_compile",
     "register_warmup",
     "runs_python_first",
+    "specialisations",
     "start",
     "warmup",
     "warmup_jobs",
@@ -532,6 +533,16 @@ def _typed_as_dispatcher(k: Kernel, numba: Any) -> None:
     """
     dispatcher = _dispatcher(k)
     setattr(k.py_func, "_numba_type_", numba.typeof(dispatcher))  # noqa: B010
+
+
+def specialisations() -> dict[str, int]:
+    """How many compiled specialisations each kernel has in this process (by name)."""
+    with _LOCK:
+        kernels = list(_KERNELS)
+    return {
+        f"{k.module}.{k.name}": len(k._compiled.signatures) if k._compiled is not None else 0
+        for k in kernels
+    }
 
 
 def is_compiled() -> bool:

@@ -260,6 +260,17 @@ class WorldState:
     velocity_known: np.ndarray
     version: int = 0
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickle read only, as published (NumPy's pickles drop the flag).
+
+        A copy's kernels then see the array types of the original's, so
+        ``stackik.warmup`` on a copy readies the original's first step.
+        """
+        for name, value in state.items():
+            object.__setattr__(
+                self, name, _frozen(value) if isinstance(value, np.ndarray) else value
+            )
+
     @classmethod
     def empty(cls) -> WorldState:
         """A world with nothing in it."""
