@@ -45,6 +45,7 @@ import numpy as np
 import pinocchio as pin
 from trac_ik_protocol import ORI_OK, POS_OK, Verifier, cpu_name, make_trac_ik
 
+import stackik
 from stackik import RobotModel
 from stackik.ik.chain import SerialChain
 from stackik.solver import KinematicsSolver
@@ -239,6 +240,7 @@ def main() -> None:
         "--attempts", type=int, default=48, help="starts of the count-budget numeric pass"
     )
     args = parser.parse_args()
+    stackik.warmup()  # compiled kernels from the first timed call, not plain Python
     print(
         f"# {cpu_name()}, Python {platform.python_version()}, numpy {np.__version__}, "
         f"Pinocchio {pin.__version__}; N = {args.n}, seed {args.seed}, budget "

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+import stackik
 from stackik import CollisionMarginWarning, KinematicsSolver, RobotModel
 
 ROBOTS = Path(__file__).resolve().parents[1] / "robots"
@@ -55,6 +56,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=200, help="queries per setting")
     parser.add_argument("--budget", type=float, default=0.005, help="time budget [s]")
     args = parser.parse_args()
+    stackik.warmup()  # compiled kernels from the first timed call, not plain Python
     print(f"{platform.machine()}, Python {platform.python_version()}, budget {args.budget} s")
     ur5 = RobotModel(ROBOTS / "ur5" / "ur5.urdf", srdf_path=ROBOTS / "ur5" / "ur5.srdf")
     solver = KinematicsSolver(ur5)

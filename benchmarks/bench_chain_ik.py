@@ -25,6 +25,7 @@ import numpy as np
 import pinocchio as pin
 from trac_ik_protocol import CASES, Verifier, cpu_name, make_trac_ik, ratio, stats
 
+import stackik
 from stackik.ik.chain import SerialChain
 
 
@@ -123,6 +124,7 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=0.005, help="time budget per query [s]")
     parser.add_argument("--robots", nargs="+", default=list(CASES), choices=list(CASES))
     args = parser.parse_args()
+    stackik.warmup()  # compiled kernels from the first timed call, not plain Python
     import numba
 
     print(

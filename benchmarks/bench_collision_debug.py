@@ -41,6 +41,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=500)
     args = parser.parse_args()
+    stackik.warmup()  # compiled kernels from the first timed call, not plain Python
     print(f"stackik {stackik.__version__}, Python {platform.python_version()}")
     print(f"{'call':48s} {'median ms':>10s} {'p99 ms':>10s}")
     for mimic in ("keep", "fold"):

@@ -42,6 +42,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=3000)
     args = parser.parse_args()
+    stackik.warmup()  # compiled kernels from the first timed call, not plain Python
     cases = [
         (
             "panda (no couplings)",

@@ -35,6 +35,7 @@ from pathlib import Path
 import coal
 import numpy as np
 
+import stackik
 from stackik.geometry import ShapeTable, batch_distance, shape_distance
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -277,6 +278,7 @@ def main() -> None:
         "--accuracy", type=int, default=0, metavar="POSES", help="also the errors against coal"
     )
     args = parser.parse_args()
+    stackik.warmup()  # compiled kernels from the first timed call, not plain Python
     shape_distance(1, np.ones(4), np.eye(3), np.zeros(3), np.zeros((0, 3)), 1, np.ones(4),
                    np.eye(3), np.ones(3), np.zeros((0, 3)), np.empty(9))  # fmt: skip
     speed_table(args.poses)

@@ -37,6 +37,7 @@ import numpy as np
 import pinocchio as pin
 from trac_ik_protocol import CASES, ORI_OK, POS_OK, Verifier, cpu_name, make_trac_ik, ratio, stats
 
+import stackik
 from stackik import RobotModel
 from stackik.solver import KinematicsSolver
 
@@ -175,6 +176,7 @@ def main() -> None:
     )
     parser.add_argument("--validate", action="store_true", help="pass a validation callback")
     args = parser.parse_args()
+    stackik.warmup()  # compiled kernels from the first timed call, not plain Python
     import numba
 
     print(

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+import stackik
 from stackik import KinematicsSolver, RobotModel, __version__
 from stackik.reach import CapabilityMap, ReachStudy, Reason, grid_targets, targets_from_mesh
 
@@ -166,6 +167,7 @@ def main() -> None:
         "--only", choices=("map", "workpiece", "scaling"), default=None, help="One measurement."
     )
     args = parser.parse_args()
+    stackik.warmup()  # compiled kernels from the first timed call, not plain Python
     q = args.quick
     figures = {
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",

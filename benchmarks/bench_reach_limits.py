@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+import stackik
 from stackik import KinematicsSolver, RobotModel
 from stackik.reach import ReachBudget, ReachStudy, Reason, targets_from_mesh
 
@@ -53,6 +54,7 @@ def main() -> None:
     ap.add_argument("--restarts", type=int, default=60)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
+    stackik.warmup()  # compiled kernels from the first timed call, not plain Python
     spacing, rolls = (0.05, 2) if args.quick else (args.spacing, args.rolls)
     robot = RobotModel(PANDA, srdf_path=PANDA.with_suffix(".srdf"), load_visuals=False)
     solver = KinematicsSolver(robot)

@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+import stackik
 from stackik import RobotModel
 from stackik.reach import ReachStudy, Reason
 
@@ -53,6 +54,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--no-pool", action="store_true")
     args = ap.parse_args()
+    stackik.warmup()  # compiled kernels from the first timed call, not plain Python
     t0 = time.perf_counter()
     robot = ur10()
     load = time.perf_counter() - t0

@@ -32,6 +32,7 @@ import time
 
 import numpy as np
 
+import stackik
 from stackik.sns import SNSSolver
 
 PANDA_VMAX = np.array([2.175, 2.175, 2.175, 2.175, 2.61, 2.61, 2.61])  # rad/s
@@ -155,6 +156,7 @@ def main() -> None:
     parser.add_argument("--solves", type=int, default=50_000)
     parser.add_argument("--problems", type=int, default=2_000)
     args = parser.parse_args()
+    stackik.warmup()  # compiled kernels from the first timed call, not plain Python
     rng = np.random.default_rng(0)
     imp, first = import_and_compile_times()
     print(

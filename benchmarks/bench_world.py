@@ -60,6 +60,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=100000)
     args = parser.parse_args()
+    stackik.warmup()  # compiled kernels from the first timed call, not plain Python
     py = platform.python_version()
     print(f"stackik {stackik.__version__}, Python {py}, {platform.machine()}")
     rng = np.random.default_rng(0)

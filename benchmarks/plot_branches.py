@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+import stackik
 from stackik import KinematicsSolver, RobotModel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,6 +49,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "images" / "ur5_branches.png"))
     args = parser.parse_args()
+    stackik.warmup()  # compiled kernels from the first timed call, not plain Python
     robot = RobotModel(ROOT / "robots" / "ur5" / "ur5.urdf", load_collisions=False)
     solver = KinematicsSolver(robot)
     T = robot.create_kinematics(Q_TARGET).frame_pose("tool0")
