@@ -13,6 +13,17 @@ import sys
 import textwrap
 from pathlib import Path
 
+#: Probe code (needs ``os`` and ``time``): with ``KMOD_BARRIER`` set, wait here until the
+#: other process of a pair gets here too.
+BARRIER = """
+barrier = os.environ.get("KMOD_BARRIER", "")
+if barrier:  # start together with the other process
+    open(barrier + "." + str(os.getpid()), "w").close()
+    while len([f for f in os.listdir(os.path.dirname(barrier))
+               if f.startswith(os.path.basename(barrier) + ".")]) < 2:
+        time.sleep(0.01)
+"""
+
 #: Inherited variables that change how kernels load; dropped unless given.
 SWITCHES = ("NUMBA_DISABLE_JIT", "STACKIK_DISABLE_JIT", "NUMBA_CPU_NAME", "STACKIK_FIRST_USE")
 

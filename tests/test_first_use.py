@@ -16,7 +16,6 @@ Every first use runs in a fresh interpreter: the switch is once per process.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import subprocess
 import sys
@@ -51,17 +50,15 @@ def job():
     top(np.linspace(0.0, 1.0, 5))
 """
 
-PROBE = """
+PROBE = (
+    """
 import json, os, time
 import numpy as np
 import kmod
 from stackik import _jit
-barrier = os.environ.get("KMOD_BARRIER", "")
-if barrier:  # start together with the other process
-    open(barrier + "." + str(os.getpid()), "w").close()
-    while len([f for f in os.listdir(os.path.dirname(barrier))
-               if f.startswith(os.path.basename(barrier) + ".")]) < 2:
-        time.sleep(0.01)
+"""
+    + kernel_procs.BARRIER
+    + """
 x = np.linspace(-1.0, 2.0, 11)
 _jit.start(jobs=["kmod:job"])  # as a first call would, with this module's job only
 held = kmod.top  # a reference taken before the switch
@@ -78,6 +75,7 @@ print(json.dumps({
     "kind": type(kmod.top).__name__, "log": _jit.compile_log(), "folder": _jit.cache_dir(),
 }))
 """
+)
 
 
 def _start(folder: Path, cache: Path, **extra: str) -> subprocess.Popen:
@@ -170,23 +168,20 @@ print(json.dumps({{**state, "compiled": _jit.is_compiled(), "same": same, "log":
 """
 
 
-def test_a_warm_machine_solves_at_once_in_python_then_runs_compiled(tmp_path):
-    """The suite's own (warm) cache: the first solve does not wait for numba at all."""
+def _on_the_suites_cache(code: str, **extra: str) -> tuple[dict, str]:
+    """Run ``code`` in a fresh interpreter on this suite's (warm) kernel cache."""
     from stackik import _jit
 
-    env = {**os.environ, "STACKIK_CACHE_DIR": str(Path(_jit.cache_dir()).parent)}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), env.get("PYTHONPATH", "")])
-    for name in ("NUMBA_DISABLE_JIT", "STACKIK_DISABLE_JIT", "STACKIK_FIRST_USE"):
-        env.pop(name, None)
-    code = WARM_SOLVER.format(robots=str(ROOT / "robots" / "panda"))
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600
-    )
-    assert out.returncode == 0, out.stderr
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+    cache = Path(_jit.cache_dir()).parent
+    return kernel_procs.finish(kernel_procs.start(code, ROOT / "python", cache, **extra))
+
+
+def test_a_warm_machine_solves_at_once_in_python_then_runs_compiled(tmp_path):
+    """The suite's own (warm) cache: the first solve does not wait for numba at all."""
+    result, err = _on_the_suites_cache(WARM_SOLVER.format(robots=str(ROOT / "robots" / "panda")))
     assert result["python_first"] and not result["compiled_first"]
     assert result["compiled"] and result["same"]  # the switch changed no bit
-    assert result["log"] == [] and "compiling" not in out.stderr  # loaded, not compiled
+    assert result["log"] == [] and "compiling" not in err  # loaded, not compiled
 
 
 STALE = """
@@ -258,18 +253,7 @@ def test_after_the_switch_no_reference_taken_before_runs_plain_python():
     A reference a solver kept to a plain function would run as Python for good (20-100x
     slower, silently): every kernel function call is watched after the switch.
     """
-    from stackik import _jit
-
-    env = {**os.environ, "STACKIK_CACHE_DIR": str(Path(_jit.cache_dir()).parent)}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), env.get("PYTHONPATH", "")])
-    for name in ("NUMBA_DISABLE_JIT", "STACKIK_DISABLE_JIT", "STACKIK_FIRST_USE"):
-        env.pop(name, None)
-    code = STALE.format(root=str(ROOT / "robots"))
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900
-    )
-    assert out.returncode == 0, out.stderr
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result, _ = _on_the_suites_cache(STALE.format(root=str(ROOT / "robots")))
     assert result == {"compiled": True, "stale": []}
 
 
@@ -301,8 +285,9 @@ import hashlib, sys, warnings
 import coal
 import numpy as np
 sys.path.insert(0, {tests!r})
+import json
 import test_first_use as t
-print(t.scenario_digest())
+print(json.dumps({{"digest": t.scenario_digest()}}))
 """
 
 
@@ -353,15 +338,6 @@ def test_plain_python_kernels_give_the_compiled_bits_on_the_real_solver(tmp_path
 
     assert _jit.is_compiled()  # this process: compiled (tests/conftest.py)
     compiled = scenario_digest()
-    env = {**os.environ, "STACKIK_DISABLE_JIT": "1"}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), env.get("PYTHONPATH", "")])
-    out = subprocess.run(
-        [sys.executable, "-c", SCENARIO.format(tests=str(Path(__file__).parent))],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().splitlines()[-1] == compiled
+    code = SCENARIO.format(tests=str(Path(__file__).parent))
+    result, _ = _on_the_suites_cache(code, STACKIK_DISABLE_JIT="1")
+    assert result["digest"] == compiled

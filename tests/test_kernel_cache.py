@@ -72,18 +72,16 @@ def job_rest():
 """
 
 #: Calls every kernel (in the order given by KMOD_ORDER) and prints a JSON line.
-CALLS = """
+CALLS = (
+    """
 import json, os, sys, time
 import numpy as np
 import kmod
 from stackik import _jit
 _jit.load()
-barrier = os.environ.get("KMOD_BARRIER", "")
-if barrier:  # start together with the other process
-    open(barrier + "." + str(os.getpid()), "w").close()
-    while len([f for f in os.listdir(os.path.dirname(barrier))
-               if f.startswith(os.path.basename(barrier) + ".")]) < 2:
-        time.sleep(0.01)
+"""
+    + kernel_procs.BARRIER
+    + """
 x = np.linspace(-1.0, 2.0, 11)
 calls = {
     "top": lambda: kmod.top(x),
@@ -96,6 +94,7 @@ values = {name: float(calls[name]()).hex() for name in order}
 print(json.dumps({"values": values, "compiled": [r[0] for r in _jit.compile_log()],
                   "folder": _jit.cache_dir()}))
 """
+)
 
 
 def _start(code: str, folder: Path, cache: Path, *args: str, **extra: str) -> subprocess.Popen:
