@@ -208,6 +208,12 @@ with warnings.catch_warnings():
     six.configure_collision_constraint(0.005)
 q = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])
 q6 = np.array([0.3, -1.2, 1.4, -1.8, -1.5, 0.2])
+teleop = stackik.KinematicsSolver(panda, dt=0.001)
+teleop.add_frame_task("tool", "panda_hand_tcp")
+teleop.configure_collision_constraint(0.02)
+limits = stackik.load_motion_limits(panda, root + "/panda/motion_limits.yaml")
+limiter = stackik.JointMotionLimiter.from_limits(panda, 0.001, limits)
+loop = stackik.ControlLoop(teleop, q, rate_hz=1000.0, limiter=limiter)
 
 
 def work():
@@ -225,6 +231,9 @@ def work():
     six.nearest_config(pose, "tool0", reference_q=q6, seed=0)
     six.generate_path(q6, ur5.create_kinematics(q6 + 0.05).frame_pose("tool0"), "tool0", n_points=5)
     ReachStudy(ur5, "tool0", [pose.homogeneous], six).run("local", workers=1)
+    loop.set_target("tool", np.array([0.45, 0.05, 0.4]))
+    for _ in range(3):
+        loop.step()  # the motion constraint's and the limiter's kernels
 
 
 with _jit._LOCK:  # holds the switch back (it takes this lock) until the work is done
