@@ -128,6 +128,40 @@ def test_two_processes_on_an_empty_cache_compile_each_kernel_once(kmod, tmp_path
     assert outs[0]["folder"] == outs[1]["folder"]
 
 
+FORK = """
+import json, os, sys
+import numpy as np
+import kmod
+from stackik import _jit
+x = np.linspace(-1.0, 2.0, 11)
+_jit.start(jobs=["kmod:job"])
+first = float(kmod.top(x)).hex()  # plain Python; the background thread has started
+pid = os.fork()  # (waits while that thread imports numba; then forks mid-way)
+if pid == 0:  # the child: its own thread brings its kernels to compiled code
+    forked_before = not _jit.is_compiled()
+    _jit.load()
+    with open(sys.argv[1], "w") as f:
+        json.dump({"before": forked_before, "compiled": _jit.is_compiled(),
+                   "value": float(kmod.top(x)).hex()}, f)
+    os._exit(0)
+os.waitpid(pid, 0)
+_jit.load()
+child = json.load(open(sys.argv[1]))
+print(json.dumps({"child": child, "first": first, "value": float(kmod.top(x)).hex(),
+                  "compiled": _jit.is_compiled()}))
+"""
+
+
+def test_a_process_forked_before_the_switch_switches_too(kmod, tmp_path):
+    """A fork (multiprocessing's default on Linux) while kernels run as plain Python:
+    the child does not stay on plain Python for good; its own thread switches it."""
+    proc = kernel_procs.start(FORK, kmod, tmp_path / "cache", str(tmp_path / "child.json"))
+    out, _ = _finish(proc)
+    assert out["child"]["before"]  # forked while the kernels ran as plain Python
+    assert out["compiled"] and out["child"]["compiled"]
+    assert out["first"] == out["value"] == out["child"]["value"]
+
+
 def test_first_use_wait_compiles_before_the_first_call_returns(kmod, tmp_path):
     out, _ = _finish(_start(kmod, tmp_path / "cache", STACKIK_FIRST_USE="wait"))
     assert not out["python_first"] and out["compiled_first"]

@@ -419,6 +419,9 @@ class _Tier:
         self.done = threading.Event()
         self.switched = False
         self.jobs: list[str] | None = None
+        # Held while numba imports and loads: a fork waits for it (see _after_fork_child).
+        self.busy = threading.Lock()
+        self.guard: int | None = None  # the node's background lock file, while held
 
     def begin(self, jobs: Sequence[str] | None) -> None:
         self.jobs = None if jobs is None else list(jobs)
@@ -446,18 +449,20 @@ class _Tier:
 
     def load_and_switch(self) -> None:
         try:
-            numba = _numba()
-            if numba is None or numba.config.DISABLE_JIT:
-                return
-            with _LOCK:
-                _STATE["numba"] = numba
-                kernels = list(_KERNELS)
-            for k in kernels:
-                _typed_as_dispatcher(k, numba)
+            with self.busy:
+                numba = _numba()
+                if numba is None or numba.config.DISABLE_JIT:
+                    return
+                with _LOCK:
+                    _STATE["numba"] = numba
+                    kernels = list(_KERNELS)
+                for k in kernels:
+                    _typed_as_dispatcher(k, numba)
             if _STATE.get("cache_dir") and not _is_warm():
                 self.compile_elsewhere()
-            self.preload()
-            self.switch()
+            with self.busy:
+                self.preload()
+                self.switch()
         except Exception as exc:  # plain Python stays: correct results, slower
             LOGGER.warning(
                 "stackik: the compiled kernels could not be loaded (%s: %s); they keep "
@@ -478,6 +483,7 @@ class _Tier:
             guard = _kcache.try_lock(path)
             if guard is None:
                 return
+        self.guard = guard
         try:
             if _is_warm():
                 return
@@ -488,7 +494,18 @@ class _Tier:
             if count >= 1 and _run_workers(jobs, count, None):
                 _mark_warm(jobs)
         finally:
+            self.guard = None
             os.close(guard)
+
+    def restart_in_child(self) -> None:
+        """A process forked before the switch: its own thread, from the start."""
+        self.busy = threading.Lock()  # (the parent's was held across the fork)
+        if self.guard is not None:  # this process's copy of the parent's lock file
+            os.close(self.guard)
+            self.guard = None
+        if _TIERED[0] and not self.switched:
+            self.done = threading.Event()
+            self.begin(self.jobs)
 
     def preload(self) -> None:
         """Load each kernel this process called, with those argument types, if cached.
@@ -522,6 +539,22 @@ class _Tier:
 
 
 _tier = _Tier()
+
+
+def _before_fork() -> None:
+    _tier.busy.acquire()  # never fork while numba imports or loads: the child could not
+
+
+def _after_fork_in_parent() -> None:
+    _tier.busy.release()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(
+        before=_before_fork,
+        after_in_parent=_after_fork_in_parent,
+        after_in_child=_tier.restart_in_child,
+    )
 
 
 def _typed_as_dispatcher(k: Kernel, numba: Any) -> None:
