@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pinocchio as pin
 
-from .. import _jit, _validate
+from .. import _validate
 from .._jit import register_warmup
 from ..errors import FrameNotFound, InvalidInput
 from ..model.joints import JointKind, classify
@@ -634,11 +634,8 @@ class SerialChain:
         """Compile (or load from numba's cache) every kernel now, not on the first query.
 
         The first call in a process otherwise costs ~10 ms (cached) or a few seconds
-        (cold cache); call this at configuration time to keep it off the hot path. Waits
-        for the compiled kernels (a first use that started on plain Python kernels
-        switches first), so a process forked afterwards inherits them.
+        (cold cache); call this at configuration time to keep it off the hot path.
         """
-        _jit.load()
         q = self.mid_configuration()
         R, p = self.fk(q)
         self.jacobian(q)

@@ -12,7 +12,12 @@ from __future__ import annotations
 import pinocchio as pin
 from scipy.spatial import cKDTree  # type: ignore[import-untyped]  # noqa: F401
 
+from .. import _jit
 from ..ik.chain import SerialChain
+
+# The compiled kernels themselves, not the plain Python that a first use starts on: the
+# workers forked from here inherit them.
+_jit.load()
 
 _ONE_JOINT = """<?xml version="1.0"?>
 <robot name="warm">
