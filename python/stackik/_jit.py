@@ -397,17 +397,13 @@ def _python_call(k: Kernel, args: tuple[Any, ...]) -> Any:
 def _python_kernel_modules() -> None:
     """In every module that defines kernels, each kernel's name to its plain function.
 
-    Kernels then call each other without the :class:`Kernel` wrapper; every other module
-    keeps the wrappers, which record the calls from outside for the switch.
+    (:func:`_rebind_module` with each kernel's impl, which :func:`start` has just set to
+    the plain function.) Kernels then call each other without the :class:`Kernel`
+    wrapper; every other module keeps the wrappers, which record the calls from outside
+    for the switch.
     """
     for module_name in sorted({k.module for k in _KERNELS}):
-        mod = sys.modules.get(module_name)
-        if mod is None:
-            continue
-        space = mod.__dict__
-        for name, value in list(space.items()):
-            if isinstance(value, Kernel):
-                space[name] = value.py_func
+        _rebind_module(module_name)
 
 
 class _Tier:
@@ -419,7 +415,7 @@ class _Tier:
         self.done = threading.Event()
         self.switched = False
         self.jobs: list[str] | None = None
-        # Held while numba imports and loads: a fork waits for it (see _after_fork_child).
+        # Held while numba imports and loads: a fork waits for it (restart_in_child).
         self.busy = threading.Lock()
         self.guard: int | None = None  # the node's background lock file, while held
 
@@ -564,6 +560,8 @@ def _typed_as_dispatcher(k: Kernel, numba: Any) -> None:
     compiled in this process meanwhile (or while the switch rebinds the modules) finds
     a callee's plain function as a global, which numba types through ``_numba_type_``.
     """
+    if k._compiled is not None:  # (made, and typed, by an earlier call)
+        return
     dispatcher = _dispatcher(k)
     setattr(k.py_func, "_numba_type_", numba.typeof(dispatcher))  # noqa: B010
 
