@@ -775,3 +775,61 @@ def test_a_control_loop_counts_violated_ticks_apart_from_failures(record_statuse
     assert stats.ticks == len(statuses) == 400
     assert f"collision violations {violated}" in stats.report()
     assert min_obstacle_distance(robot, commanded[-1]) > 0.05 - 1e-4  # pushed out
+
+
+SCALED_MIMIC = """<robot name="scaled_mimic">
+  <link name="base"/>
+  <link name="upper">
+    <collision><origin xyz="0 0 0.15"/><geometry><box size="0.04 0.04 0.3"/></geometry></collision>
+  </link>
+  <link name="lower">
+    <collision><origin xyz="0.1 0 0"/><geometry><sphere radius="0.03"/></geometry></collision>
+  </link>
+  <link name="tip">
+    <collision><origin xyz="0.05 0 0"/><geometry><box size="0.1 0.02 0.02"/></geometry></collision>
+  </link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/>
+    <axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
+  <joint name="elbow" type="revolute"><parent link="upper"/><child link="lower"/>
+    <origin xyz="0 0 0.3"/><axis xyz="0 0 1"/><limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
+  <joint name="wrist" type="revolute"><parent link="lower"/><child link="tip"/>
+    <origin xyz="0.2 0 0"/><axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="1" velocity="1"/>
+    <mimic joint="elbow" multiplier="-2.0" offset="0.1"/></joint>
+</robot>"""
+
+
+@pytest.mark.parametrize("layout", ["fold", "keep"])
+def test_rows_of_a_link_moved_by_a_scaled_mimic_joint_match_finite_differences(layout):
+    """Pinocchio's ``data.J`` holds a folded mimic column already scaled by its multiplier."""
+    robot = RobotModel.from_urdf_string(SCALED_MIMIC, mimic=layout, load_visuals=False)
+    robot.add_obstacle("ball", coal.Sphere(0.05), pose(0.35, 0.2, 0.45))
+    robot.add_obstacle("slab", coal.Box(0.2, 0.2, 0.05), pose(0.2, -0.2, 0.2))
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.configure_collision_constraint(
+        0.0, max_constraints=10_000, activation_margin=10.0, patch_tolerance=0.0
+    )
+    cc = solver.get_constraint("collision")
+    rng = np.random.default_rng(11)
+    checked = 0
+    for _ in range(4):
+        q = robot.random_configuration(rng)
+        solver.kinematics.update(q)
+        C, _, _ = cc.rows(0.01)
+        names = cc.pair_names()
+        for row, (k, d) in enumerate(zip(cc.last_pairs, cc.last_distances, strict=True)):
+            a, b = names[k]
+            if b not in ("ball", "slab") or d < 5e-3:
+                continue
+            fd = np.array(
+                [
+                    (
+                        robot_obstacle_distances(robot, robot.integrate(q, 1e-6 * e))[(a, b)]
+                        - robot_obstacle_distances(robot, robot.integrate(q, -1e-6 * e))[(a, b)]
+                    )
+                    / 2e-6
+                    for e in np.eye(robot.nv)
+                ]
+            )
+            np.testing.assert_allclose(C[row], fd, atol=2e-5)
+            checked += a.startswith("tip")
+    assert checked >= 4  # the link the mimic joint moves

@@ -900,12 +900,12 @@ def _jacobian_rows(
 
     ``J`` is Pinocchio's world joint Jacobian ``data.J`` (spatial velocity at the world
     origin), so ``n . (v_O + w x s) = n . v_O - (s x n) . w``. ``columns`` is
-    ``(support, colmap, factor)``: ``support[g, c]`` whether column ``c`` of ``J`` moves
-    geometry ``g``, and column ``c`` adds ``factor[c]`` times itself to velocity
-    coordinate ``colmap[c]`` (a folded mimic joint's column goes to its leader's,
-    scaled; otherwise the identity).
+    ``(support, colmap)``: ``support[g, c]`` whether column ``c`` of ``J`` moves
+    geometry ``g``, and column ``c`` adds to velocity coordinate ``colmap[c]`` (a
+    folded mimic joint's column, which Pinocchio scales by the multiplier, goes to its
+    leader's; otherwise the identity).
     """
-    support, colmap, factor = columns
+    support, colmap = columns
     nx = J.shape[1]
     for r in range(nrows):
         f, s = row_geom[r, 0], row_geom[r, 1]
@@ -925,7 +925,7 @@ def _jacobian_rows(
                 + n2 * J[2, k]
                 - (c0 * J[3, k] + c1 * J[4, k] + c2 * J[5, k])
             )
-            C[r, colmap[k]] += sign * factor[k] * val
+            C[r, colmap[k]] += sign * val
 
 
 @kernel

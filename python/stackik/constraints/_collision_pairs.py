@@ -18,6 +18,7 @@ import pinocchio as pin
 
 from ..model import RobotModel
 from ..model.joints import JointKind
+from ..model.kinematics import jacobian_columns, support_columns
 from ..model.pipeline import OBSTACLE, GeometrySet
 from ._collision_kernel import PF_LOW, PF_MIN, PF_PENDING, PI_EXACT_STEP, PI_PROMISE_STEP
 
@@ -148,34 +149,19 @@ def _defaults(
 
 
 def joint_columns(robot: RobotModel, gs: GeometrySet) -> tuple[np.ndarray, ...]:
-    """``(support, colmap, factor)`` of the row kernel for Pinocchio's joint Jacobian.
+    """``(support, colmap)`` of the row kernel for Pinocchio's joint Jacobian.
 
     ``data.J`` has a column per extended velocity coordinate (a folded mimic joint has
-    its own); ``support[g, c]`` says whether column ``c`` moves geometry ``g`` (one of
-    its joint's ancestors), and column ``c`` counts ``factor[c]`` times toward velocity
-    coordinate ``colmap[c]`` (a mimic column toward its leader's, scaled).
+    its own, already scaled by its multiplier); ``support[g, c]`` says whether column
+    ``c`` moves geometry ``g`` (one of its joint's ancestors), and column ``c`` adds to
+    velocity coordinate ``colmap[c]`` (a mimic column to its leader's).
     """
     m = robot.model
-    nx = int(getattr(m, "nvExtended", m.nv))
-    colmap = np.arange(nx, dtype=np.int64)
-    factor = np.ones(nx)
-    for j in range(1, m.njoints):
-        jm = m.joints[j]
-        start = int(getattr(jm, "idx_vExtended", jm.idx_v))
-        width = int(getattr(jm, "nvExtended", jm.nv))
-        colmap[start : start + width] = jm.idx_v + np.arange(width)
-        if jm.shortname() == "JointModelMimic":
-            factor[start : start + width] = jm.extract().scaling
-    support = np.zeros((gs.size, nx), dtype=np.bool_)
+    colmap = jacobian_columns(m)
+    support = np.zeros((gs.size, colmap.size), dtype=np.bool_)
     for g in range(gs.size):
-        j = int(gs.joint[g])
-        if j <= 0:
-            continue
-        for i in list(m.supports[j])[1:]:
-            jm = m.joints[i]
-            start = int(getattr(jm, "idx_vExtended", jm.idx_v))
-            support[g, start : start + int(getattr(jm, "nvExtended", jm.nv))] = True
-    return support, colmap, factor
+        support[g] = support_columns(m, int(gs.joint[g]))
+    return support, colmap
 
 
 def _geometry_levers(robot: RobotModel, gs: GeometrySet) -> tuple[np.ndarray, ...]:

@@ -34,8 +34,10 @@ __all__ = [
     "Kinematics",
     "as_kinematics",
     "data_bytes",
+    "jacobian_columns",
     "joint_placements_copy",
     "joint_placements_view",
+    "support_columns",
 ]
 
 
@@ -91,6 +93,37 @@ def joint_placements_view(data: pin.Data) -> np.ndarray | None:
 DATA_BYTES_PER_NV3 = 32
 
 
+def jacobian_columns(model: pin.Model) -> np.ndarray:
+    """The velocity coordinate each column of Pinocchio's joint Jacobian ``data.J`` adds to.
+
+    ``data.J`` has a column per extended velocity coordinate: a folded mimic joint has
+    its own, which Pinocchio fills with the leader's motion scaled by the multiplier
+    (the mimic joint's motion subspace). That column adds, as it is, to its leader's
+    velocity coordinate; every other column is its own coordinate. Returns the int64
+    map ``(nx,)``.
+    """
+    nx = int(getattr(model, "nvExtended", model.nv))
+    colmap = np.arange(nx, dtype=np.int64)
+    for j in range(1, model.njoints):
+        jm = model.joints[j]
+        start = int(getattr(jm, "idx_vExtended", jm.idx_v))
+        width = int(getattr(jm, "nvExtended", jm.nv))
+        colmap[start : start + width] = jm.idx_v + np.arange(width)
+    return colmap
+
+
+def support_columns(model: pin.Model, joint: int) -> np.ndarray:
+    """Which columns of ``data.J`` move joint ``joint`` (its ancestors'): bool ``(nx,)``."""
+    support = np.zeros(int(getattr(model, "nvExtended", model.nv)), dtype=np.bool_)
+    if joint <= 0:
+        return support
+    for i in list(model.supports[joint])[1:]:
+        jm = model.joints[i]
+        start = int(getattr(jm, "idx_vExtended", jm.idx_v))
+        support[start : start + int(getattr(jm, "nvExtended", jm.nv))] = True
+    return support
+
+
 def data_bytes(nv: int) -> int:
     """Estimated bytes of one Pinocchio ``Data`` of a model with ``nv`` velocities."""
     return DATA_BYTES_PER_NV3 * nv**3
@@ -123,7 +156,7 @@ class Kinematics:
 
     # -- pickling: the Data is rebuilt from the pickled configuration ---------------------
     def __getstate__(self) -> dict[str, Any]:
-        return _pickling.without(self.__dict__, ("_data", "_placements"))
+        return _pickling.without(self.__dict__, ("_data", "_placements", "_jacobians"))
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -144,6 +177,7 @@ class Kinematics:
         self._data = pin.Data(self._model)
         self._refresh()
         self._placements = joint_placements_view(self._data)
+        self._jacobians = self._data.J.reshape(6, -1)  # a live view of the Data's memory
 
     @property
     def model(self) -> pin.Model:
@@ -256,7 +290,9 @@ class Kinematics:
         extended velocity coordinates: ``nv`` of them, except on a model with folded
         mimic joints, which has a column per mimic joint too (``model.nvExtended``).
         """
-        return self.data.J.reshape(6, -1)
+        if self._revision != self.robot.revision:
+            self._rebuild()
+        return self._jacobians
 
     def relative_pose_jacobian(self, fa: int, fb: int) -> tuple[pin.SE3, np.ndarray]:
         """``T_ab = T_a^-1 T_b`` and its 6 x nv Jacobian (rows in frame a's axes).
