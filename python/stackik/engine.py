@@ -46,6 +46,7 @@ import numpy as np
 
 from . import _pickling, _validate
 from .constraints.base import Constraint
+from .constraints.collision import CollisionConstraint
 from .constraints.limits import JointLimitsConstraint
 from .constraints.mimic import MimicConstraint
 from .errors import InvalidInput, StackIKError, TaskNotFound
@@ -202,6 +203,7 @@ class VelocityEngine:
         self._reduction: Reduction | None = None
         self._reduction_key: tuple = ()
         self._couplers: list[MimicConstraint] = []
+        self._colliders: list[CollisionConstraint] = []  # the last step's active ones
         self._v0 = np.zeros(robot.nv)
         self._rows_key: tuple = ()
         self._rows_kept = np.zeros(0, dtype=np.int64)
@@ -515,6 +517,7 @@ class VelocityEngine:
         hi.fill(np.inf)
         active = [c for c in self.constraints if c.active and (apply_limits or not c.is_limit)]
         self._couplers = [c for c in active if isinstance(c, MimicConstraint) and c.max_rows()]
+        self._colliders = [c for c in active if isinstance(c, CollisionConstraint)]
         for c in active:
             c.tighten_box(dt, lo, hi)
         caps = [c.max_rows() for c in active]
@@ -676,8 +679,8 @@ class VelocityEngine:
         """
         if result.status in _NO_SOLUTION:
             return
-        for c in self.constraints_of("collision"):
-            found = c.violation() if c.active else None
+        for c in self._colliders:
+            found = c.violation()
             if found is not None:
                 outcome = result.status_message or str(result.status)
                 result.status = SolverStatus.COLLISION_VIOLATED
@@ -692,12 +695,8 @@ class VelocityEngine:
         result.task_modes_effective = list(layout.modes)
         result.task_used_fallback = [False] * len(layout.modes)
         result.levels = (layout.J.copy(), layout.offsets, layout.xdot.copy())
-        for c in self._constraints.values():
-            if c.family != "collision" or not c.active:
-                continue
-            watched = int(np.size(getattr(c, "pair_indices", ())))
-            exact = int(getattr(c, "exact_queries", 0))
-            skipped = int(getattr(c, "skipped_queries", 0))
+        for c in self._colliders:
+            watched, exact, skipped = c.step_counts()
             result.collision_pairs_considered += watched
             result.collision_exact_distance_queries += exact
             result.collision_bound_culled_pairs += max(watched - exact - skipped, 0)

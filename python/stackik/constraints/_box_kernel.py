@@ -130,3 +130,40 @@ def limit_box(
             lo[j] = hi[j]
         elif forced_lo and hi[j] < lo[j]:
             hi[j] = lo[j]
+
+
+@kernel
+def joint_box(
+    q: np.ndarray,
+    vmax: np.ndarray,
+    switches: tuple,
+    joints: tuple,
+    acc: np.ndarray,
+    dt: float,
+    opts: np.ndarray,
+    state: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+) -> None:
+    """The joint limits' whole box in one call: the velocity limits, then :func:`limit_box`.
+
+    Args:
+        q: Configuration (size nq).
+        vmax: Velocity limits (size nv) [rad/s or m/s].
+        switches: ``(velocity, position)``: which of the two limits apply.
+        joints: ``(q_index, v_index, q_lower, q_upper, margin)`` of :func:`limit_box`.
+        acc: Acceleration limits (size nv).
+        dt: Step [s].
+        opts: Options (:func:`default_options`).
+        state: Recovery flags, updated.
+        lo: Lower velocity bounds, tightened in place.
+        hi: Upper velocity bounds, tightened in place.
+    """
+    velocity, position = switches
+    if velocity:
+        for j in range(vmax.shape[0]):
+            lo[j] = max(lo[j], -vmax[j])
+            hi[j] = min(hi[j], vmax[j])
+    if position:
+        q_index, v_index, q_lower, q_upper, margin = joints
+        limit_box(q, q_index, v_index, q_lower, q_upper, margin, acc, dt, opts, state, lo, hi)

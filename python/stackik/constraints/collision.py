@@ -447,6 +447,10 @@ class CollisionConstraint(Constraint):
         self._sync()
         return self._pairs.robot_index.copy()
 
+    def step_counts(self) -> tuple[int, int, int]:
+        """``(watched pairs, exact queries, pairs skipped by the time budget)`` of the last step."""
+        return len(self._pairs), self.exact_queries, self.skipped_queries
+
     def pair_names(self) -> list[tuple[str, str]]:
         """Pairs this constraint watches, as geometry (or obstacle) names."""
         self._sync()
@@ -756,8 +760,11 @@ class CollisionConstraint(Constraint):
         among the step's hits (it is inside its activation distance and ranked most
         urgent); the message names it with its distance and minimum.
         """
+        slack = self.last_slack
+        if not slack.size or slack.min() >= -VIOLATION_TOLERANCE:
+            return None  # (the common case, without the pair lookup)
         return self._deepest_violation(
-            self.last_slack, self.last_distances, np.asarray(self.last_pairs, dtype=np.int64)
+            slack, self.last_distances, np.asarray(self.last_pairs, dtype=np.int64)
         )
 
     def violation_at(self, q: np.ndarray) -> str | None:

@@ -38,6 +38,7 @@ from ._box_kernel import (
     OPT_RELEASE,
     OPT_SOFT_ZONE,
     default_options,
+    joint_box,
     limit_box,
 )
 from .base import Constraint, register_constraint
@@ -456,24 +457,21 @@ class JointLimitsConstraint(Constraint):
         self._update_margins()
 
     def tighten_box(self, dt: float, lower: np.ndarray, upper: np.ndarray) -> None:
-        """Velocity limits, then the position-limit braking bounds."""
+        """Velocity limits, then the position-limit braking bounds (one compiled call)."""
+        velocity = self._velocity_limits
+        position = self._position_limits and self._iq.size > 0
+        if not (velocity or position):
+            return
         model = self._kin.model
-        if self.velocity_limits:
-            vmax = model.velocityLimit
-            np.maximum(lower, -vmax, out=lower)
-            np.minimum(upper, vmax, out=upper)
-        if self.position_limits and self._iq.size:
-            limit_box(
-                self._kin.q,
-                self._iq,
-                self._iv,
-                model.lowerPositionLimit,
-                model.upperPositionLimit,
-                self._margins,
-                self._robot.acceleration_limits,
-                dt,
-                self._options,
-                self._state,
-                lower,
-                upper,
-            )
+        joint_box(
+            self._kin.q,
+            model.velocityLimit,
+            (velocity, position),
+            (self._iq, self._iv, model.lowerPositionLimit, model.upperPositionLimit, self._margins),
+            self._robot.acceleration_limits,
+            dt,
+            self._options,
+            self._state,
+            lower,
+            upper,
+        )

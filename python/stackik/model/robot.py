@@ -20,6 +20,8 @@ mimic joints), :mod:`~stackik.model.joints` (joint kinds), :mod:`~stackik.model.
 
 from __future__ import annotations
 
+import math
+
 import os
 import pickle
 import threading
@@ -720,7 +722,8 @@ class RobotModel:
         qv = _validate.bounded_vector(q, self._model.nq, MAX_MAGNITUDE, what)
         copied = False
         for joint, i, n in self._unit_blocks:
-            norm = float(np.linalg.norm(qv[i : i + n]))
+            block = qv[i : i + n]
+            norm = math.sqrt(float(block @ block))
             if norm < 1e-9:
                 part = "quaternion" if n == 4 else "(cos, sin) pair"
                 raise InvalidInput(

@@ -18,7 +18,9 @@ import pinocchio as pin
 
 from ..errors import InvalidInput
 from ..model import Kinematics, RobotModel
+from ..model.kinematics import jacobian_columns, support_columns
 from ..spatial import as_se3, check_rotation, check_translation
+from ._frame_kernel import frame_error_jacobian
 from .base import Task, TaskType, register_task
 
 _ROWS = {
@@ -26,6 +28,11 @@ _ROWS = {
     TaskType.FRAME_POSITION: (0, 3),
     TaskType.FRAME_ORIENTATION: (3, 6),
 }
+
+
+def _own(a: np.ndarray) -> np.ndarray:
+    """A C-ordered float64 copy (the compiled rows see one array type, never the caller's)."""
+    return np.array(a, dtype=np.float64, order="C")
 
 
 @register_task
@@ -65,8 +72,10 @@ class FrameTask(Task):
         self._set_rows(np.flatnonzero(self._mask))
         current = self._kin.frame_placement(self._fid)
         # (position, rotation) replaced as one object: a target set from another thread
-        # is never seen half written.
-        self._target = (current.translation.copy(), current.rotation.copy())
+        # is never seen half written. Both are the task's own C-ordered copies.
+        self._target = (_own(current.translation), _own(current.rotation))
+        self._spec_revision = -1
+        self._spec: tuple[tuple, tuple] = ((), ())
 
     @property
     def frame_id(self) -> int:
@@ -89,20 +98,21 @@ class FrameTask(Task):
         """Set the target pose as SE3 / 4x4, or as ``(position, rotation)`` [m]."""
         if rotation is None:
             T = as_se3(pose, f"{self.name} target pose")
-            self._target = (T.translation.copy(), T.rotation.copy())
+            self._target = (_own(T.translation), _own(T.rotation))
         else:
             p = check_translation(pose, f"{self.name} target position")
-            self._target = (p, check_rotation(rotation, f"{self.name} target rotation"))
+            R = check_rotation(rotation, f"{self.name} target rotation")
+            self._target = (_own(p), _own(R))
 
     def set_target_position(self, position: object) -> None:
         """Set the target position in world coordinates [m]."""
         p = check_translation(position, f"{self.name} target position")
-        self._target = (p, self._target[1])
+        self._target = (_own(p), self._target[1])
 
     def set_target_orientation(self, rotation: object) -> None:
         """Set the target orientation as a 3x3 rotation matrix (world)."""
         R = check_rotation(rotation, f"{self.name} target rotation")
-        self._target = (self._target[0], R)
+        self._target = (self._target[0], _own(R))
 
     @property
     def target_pose(self) -> pin.SE3:
@@ -121,9 +131,19 @@ class FrameTask(Task):
         return self._kin.frame_placement(self._fid).rotation.copy()
 
     def _compute(self, J: np.ndarray, error: np.ndarray) -> None:
+        """One compiled call on the cache's live joint placements and joint Jacobian."""
         kin = self._kin
-        oMf = kin.frame_placement(self._fid)
-        J[:] = kin.frame_jacobian(self._fid, pin.LOCAL_WORLD_ALIGNED)
-        p, R = self._target
-        error[:3] = p - oMf.translation
-        error[3:] = pin.log3(R @ oMf.rotation.T)
+        oMi = kin.joint_placements()  # (brings the cache's Data up to date first)
+        if self._spec_revision != kin.robot.revision:
+            self._spec = self._frame_spec()
+        frame, columns = self._spec
+        frame_error_jacobian(oMi, kin.joint_jacobians_view(), frame, columns, self._target, J, error)
+
+    def _frame_spec(self) -> tuple[tuple, tuple]:
+        """The frame's parent joint and placement in it, and the Jacobian's columns."""
+        model = self._kin.model
+        f = model.frames[self._fid]
+        joint = int(f.parentJoint)
+        frame = (joint, _own(f.placement.rotation), _own(f.placement.translation))
+        self._spec_revision = self._kin.robot.revision
+        return frame, (support_columns(model, joint), jacobian_columns(model))

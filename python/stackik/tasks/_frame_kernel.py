@@ -1,0 +1,125 @@
+"""Compiled frame-task rows: the frame's pose error and world-aligned Jacobian in one call.
+
+Read from the kinematics cache's live views (no Pinocchio call per step): the joint
+placements ``oMi`` and Pinocchio's world joint Jacobian ``data.J``. Checked against
+``pin.updateFramePlacements``, ``pin.getFrameJacobian(..., LOCAL_WORLD_ALIGNED)`` and
+``pin.log3`` in ``tests/test_frame_kernel.py``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._jit import kernel
+
+
+@kernel(inline=True)
+def _rotation_log(Rt: np.ndarray, R: np.ndarray, out: np.ndarray) -> None:
+    """``out = log3(Rt R^T)`` [rad], the rotation vector of ``E = Rt R^T``.
+
+    Through the unit quaternion of ``E`` (Shepperd's choice of the largest pivot), so
+    the angle ``2 atan2(|v|, w)`` is accurate over the whole range ``[0, pi]``; the
+    quaternion is taken with ``w >= 0`` (the shortest rotation).
+    """
+    e = np.empty((3, 3))
+    for r in range(3):
+        for c in range(3):
+            e[r, c] = Rt[r, 0] * R[c, 0] + Rt[r, 1] * R[c, 1] + Rt[r, 2] * R[c, 2]
+    tr = e[0, 0] + e[1, 1] + e[2, 2]
+    if tr >= e[0, 0] and tr >= e[1, 1] and tr >= e[2, 2]:
+        s = 2.0 * math.sqrt(max(1.0 + tr, 0.0))
+        w = 0.25 * s
+        x = (e[2, 1] - e[1, 2]) / s
+        y = (e[0, 2] - e[2, 0]) / s
+        z = (e[1, 0] - e[0, 1]) / s
+    elif e[0, 0] >= e[1, 1] and e[0, 0] >= e[2, 2]:
+        s = 2.0 * math.sqrt(max(1.0 + e[0, 0] - e[1, 1] - e[2, 2], 0.0))
+        w = (e[2, 1] - e[1, 2]) / s
+        x = 0.25 * s
+        y = (e[0, 1] + e[1, 0]) / s
+        z = (e[0, 2] + e[2, 0]) / s
+    elif e[1, 1] >= e[2, 2]:
+        s = 2.0 * math.sqrt(max(1.0 + e[1, 1] - e[0, 0] - e[2, 2], 0.0))
+        w = (e[0, 2] - e[2, 0]) / s
+        x = (e[0, 1] + e[1, 0]) / s
+        y = 0.25 * s
+        z = (e[1, 2] + e[2, 1]) / s
+    else:
+        s = 2.0 * math.sqrt(max(1.0 + e[2, 2] - e[0, 0] - e[1, 1], 0.0))
+        w = (e[1, 0] - e[0, 1]) / s
+        x = (e[0, 2] + e[2, 0]) / s
+        y = (e[1, 2] + e[2, 1]) / s
+        z = 0.25 * s
+    if w < 0.0:
+        w, x, y, z = -w, -x, -y, -z
+    vn = math.sqrt(x * x + y * y + z * z)
+    # angle 2 atan2(|v|, w) about v / |v|; atan2 stays accurate for tiny |v|
+    f = 2.0 * math.atan2(vn, w) / vn if vn > 0.0 else 2.0
+    out[0] = f * x
+    out[1] = f * y
+    out[2] = f * z
+
+
+@kernel
+def frame_error_jacobian(
+    oMi: np.ndarray,
+    Jw: np.ndarray,
+    frame: tuple,
+    columns: tuple,
+    target: tuple,
+    J: np.ndarray,
+    error: np.ndarray,
+) -> None:
+    """A frame's pose error and its LOCAL_WORLD_ALIGNED Jacobian.
+
+    Args:
+        oMi: Joint placements ``(njoints, 12)``: rotation by columns, translation [m].
+        Jw: Pinocchio's world joint Jacobian ``data.J`` ``(6, nx)`` (spatial velocity
+            at the world origin, ``[linear; angular]``).
+        frame: ``(joint, rot (3, 3), trans (3,))``: the frame's parent joint and its
+            placement in that joint's frame [m].
+        columns: ``(support (nx,) bool, colmap (nx,) int64)``: whether column ``c``
+            moves the joint, and which velocity coordinate it adds to (a folded mimic
+            column, already scaled by Pinocchio, goes to its leader's).
+        target: ``(position (3,), rotation (3, 3))`` in world coordinates [m].
+        J: Output ``(6, nv)``: ``[J_v; J_w]`` of the frame origin in world axes.
+        error: Output ``(6,)``: ``[p* - p; log3(R* R^T)]`` [m, rad].
+    """
+    joint, lrot, ltrans = frame
+    support, colmap = columns
+    tp, tR = target
+    R = np.empty((3, 3))
+    p = np.empty(3)
+    for r in range(3):
+        for c in range(3):
+            R[r, c] = (
+                oMi[joint, r] * lrot[0, c]
+                + oMi[joint, 3 + r] * lrot[1, c]
+                + oMi[joint, 6 + r] * lrot[2, c]
+            )
+        p[r] = (
+            oMi[joint, r] * ltrans[0]
+            + oMi[joint, 3 + r] * ltrans[1]
+            + oMi[joint, 6 + r] * ltrans[2]
+            + oMi[joint, 9 + r]
+        )
+    for r in range(6):
+        for k in range(J.shape[1]):
+            J[r, k] = 0.0
+    for k in range(Jw.shape[1]):
+        if not support[k]:
+            continue
+        wx, wy, wz = Jw[3, k], Jw[4, k], Jw[5, k]
+        c = colmap[k]
+        # v_p = v_O + w x p
+        J[0, c] += Jw[0, k] + (wy * p[2] - wz * p[1])
+        J[1, c] += Jw[1, k] + (wz * p[0] - wx * p[2])
+        J[2, c] += Jw[2, k] + (wx * p[1] - wy * p[0])
+        J[3, c] += wx
+        J[4, c] += wy
+        J[5, c] += wz
+    for r in range(3):
+        error[r] = tp[r] - p[r]
+    _rotation_log(tR, R, error[3:])
