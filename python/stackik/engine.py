@@ -518,26 +518,23 @@ class VelocityEngine:
         active = [c for c in self.constraints if c.active and (apply_limits or not c.is_limit)]
         self._couplers = [c for c in active if isinstance(c, MimicConstraint) and c.max_rows()]
         self._colliders = [c for c in active if isinstance(c, CollisionConstraint)]
+        writers = []
         for c in active:
             c.tighten_box(dt, lo, hi)
-        caps = [c.max_rows() for c in active]
-        self._row_capacity(caps)
+            cap = c.max_rows()
+            if cap:
+                writers.append((c, cap))
+        self._row_capacity([cap for _, cap in writers])
         start = 0
-        self._slices = {}
-        for c, cap in zip(active, caps, strict=True):
-            if cap == 0:
-                continue
+        self._slices = slices = {}
+        C, lower, upper = self._rows_C, self._rows_lower, self._rows_upper
+        for c, cap in writers:
             end = start + cap
             t0 = clock() if self._timing else 0.0
-            n = c.write(
-                dt,
-                self._rows_C[start:end],
-                self._rows_lower[start:end],
-                self._rows_upper[start:end],
-            )
+            n = c.write(dt, C[start:end], lower[start:end], upper[start:end])
             if self._timing:
                 self._phase[f"{c.name}_ms"] = (clock() - t0) * 1e3
-            self._slices[c.name] = slice(start, start + n)
+            slices[c.name] = slice(start, start + n)
             start += n
         if self._row_deadband > 0.0 and start:
             self._rows_lower[:start] -= self._row_deadband

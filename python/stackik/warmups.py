@@ -28,6 +28,7 @@ from .solver import KinematicsSolver
 __all__ = [
     "ARM_URDF",
     "arm",
+    "balance_job",
     "compile_progress",
     "find_configs_job",
     "position_job",
@@ -37,6 +38,8 @@ __all__ = [
 
 _LINK = """
   <link name="{name}">
+    <inertial><origin xyz="{xyz}"/><mass value="1"/>
+      <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
     <collision><origin xyz="{xyz}"/><geometry>{shape}</geometry></collision>
   </link>"""
 
@@ -120,6 +123,14 @@ def world_job() -> None:
     pose = np.eye(4)
     pose[:3, 3] = [0.24, -0.2, 0.5]
     robot.set_obstacle_pose("warmup0", pose)  # a moving obstacle: its velocity bounds
+    solver.solve_velocity(_Q)
+
+
+@register_warmup(machine_only=True)
+def balance_job() -> None:
+    """``solve_velocity`` with the centre of mass kept over a support polygon."""
+    solver = _solver(arm())
+    solver.configure_com_constraint([[0.3, 0.3], [-0.3, 0.3], [-0.3, -0.3], [0.3, -0.3]])
     solver.solve_velocity(_Q)
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from .. import _validate
 from ..errors import InvalidInput, ShapeError
 from ..model import Kinematics, RobotModel
+from ._com_kernel import com_polygon_rows
 from .base import Constraint, register_constraint
 
 
@@ -126,6 +127,7 @@ class ComPolygonConstraint(Constraint):
         self.proximity_threshold = float(proximity_fraction) * self.inradius
         # A world-fixed polygon's half planes never change: computed once.
         self._world_planes = self._half_planes(self.vertices) if self._fid is None else None
+        self._settings = np.zeros(5)  # the row kernel's settings, written per step
 
     @staticmethod
     def _half_planes(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -164,19 +166,16 @@ class ComPolygonConstraint(Constraint):
         return int(self.vertices.shape[0])
 
     def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
-        """One lower-bounded row per (near) edge."""
+        """One lower-bounded row per (near) edge (one compiled call)."""
         kin = self._kin
-        n, off = self._planes()
-        s = n @ kin.com_view()[:2] - off - self.shrink
-        if self.proximity_threshold > 0:
-            keep = s < self.proximity_threshold
-            n, s = n[keep], s[keep]
-        k = len(s)
-        sp = np.maximum(s, 0.0)
-        allow = np.minimum(self.com_vel_max, sp / dt)
-        if self.use_acceleration_limits:
-            allow = np.minimum(allow, np.sqrt(2.0 * self.com_acc_max * sp))
-        lower[:k] = np.where(s < 0.0, np.minimum(-s / dt, self.com_vel_max), -allow)
-        np.matmul(n, kin.com_jacobian_view()[:2], out=C[:k])
-        upper[:k] = np.inf
-        return k
+        settings = self._settings
+        settings[0] = self.shrink
+        settings[1] = self.proximity_threshold
+        settings[2] = dt
+        settings[3] = self.com_vel_max
+        settings[4] = self.com_acc_max
+        com = kin.com_view()
+        return com_polygon_rows(
+            self._planes(), com, kin.com_jacobian_view(), settings,
+            bool(self.use_acceleration_limits), C, lower, upper,
+        )  # fmt: skip
