@@ -791,9 +791,11 @@ SCALED_MIMIC = """<robot name="scaled_mimic">
   <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/>
     <axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
   <joint name="elbow" type="revolute"><parent link="upper"/><child link="lower"/>
-    <origin xyz="0 0 0.3"/><axis xyz="0 0 1"/><limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
+    <origin xyz="0 0 0.3"/><axis xyz="0 0 1"/>
+    <limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
   <joint name="wrist" type="revolute"><parent link="lower"/><child link="tip"/>
-    <origin xyz="0.2 0 0"/><axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="1" velocity="1"/>
+    <origin xyz="0.2 0 0"/><axis xyz="0 1 0"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/>
     <mimic joint="elbow" multiplier="-2.0" offset="0.1"/></joint>
 </robot>"""
 

@@ -21,7 +21,6 @@ mimic joints), :mod:`~stackik.model.joints` (joint kinds), :mod:`~stackik.model.
 from __future__ import annotations
 
 import math
-
 import os
 import pickle
 import threading

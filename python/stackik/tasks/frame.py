@@ -137,7 +137,8 @@ class FrameTask(Task):
         if self._spec_revision != kin.robot.revision:
             self._spec = self._frame_spec()
         frame, columns = self._spec
-        frame_error_jacobian(oMi, kin.joint_jacobians_view(), frame, columns, self._target, J, error)
+        Jw = kin.joint_jacobians_view()
+        frame_error_jacobian(oMi, Jw, frame, columns, self._target, J, error)
 
     def _frame_spec(self) -> tuple[tuple, tuple]:
         """The frame's parent joint and placement in it, and the Jacobian's columns."""
