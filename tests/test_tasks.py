@@ -320,6 +320,35 @@ def test_posture_task_with_base_rows_is_exact_at_target(humanoid):
     np.testing.assert_allclose(task.get_jacobian(), fd_error(humanoid, q, task), atol=FD_TOL)
 
 
+def test_posture_rows_written_for_the_solver_in_closed_form(humanoid):
+    """The rows a step stacks: ``sqrt(w) I[S]`` (excluded columns zero) and
+    ``sqrt(w) (gain difference(q, q*)[S] + v*[S])``, against Pinocchio's difference."""
+    q = random_qs(humanoid, seed=21, n=1)[0]
+    target = random_qs(humanoid, seed=22, n=1)[0]
+    solver = make_solver(humanoid, q)
+    rows = [2, 7, 8, 20, 30]
+    task = solver.add_posture_task("post", rows, weight=0.3)
+    task.gain = 2.5
+    task.set_target_configuration(target)
+    feed = np.linspace(-1.0, 1.0, humanoid.nv)
+    task.set_target_velocity(feed)
+    task.set_excluded_joint_indices([8, 30])
+    J = np.full((len(rows), humanoid.nv), np.nan)
+    xdot = np.full(len(rows), np.nan)
+    task.write(J, xdot)
+    root = np.sqrt(0.3)
+    J_ref = np.eye(humanoid.nv)[rows]
+    J_ref[:, [8, 30]] = 0.0
+    np.testing.assert_allclose(J, root * J_ref, rtol=0, atol=1e-15)
+    e = pin.difference(humanoid.model, q, target)
+    np.testing.assert_allclose(xdot, root * (2.5 * e[rows] + feed[rows]), rtol=1e-14, atol=1e-15)
+    task.clear_target_velocity()
+    task.clear_excluded_joint_indices()
+    task.write(J, xdot)
+    np.testing.assert_allclose(J, root * np.eye(humanoid.nv)[rows], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(xdot, root * 2.5 * e[rows], rtol=1e-14, atol=1e-15)
+
+
 def test_posture_task_controlled_joints_by_name_and_index(panda):
     solver = make_solver(panda, PANDA_READY)
     by_name = solver.add_posture_task("a", ["panda_joint2", "panda_joint5"])

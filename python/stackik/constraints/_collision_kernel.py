@@ -44,6 +44,7 @@ import numpy as np
 
 from .._jit import kernel
 from ..geometry.kernels import table_distance
+from ..model._pipeline_kernel import place_geometries
 
 #: Directions (evenly spaced in the contact plane) whose extreme support points are kept
 #: when more points than this lie in a contact patch.
@@ -1325,6 +1326,7 @@ def collision_step(
     pf: np.ndarray,
     pi: np.ndarray,
     cfg: np.ndarray,
+    placement: tuple,
     geometry: tuple,
     shapes: tuple,
     motion: tuple,
@@ -1335,18 +1337,23 @@ def collision_step(
     out: tuple,
     counts: np.ndarray,
 ) -> None:
-    """One collision step, all five stages (see the module docstring).
+    """One collision step: the geometries' placement, then all five stages.
 
-    ``shapes`` is ``(kind, params, vstart, verts, center, radius)``; ``motion`` is
-    ``(slot, obs_trans, obs_vel, disp, extra, offset)``; ``work`` holds the scratch arrays
-    ``(listed, query, dist, witness, hit_k, hit_q, hit_f)``. On return ``counts`` holds
-    the rows, hits, exact queries, skipped queries, urgent pairs beyond the budget and
-    listed pairs. Pairs with triangle meshes must not be watched (use the staged calls).
+    ``placement`` is ``(oMi, joint, local_rot, local_trans, obs_rot)`` of
+    :func:`~stackik.model._pipeline_kernel.place_geometries` (the world placements go to
+    ``geometry[2:4]``); ``shapes`` is ``(kind, params, vstart, verts, center, radius)``;
+    ``motion`` is ``(slot, obs_trans, obs_vel, disp, extra, offset)``; ``work`` holds the
+    scratch arrays ``(listed, query, dist, witness, hit_k, hit_q, hit_f)``. On return
+    ``counts`` holds the rows, hits, exact queries, skipped queries, urgent pairs beyond
+    the budget and listed pairs. Pairs with triangle meshes must not be watched (use the
+    staged calls). See the module docstring.
     """
     listed, query, dist, witness, hit_k, hit_q, hit_f = work
     kind, params, vstart, verts, center, radius = shapes
     slot, obs_trans, obs_vel, disp, extra, offset = motion
     rot, trans = geometry[2], geometry[3]
+    oMi, joint, local_rot, local_trans, obs_rot = placement
+    place_geometries(oMi, joint, slot, local_rot, local_trans, obs_rot, obs_trans, rot, trans)
     count = advance_bounds(dq_abs, lever, pairs, slot, (disp, extra), pf, pi, cfg, listed)
     counts[N_LISTED] = count
     n = sphere_filter(listed, count, pairs, rot, trans, center, radius, pf, pi, cfg, query)

@@ -640,13 +640,16 @@ class CollisionConstraint(Constraint):
         self._accel(dt)
         cfg = self._fill_cfg(dt)
         dq = self._motion(state, dt)
-        gs = self._pipeline.place(self._kin.joint_placements(), state)
+        oMi = self._kin.joint_placements()
+        gs = self._pipeline.geometry(state)
         t0 = time.perf_counter() if self.refinement_budget_us > 0 else 0.0
         if gs.has_meshes:
+            self._pipeline.place(oMi, state)
             self._staged_step(gs, state, dq, cfg, C, lower)
         else:
             ck.collision_step(
                 dq, self._pairs.lever, self._pairs.pairs, self._pairs.pf, self._pairs.pi, cfg,
+                (oMi, gs.joint, gs.local_rot, gs.local_trans, state.rotations),
                 self._geometry_tuple(gs), self._shapes_tuple(gs),
                 (
                     gs.slot, state.translations, self._obs_vel, self._disp, self._obs_extra,

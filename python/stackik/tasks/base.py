@@ -242,9 +242,10 @@ class Task:
 
     def set_target_velocity(self, velocity: object) -> None:
         """Feed-forward task velocity added to ``gain * error`` (full, unmasked size)."""
-        self._target_velocity = _validate.bounded_vector(
+        checked = _validate.bounded_vector(
             velocity, self._dim, _validate.MAX_MAGNITUDE, f"{self.name} target velocity"
         )
+        self._target_velocity = np.array(checked, dtype=np.float64)  # the task's own copy
 
     def clear_target_velocity(self) -> None:
         """Remove the feed-forward velocity."""

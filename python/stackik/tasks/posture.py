@@ -17,7 +17,11 @@ import pinocchio as pin
 from .. import _validate
 from ..errors import InvalidInput
 from ..model import Kinematics, RobotModel, as_kinematics
+from ._posture_kernel import selection_rows
 from .base import Task, TaskType, register_task
+
+_NONE = np.zeros(0, dtype=np.int64)  # no excluded joints
+_NONE_F = np.zeros(0)  # no feed-forward velocity
 
 
 def joint_velocity_indices(robot: RobotModel, joints: Sequence[int | str]) -> list[int]:
@@ -130,11 +134,12 @@ class PostureTask(Task):
     def write(self, J: np.ndarray, xdot: np.ndarray) -> None:
         """Selection rows (constant) and the masked error, scaled by ``sqrt(weight)``."""
         kin = self._kin
-        self._error[:] = pin.difference(kin.model, kin.q, self._target_q)
-        J[:] = self._selection
-        if self._excluded:
-            J[:, self._excluded] = 0.0
-        self._write_velocity(xdot)
-        if self._root != 1.0:
-            J *= self._root
-            xdot *= self._root
+        self._fresh = False
+        error = self._error
+        error[:] = pin.difference(kin.model, kin.q, self._target_q)
+        tv = self._target_velocity
+        excluded = _NONE if not self._excluded else np.array(self._excluded, dtype=np.int64)
+        selection_rows(
+            error, self._rows, (self._gain, self._root), _NONE_F if tv is None else tv,
+            self._selection, excluded, J, xdot,
+        )  # fmt: skip
