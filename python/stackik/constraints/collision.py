@@ -725,9 +725,10 @@ class CollisionConstraint(Constraint):
         rows, hits = int(counts[ck.N_ROWS]), int(counts[ck.N_HITS])
         sel_k, sel_f = self._sel[9], self._sel[10]
         self.last_pairs = sel_k[:hits].tolist()
-        self.last_distances = sel_f[:hits, ck.HF_DIST].copy()
-        self.last_slack = sel_f[:hits, ck.HF_SLACK].copy()
-        self.last_closing = sel_f[:hits, ck.HF_CLOSING].copy()
+        block = sel_f[:hits].T.copy()  # one copy; each record is a contiguous row of it
+        self.last_distances = block[ck.HF_DIST]
+        self.last_slack = block[ck.HF_SLACK]
+        self.last_closing = block[ck.HF_CLOSING]
         self.last_extra_pairs = int(counts[ck.N_EXTRA])
         self.last_row_geometries = self._row_geoms[:rows]
         self.last_row_points = self._row_points[:rows]

@@ -1,65 +1,18 @@
 """Compiled frame-task rows: the frame's pose error and world-aligned Jacobian in one call.
 
 Read from the kinematics cache's live views (no Pinocchio call per step): the joint
-placements ``oMi`` and Pinocchio's world joint Jacobian ``data.J``. Checked against
+placements ``oMi`` and Pinocchio's world joint Jacobian ``data.J``; the error is
+:func:`stackik._pose_kernel.pose_error`, the chain IK's. Checked against
 ``pin.updateFramePlacements``, ``pin.getFrameJacobian(..., LOCAL_WORLD_ALIGNED)`` and
 ``pin.log3`` in ``tests/test_frame_kernel.py``.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .._jit import kernel
-
-
-@kernel(inline=True)
-def _rotation_log(Rt: np.ndarray, R: np.ndarray, out: np.ndarray) -> None:
-    """``out = log3(Rt R^T)`` [rad], the rotation vector of ``E = Rt R^T``.
-
-    Through the unit quaternion of ``E`` (Shepperd's choice of the largest pivot), so
-    the angle ``2 atan2(|v|, w)`` is accurate over the whole range ``[0, pi]``; the
-    quaternion is taken with ``w >= 0`` (the shortest rotation).
-    """
-    e = np.empty((3, 3))
-    for r in range(3):
-        for c in range(3):
-            e[r, c] = Rt[r, 0] * R[c, 0] + Rt[r, 1] * R[c, 1] + Rt[r, 2] * R[c, 2]
-    tr = e[0, 0] + e[1, 1] + e[2, 2]
-    if tr >= e[0, 0] and tr >= e[1, 1] and tr >= e[2, 2]:
-        s = 2.0 * math.sqrt(max(1.0 + tr, 0.0))
-        w = 0.25 * s
-        x = (e[2, 1] - e[1, 2]) / s
-        y = (e[0, 2] - e[2, 0]) / s
-        z = (e[1, 0] - e[0, 1]) / s
-    elif e[0, 0] >= e[1, 1] and e[0, 0] >= e[2, 2]:
-        s = 2.0 * math.sqrt(max(1.0 + e[0, 0] - e[1, 1] - e[2, 2], 0.0))
-        w = (e[2, 1] - e[1, 2]) / s
-        x = 0.25 * s
-        y = (e[0, 1] + e[1, 0]) / s
-        z = (e[0, 2] + e[2, 0]) / s
-    elif e[1, 1] >= e[2, 2]:
-        s = 2.0 * math.sqrt(max(1.0 + e[1, 1] - e[0, 0] - e[2, 2], 0.0))
-        w = (e[0, 2] - e[2, 0]) / s
-        x = (e[0, 1] + e[1, 0]) / s
-        y = 0.25 * s
-        z = (e[1, 2] + e[2, 1]) / s
-    else:
-        s = 2.0 * math.sqrt(max(1.0 + e[2, 2] - e[0, 0] - e[1, 1], 0.0))
-        w = (e[1, 0] - e[0, 1]) / s
-        x = (e[0, 2] + e[2, 0]) / s
-        y = (e[1, 2] + e[2, 1]) / s
-        z = 0.25 * s
-    if w < 0.0:
-        w, x, y, z = -w, -x, -y, -z
-    vn = math.sqrt(x * x + y * y + z * z)
-    # angle 2 atan2(|v|, w) about v / |v|; atan2 stays accurate for tiny |v|
-    f = 2.0 * math.atan2(vn, w) / vn if vn > 0.0 else 2.0
-    out[0] = f * x
-    out[1] = f * y
-    out[2] = f * z
+from .._pose_kernel import pose_error
 
 
 @kernel
@@ -120,6 +73,9 @@ def frame_error_jacobian(
         J[3, c] += wx
         J[4, c] += wy
         J[5, c] += wz
+    T = np.empty((3, 4))
     for r in range(3):
-        error[r] = tp[r] - p[r]
-    _rotation_log(tR, R, error[3:])
+        for c in range(3):
+            T[r, c] = tR[r, c]
+        T[r, 3] = tp[r]
+    pose_error(T, R, p, error)
