@@ -50,7 +50,9 @@ solve; and the same with a spin-wait), the way a control loop sees them. pink is
 weighted QP (no strict priorities) and has no CoM-polygon or relative-pose constraint;
 EmbodiK and pink are skipped when not installed (``pip install -e ".[bench]"``).
 
-Run: ``python benchmarks/bench_velocity.py [--steps N] [--problems A B ...] [--paced]``.
+Run: ``python benchmarks/bench_velocity.py [--steps N] [--problems A B ...] [--paced]
+[--libs stackik ...] [--interleave BLOCK]``. With ``--interleave`` the libraries take
+turns every BLOCK steps, so that a machine whose speed drifts loads them alike.
 """
 
 from __future__ import annotations
@@ -102,7 +104,7 @@ class Case:
     queries: list[int] = field(default_factory=list)
     skipped: list[int] = field(default_factory=list)
     notes: list[Callable[[], str]] = field(default_factory=list)
-    world_distance: Callable[[], float] | None = None
+    world_distance: Callable[[np.ndarray, int], float] | None = None  # (q, step) -> [m]
     cpu: list[float] = field(default_factory=list)
     smallest_world: float = float("inf")
     statuses: dict[str, int] = field(default_factory=dict)
@@ -423,7 +425,12 @@ def stackik_panda_world() -> Case:
         updates.append(time.perf_counter() - t)
 
     case = _stackik_case(robot, solver, Q_PANDA, targets, [ee])
-    case.world_distance = lambda: world_distance(robot, case.q())
+
+    def referee(q: np.ndarray, i: int) -> float:
+        robot.world.set_obstacle_poses(person_poses(i))  # the person where step i saw it
+        return world_distance(robot, q)
+
+    case.world_distance = referee
 
     def note() -> str:
         med, p99, _ = stats(updates[-len(case.phases) :])
@@ -707,13 +714,8 @@ def referee_robot(problem: str) -> stackik.RobotModel | None:
 
 
 # -- running ---------------------------------------------------------------------------
-def run(problem: str, case: Case, steps: int, warm: int = 50) -> tuple[list[float], float]:
-    """Run ``steps`` timed steps after ``warm`` untimed ones.
-
-    Returns the step times and, where the problem has a referee, the smallest pair
-    distance over its pairs (coal, computed outside the timed call).
-    """
-    referee = referee_robot(problem)
+def _reset(case: Case, warm: int) -> None:
+    """Run ``warm`` untimed steps, then forget what they recorded."""
     for i in range(warm):
         case.step(i)
     case.phases.clear()
@@ -722,16 +724,57 @@ def run(problem: str, case: Case, steps: int, warm: int = 50) -> tuple[list[floa
     case.cpu.clear()
     case.statuses.clear()
     case.fallbacks = case.active_steps = 0
-    times, smallest = [], np.inf
     case.smallest_world = np.inf
-    for i in range(warm, warm + steps):
-        times.append(case.step(i))
+
+
+def _timed(case: Case, i: int, out: dict) -> None:
+    """One timed step; its configuration is kept for the referees (after the run)."""
+    out["times"].append(case.step(i))
+    out["qs"].append((case.q().copy(), i))
+
+
+def _referee(problem: str, case: Case, qs: list[tuple[np.ndarray, int]]) -> float:
+    """Smallest pair distance [m] over the steps' configurations (coal; inf: no referee).
+
+    Run after the timed steps, so that no step starts on caches the referee flushed.
+    """
+    referee = referee_robot(problem)
+    smallest = np.inf
+    for q, i in qs:
         if referee is not None:
-            referee.update_kinematics(case.q())
+            referee.update_kinematics(q)
             smallest = min(smallest, referee.compute_min_collision_distance())
         if case.world_distance is not None:
-            case.smallest_world = min(case.smallest_world, case.world_distance())
-    return times, smallest
+            case.smallest_world = min(case.smallest_world, case.world_distance(q, i))
+    return smallest
+
+
+def run(problem: str, case: Case, steps: int, warm: int = 50) -> tuple[list[float], float]:
+    """Run ``steps`` timed steps after ``warm`` untimed ones.
+
+    Returns the step times and, where the problem has a referee, the smallest pair
+    distance over its pairs (coal, computed outside the timed call).
+    """
+    times = run_interleaved(problem, {"one": case}, steps, steps, warm)
+    return times["one"]
+
+
+def run_interleaved(
+    problem: str, cases: dict[str, Case], steps: int, block: int, warm: int = 50
+) -> dict[str, tuple[list[float], float]]:
+    """:func:`run` for several libraries at once, taking turns every ``block`` steps.
+
+    On a machine whose speed drifts from one second to the next, every library then
+    sees the same mix of quiet and loaded stretches.
+    """
+    out: dict[str, dict] = {lib: {"times": [], "qs": []} for lib in cases}
+    for case in cases.values():
+        _reset(case, warm)
+    for start in range(warm, warm + steps, block):
+        for lib, case in cases.items():
+            for i in range(start, min(start + block, warm + steps)):
+                _timed(case, i, out[lib])
+    return {lib: (o["times"], _referee(problem, cases[lib], o["qs"])) for lib, o in out.items()}
 
 
 def phase_line(case: Case) -> str:
@@ -783,8 +826,8 @@ def paced(case: Case, steps: int, spin: bool, rate_hz: float = 1000.0) -> tuple[
     return med, p99
 
 
-def report(problem: str, lib: str, case: Case, steps: int, base: list) -> None:
-    times, smallest = run(problem, case, steps)
+def report(lib: str, case: Case, base: list, measured: tuple[list[float], float]) -> None:
+    times, smallest = measured
     med, p99, mx = stats(times)
     cmed, cp99, _ = stats(case.cpu) if case.cpu else (np.nan, np.nan, np.nan)
     ratio = cratio = ""
@@ -815,11 +858,42 @@ def report(problem: str, lib: str, case: Case, steps: int, base: list) -> None:
         print(note())
 
 
+def _make(lib: str, make: Callable[[], Case]) -> Case | None:
+    """The library's case, or None (said) when the library cannot run it."""
+    try:
+        return make()
+    except (ImportError, NotImplementedError) as exc:
+        print(f"  {lib:8s} skipped ({exc})")
+        return None
+
+
+def _interleaved(
+    name: str, libs: dict[str, Callable[[], Case]], steps: int, block: int, base: list
+) -> None:
+    """Build every library's case, run them taking turns, then report each."""
+    cases = {lib: _make(lib, make) for lib, make in libs.items()}
+    ready = {lib: case for lib, case in cases.items() if case is not None}
+    print(f"  (the libraries take turns every {block} steps)")
+    measured = run_interleaved(name, ready, steps, block)
+    for lib, case in ready.items():
+        report(lib, case, base, measured[lib])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--problems", nargs="+", default=list(PROBLEMS), choices=list(PROBLEMS))
     parser.add_argument("--paced", action="store_true", help="also run paced at 1 kHz")
+    parser.add_argument(
+        "--libs", nargs="+", default=None, help="only these libraries (stackik, embodik, pink)"
+    )
+    parser.add_argument(
+        "--interleave",
+        type=int,
+        default=0,
+        metavar="BLOCK",
+        help="the libraries take turns every BLOCK steps (0: one after the other)",
+    )
     args = parser.parse_args()
     print(
         f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}"
@@ -827,13 +901,14 @@ def main() -> None:
     for name in args.problems:
         print(f"\nproblem ({name}): {args.steps} steps, microseconds per step")
         base: list[float] = []
-        for lib, make in PROBLEMS[name].items():
-            try:
-                case = make()
-            except (ImportError, NotImplementedError) as exc:
-                print(f"  {lib:8s} skipped ({exc})")
-                continue
-            report(name, lib, case, args.steps, base)
+        libs = {k: v for k, v in PROBLEMS[name].items() if args.libs is None or k in args.libs}
+        if args.interleave > 0:
+            _interleaved(name, libs, args.steps, args.interleave, base)
+        else:
+            for lib, make in libs.items():
+                case = _make(lib, make)
+                if case is not None:
+                    report(lib, case, base, run(name, case, args.steps))
         if args.paced:
             for spin in (False, True):
                 med, p99 = paced(PROBLEMS[name]["stackik"](), args.steps, spin)
