@@ -44,7 +44,7 @@ import numpy as np
 
 from .._jit import kernel
 from ..geometry.kernels import table_distance
-from ..model._pipeline_kernel import place_geometries
+from ..model.pipeline import place_geometries
 
 #: Directions (evenly spaced in the contact plane) whose extreme support points are kept
 #: when more points than this lie in a contact patch.

@@ -32,7 +32,7 @@ import pinocchio as pin
 from ..errors import CollisionGeometryNotFound
 from ..geometry import MESH, ShapeTable
 from ..geometry.kernels import batch_distance
-from ._pipeline_kernel import place_geometries
+from ._pipeline_kernel import place_geometries, place_one
 from .world import World, WorldState
 
 if TYPE_CHECKING:
@@ -45,6 +45,8 @@ __all__ = [
     "CollisionPipeline",
     "CollisionWatch",
     "GeometrySet",
+    "place_geometries",
+    "place_one",
     "world_watch",
 ]
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from .._jit import kernel
 from .._pose_kernel import pose_error
+from ..model.pipeline import place_one
 
 
 @kernel
@@ -45,19 +46,7 @@ def frame_error_jacobian(
     tp, tR = target
     R = np.empty((3, 3))
     p = np.empty(3)
-    for r in range(3):
-        for c in range(3):
-            R[r, c] = (
-                oMi[joint, r] * lrot[0, c]
-                + oMi[joint, 3 + r] * lrot[1, c]
-                + oMi[joint, 6 + r] * lrot[2, c]
-            )
-        p[r] = (
-            oMi[joint, r] * ltrans[0]
-            + oMi[joint, 3 + r] * ltrans[1]
-            + oMi[joint, 6 + r] * ltrans[2]
-            + oMi[joint, 9 + r]
-        )
+    place_one(oMi, joint, lrot, ltrans, R, p)  # the frame's world pose
     for r in range(6):
         for k in range(J.shape[1]):
             J[r, k] = 0.0
