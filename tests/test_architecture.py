@@ -37,6 +37,7 @@ LAYERS = {
     "_kcache": 0,
     "_pickling": 0,
     "geometry": 1,
+    "_pose_kernel": 1,
     "sns": 1,
     "model": 2,
     "tasks": 3,
