@@ -105,10 +105,8 @@ def jacobian_columns(model: pin.Model) -> np.ndarray:
     nx = int(getattr(model, "nvExtended", model.nv))
     colmap = np.arange(nx, dtype=np.int64)
     for j in range(1, model.njoints):
-        jm = model.joints[j]
-        start = int(getattr(jm, "idx_vExtended", jm.idx_v))
-        width = int(getattr(jm, "nvExtended", jm.nv))
-        colmap[start : start + width] = jm.idx_v + np.arange(width)
+        cols = _extended_columns(model.joints[j])
+        colmap[cols] = model.joints[j].idx_v + np.arange(cols.stop - cols.start)
     return colmap
 
 
@@ -118,10 +116,14 @@ def support_columns(model: pin.Model, joint: int) -> np.ndarray:
     if joint <= 0:
         return support
     for i in list(model.supports[joint])[1:]:
-        jm = model.joints[i]
-        start = int(getattr(jm, "idx_vExtended", jm.idx_v))
-        support[start : start + int(getattr(jm, "nvExtended", jm.nv))] = True
+        support[_extended_columns(model.joints[i])] = True
     return support
+
+
+def _extended_columns(jm: Any) -> slice:
+    """The columns of ``data.J`` that belong to joint model ``jm`` (extended coordinates)."""
+    start = int(getattr(jm, "idx_vExtended", jm.idx_v))
+    return slice(start, start + int(getattr(jm, "nvExtended", jm.nv)))
 
 
 def data_bytes(nv: int) -> int:
