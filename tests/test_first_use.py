@@ -276,17 +276,23 @@ with _jit._LOCK:  # holds the switch back (it takes this lock) until the work is
 _jit.load()  # the switch
 codes = {{k.py_func.__code__: k.module + "." + k.name for k in _jit._KERNELS}}
 stale = set()
+callers = set()  # where each stale call came from: a failure names its caller
 
 
 def watch(frame, event, arg):
     if event == "call" and frame.f_code in codes:
         stale.add(codes[frame.f_code])
+        back = frame.f_back
+        where = "?" if back is None else back.f_code.co_filename + ":" + str(back.f_lineno)
+        callers.add(codes[frame.f_code] + " <- " + where)
 
 
 sys.setprofile(watch)
 work()
 sys.setprofile(None)
 print(json.dumps({{"compiled": _jit.is_compiled(), "stale": sorted(stale)}}))
+print("switched by the background thread:", _jit._tier.switched, file=sys.stderr)
+print("stale calls:", sorted(callers), file=sys.stderr)
 """
 
 
@@ -296,8 +302,8 @@ def test_after_the_switch_no_reference_taken_before_runs_plain_python():
     A reference a solver kept to a plain function would run as Python for good (20-100x
     slower, silently): every kernel function call is watched after the switch.
     """
-    result, _ = _on_the_suites_cache(STALE.format(root=str(ROOT / "robots")))
-    assert result == {"compiled": True, "stale": []}
+    result, err = _on_the_suites_cache(STALE.format(root=str(ROOT / "robots")))
+    assert result == {"compiled": True, "stale": []}, err  # err names the stale callers
 
 
 def test_warmup_on_a_copy_readies_the_first_step_of_the_solver_itself():
