@@ -270,6 +270,43 @@ def test_invalid_targets_are_refused_and_the_last_valid_one_kept():
     loop.set_target("posture", Q0, velocity=np.zeros(7))
 
 
+def test_a_moving_loop_drives_each_task_by_its_error_at_the_present_configuration():
+    """While the arm moves, the solve runs where the motion is headed, but every task's
+    velocity comes from its error at the commanded configuration of the tick before
+    (Pinocchio's frame pose and difference there); the user's feed-forward velocity is
+    never touched, and a reset gives the tasks their own errors back."""
+    loop = panda_loop(collision=True, target_timeout=None)
+    tool, posture = loop.solver.get_task("tool"), loop.solver.get_task("posture")
+    target = pin.SE3(pin.exp3(np.array([0.0, 0.3, 0.0])), np.array([0.45, 0.25, 0.35]))
+    feed = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.01])
+    loop.set_target("tool", target, velocity=feed)
+    model = loop.solver.robot.model
+    data = model.createData()
+    checked = 0
+    for _ in range(200):
+        q_before = loop.command.configuration.copy()
+        loop.step()
+        override = tool.error_override
+        if override is None:
+            continue
+        pin.framesForwardKinematics(model, data, q_before)
+        T = data.oMf[model.getFrameId("panda_hand_tcp")]
+        expected = np.concatenate(
+            [target.translation - T.translation, pin.log3(target.rotation @ T.rotation.T)]
+        )
+        np.testing.assert_allclose(override, expected, atol=1e-12)
+        q_post = posture.target_configuration
+        np.testing.assert_allclose(
+            posture.error_override, pin.difference(model, q_before, q_post), atol=1e-12
+        )
+        assert np.abs(tool.get_error() - override).max() > 0.0  # solved elsewhere: ahead
+        checked += 1
+    assert checked > 100
+    np.testing.assert_array_equal(tool.target_velocity, feed)
+    loop.reset(Q0)
+    assert tool.error_override is None and posture.error_override is None
+
+
 def _pose(k: int) -> pin.SE3:
     """Target number k: the translation and the rotation both encode k."""
     angle = 1e-4 * (k % 20000)
@@ -288,8 +325,8 @@ def _decode(tool: stackik.FrameTask) -> tuple[int, int, int]:
 def test_targets_written_from_another_thread_at_10khz_are_never_torn():
     loop = panda_loop(collision=False, target_timeout=None)
     tool = loop.solver.get_task("tool")
-    # The velocity's masked row encodes k as well: it moves nothing, and the loop's own
-    # feed-forward (see ControlLoop._present_errors) only writes the controlled rows.
+    # The velocity's masked row encodes k as well: it moves nothing, and the loop never
+    # writes a task's target velocity (see ControlLoop._present_errors).
     tool.set_orientation_mask([1, 1, 0])
     stop = threading.Event()
     written = [0]

@@ -320,6 +320,60 @@ def test_posture_task_with_base_rows_is_exact_at_target(humanoid):
     np.testing.assert_allclose(task.get_jacobian(), fd_error(humanoid, q, task), atol=FD_TOL)
 
 
+def test_an_error_override_drives_the_velocity_and_nothing_else(panda, humanoid):
+    """With an override ``e0`` the rows are ``sqrt(w) (gain e0 + v*[S])``; the Jacobian and
+    the reported error stay the task's own (Pinocchio); clearing it, or a new mask, gives the
+    task's own velocity back."""
+    q = random_qs(panda, seed=31, n=1)[0]
+    solver = make_solver(panda, q)
+    task = solver.add_frame_task("ee", "panda_hand_tcp", weight=0.5)
+    task.gain = 3.0
+    task.set_target_pose(pin.SE3(pin.exp3(np.array([0.1, -0.2, 0.3])), np.array([0.3, 0.2, 0.5])))
+    task.set_position_mask([1, 0, 1])
+    feed = np.arange(1.0, 7.0)
+    task.set_target_velocity(feed)
+    rows = [0, 2, 3, 4, 5]
+    J0, x0 = np.empty((5, 7)), np.empty(5)
+    task.write(J0, x0)
+    own = task.get_error()
+    override = np.array([0.01, -0.02, 0.03, -0.04, 0.05])
+    task.set_error_override(override)
+    J1, x1 = np.empty((5, 7)), np.empty(5)
+    task.write(J1, x1)
+    root = np.sqrt(0.5)
+    np.testing.assert_array_equal(J1, J0)
+    np.testing.assert_array_equal(task.get_error(), own)
+    np.testing.assert_allclose(x1, root * (3.0 * override + feed[rows]), rtol=1e-14)
+    np.testing.assert_allclose(x0, root * (3.0 * own + feed[rows]), rtol=1e-14)
+    np.testing.assert_array_equal(task.error_override, override)
+    T = panda.create_kinematics(q).frame_pose("panda_hand_tcp")
+    np.testing.assert_allclose(own[:2], (task.target_pose.translation - T.translation)[[0, 2]])
+    task.clear_error_override()
+    task.write(J1, x1)
+    np.testing.assert_array_equal(x1, x0)
+    task.set_error_override(override)
+    task.set_position_mask([1, 1, 1])  # the override was for the old rows
+    assert task.error_override is None
+    with pytest.raises(ShapeError):
+        task.set_error_override(np.zeros(5))
+    with pytest.raises(NonFiniteInput):
+        task.set_error_override([np.nan] + [0.0] * 5)
+    # The posture task (its own kernel) follows the same rule.
+    qh = random_qs(humanoid, seed=32, n=1)[0]
+    hsolver = make_solver(humanoid, qh)
+    post = hsolver.add_posture_task("post", [2, 7, 20])
+    post.gain = 2.0
+    post.set_target_configuration(random_qs(humanoid, seed=33, n=1)[0])
+    post.set_error_override([0.1, 0.2, 0.3])
+    J, x = np.empty((3, humanoid.nv)), np.empty(3)
+    post.write(J, x)
+    root = np.sqrt(post.weight)
+    np.testing.assert_allclose(x, root * 2.0 * np.array([0.1, 0.2, 0.3]), rtol=1e-15)
+    np.testing.assert_allclose(J, root * np.eye(humanoid.nv)[[2, 7, 20]], rtol=1e-15)
+    e = pin.difference(humanoid.model, qh, post.target_configuration)
+    np.testing.assert_allclose(post.get_error(), e[[2, 7, 20]], rtol=1e-14)
+
+
 def test_posture_rows_written_for_the_solver_in_closed_form(humanoid):
     """The rows a step stacks: ``sqrt(w) I[S]`` (excluded columns zero) and
     ``sqrt(w) (gain difference(q, q*)[S] + v*[S])``, against Pinocchio's difference."""

@@ -87,6 +87,16 @@ class JointCommand:
     braked_joints: tuple[int, ...] = field(default=_NO_JOINTS)
 
 
+def clip_into(x: np.ndarray, lower: np.ndarray, upper: np.ndarray, out: np.ndarray) -> None:
+    """``out = min(max(x, lower), upper)``: :func:`numpy.clip` without its Python wrapper.
+
+    The same values as ``np.clip(x, lower, upper, out=out)`` (NaN stays NaN); the two
+    ufuncs cost a fraction of ``np.clip``'s dispatch on the loop's hot path.
+    """
+    np.maximum(x, lower, out=out)
+    np.minimum(out, upper, out=out)
+
+
 def _wrap(x: np.ndarray) -> np.ndarray:
     """Angles into ``[-pi, pi)`` [rad]."""
     return (x + math.pi) % _TWO_PI - math.pi
@@ -121,6 +131,7 @@ class MotionCore:
         self.n = n
         self.dt = dt
         self.vmax, self.amax, self.jmax = (np.array(x, dtype=float) for x in limits)
+        self._neg_vmax = -self.vmax
         self.lower = np.array(lower, dtype=float)
         self.upper = np.array(upper, dtype=float)
         self.cyclic = np.flatnonzero(cyclic)
@@ -151,6 +162,7 @@ class MotionCore:
     def set_limits(self, vmax: np.ndarray, amax: np.ndarray, jmax: np.ndarray) -> None:
         """New limits (arrays of size n, > 0 and finite)."""
         self.vmax[:] = vmax
+        np.negative(self.vmax, out=self._neg_vmax)
         self.amax[:] = amax
         self.jmax[:] = jmax
         for inp in (self._inp, self._stop_inp):
@@ -174,7 +186,7 @@ class MotionCore:
         if target_v is None:
             tv[:] = 0.0
         else:
-            np.clip(target_v, -self.vmax, self.vmax, out=tv)
+            clip_into(target_v, self._neg_vmax, self.vmax, tv)
         if target_p is None:
             inp.control_interface = ControlInterface.Velocity
         else:
@@ -185,7 +197,7 @@ class MotionCore:
                 tp[c] = self.p[c] + _wrap(tp[c] - self.p[c])
             clipped = (tp < self.lower) | (tp > self.upper)
             if clipped.any():  # a target on a limit is reached at rest
-                np.clip(tp, self.lower, self.upper, out=tp)
+                clip_into(tp, self.lower, self.upper, tp)
                 tv[clipped] = 0.0
             inp.control_interface = ControlInterface.Position
             inp.target_position = tp.tolist()

@@ -40,13 +40,14 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pinocchio as pin
 
 from .. import _validate
 from ..constraints.motion import JointMotionConstraint
 from ..errors import InvalidInput, StackIKError
 from ..results import SolverStatus
 from ..solver import KinematicsSolver
-from .limiter import JointCommand, JointMotionLimiter
+from .limiter import JointCommand, JointMotionLimiter, clip_into
 from .targets import Staged, stage
 from .timing import LoopStats, Recorder, quiet_runtime, set_realtime, wait_until
 
@@ -193,6 +194,7 @@ class ControlLoop:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._error: BaseException | None = None
+        self._compensating = False  # the tasks carry error overrides (_present_errors)
         self.reset(q0)
 
     @staticmethod
@@ -299,10 +301,8 @@ class ControlLoop:
             return False
         with self._lock:
             pending, self._pending = self._pending, {}
-        for name, staged in pending.items():
+        for staged in pending.values():
             staged.apply()
-            if staged.velocity is not None:
-                self._user_ff[name] = staged.velocity
         return True
 
     # -- one tick ----------------------------------------------------------------------------
@@ -326,8 +326,8 @@ class ControlLoop:
         self._pending.clear()
         nv = self._robot.nv
         self._previous = self._views[0].copy()
-        self._user_ff: dict[str, np.ndarray | None] = {}
-        self._compensating = False
+        if self._compensating:
+            self._restore_feed_forward()
         self._smooth = (np.zeros(nv), np.zeros(nv))
         self._command = JointCommand(self._previous.copy(), np.zeros(nv), np.zeros(nv), q.copy())
 
@@ -380,14 +380,16 @@ class ControlLoop:
         p, v, a = self._views
         self._motion.set_state(v, a, p)
         q_solve: np.ndarray | None = self._q
-        cols = self._lead_obstacles(v)
+        cols = [c for c in self._solver.engine.constraints_of("collision") if c.active]
+        anticipating = bool(cols) if self.anticipate is None else bool(self.anticipate)
+        self._lead_obstacles(cols, v, anticipating)
         offset = None
-        if not self._limiter.at_rest and (self._smoothing or self._anticipating()):
-            q_ahead = self._configuration_ahead(p, v)
+        if not self._limiter.at_rest and (self._smoothing or anticipating):
+            q_ahead = self._configuration_ahead(p, v, anticipating)
             self._present_errors(q_ahead)
             q_solve = None  # the solver's kinematics are at q_ahead already
-            if cols:
-                offset = self._robot.difference(self._q, q_ahead)
+            if cols:  # (both configurations are the loop's own: valid, normalized)
+                offset = pin.difference(self._robot.model, self._q, q_ahead)
         elif self._compensating:
             self._restore_feed_forward()
         for c in cols:
@@ -401,7 +403,7 @@ class ControlLoop:
             counts["guard"] += 1
         return command
 
-    def _lead_obstacles(self, v: np.ndarray) -> list:
+    def _lead_obstacles(self, cols: list, v: np.ndarray, anticipating: bool) -> None:
         """Predict moving obstacles over the time the solve looks ahead.
 
         The solve runs where the joints come to rest if they brake now (after the
@@ -409,11 +411,10 @@ class ControlLoop:
         constraints place it where its velocity takes it in that time: the braking
         time (each joint ``|v| / a_max + a_max / j_max``, the slowest) plus the delay.
         """
-        cols = [c for c in self._solver.engine.constraints_of("collision") if c.active]
         if not cols:
-            return cols
+            return
         lead = 2.0 * self._smoothing
-        if self._anticipating():
+        if anticipating:
             lim = self._limiter
             brake = np.abs(v) / lim.max_acceleration + lim.max_acceleration / lim.max_jerk
             lead += float(np.max(brake, initial=0.0)) if np.any(v) else 0.0
@@ -421,12 +422,6 @@ class ControlLoop:
             c.obstacle_lead = lead  # type: ignore[attr-defined]
             if self._approach is not None:
                 c.approach_deceleration = self._approach  # type: ignore[attr-defined]
-        return cols
-
-    def _anticipating(self) -> bool:
-        if self.anticipate is not None:
-            return bool(self.anticipate)
-        return any(c.active for c in self._solver.engine.constraints_of("collision"))
 
     def _smoothed(self, w: np.ndarray) -> np.ndarray:
         """Two first-order stages of time constant ``smoothing`` (critically damped).
@@ -441,11 +436,11 @@ class ControlLoop:
         first += alpha * (w - first)
         second += alpha * (first - second)
         lo, hi = self._motion.cruise_lower, self._motion.cruise_upper
-        np.clip(first, lo, hi, out=first)
-        np.clip(second, lo, hi, out=second)
+        clip_into(first, lo, hi, first)
+        clip_into(second, lo, hi, second)
         return second
 
-    def _configuration_ahead(self, p: np.ndarray, v: np.ndarray) -> np.ndarray:
+    def _configuration_ahead(self, p: np.ndarray, v: np.ndarray, anticipating: bool) -> np.ndarray:
         """Where the motion is headed (size nq): the configuration the constraints guard.
 
         The joints go on at their velocity for the smoothing stages' delay (``2
@@ -453,51 +448,39 @@ class ControlLoop:
         brake together to rest.
         """
         lim = self._limiter
-        stop = lim.stop_positions() if self._anticipating() else p.copy()
+        stop = lim.stop_positions() if anticipating else p.copy()
         if self._smoothing:
             stop += v * (2.0 * self._smoothing)
-            np.clip(stop, self._motion.lower, self._motion.upper, out=stop)
+            clip_into(stop, self._motion.lower, self._motion.upper, stop)
         if lim.has_configuration:
             return lim.to_configuration(stop)
         return self._robot.integrate(self._q, stop - p)
 
     def _present_errors(self, q_ahead: np.ndarray) -> None:
-        """Feed-forward that makes every task see its error at the present configuration.
+        """Every task's velocity from its error at the present configuration.
 
         The solve runs at ``q_ahead`` so that the constraints guard where the motion is
         headed; a task would then also see its error from there, and a velocity that
         feeds back into its own error through the braking distance makes the loop ring.
-        With ``ff = gain (e(q) - e(q_ahead)) + ff_user`` the task's velocity is
-        ``gain e(q) + ff_user``, as at the present configuration (both errors exact: a
-        first-order ``J delta`` tracks a jumping target a quarter worse, the braking
-        distance being tenths of a radian at speed).
+        Each task's velocity is therefore ``gain e(q) + target_velocity``, with the exact
+        error at the present configuration ``q`` (a first-order ``J delta`` tracks a
+        jumping target a quarter worse, the braking distance being tenths of a radian
+        at speed), given as its error override; its Jacobian is the one at ``q_ahead``.
+        The kinematics are left at ``q_ahead`` for the solve.
         """
         kin = self._solver.kinematics
-        tasks = [t for t in self._solver.tasks if t.active]
         kin.set_unchecked(self._q)
-        present = []
-        for task in tasks:
-            task.update()
-            present.append(task.get_error().copy())
+        for task in self._solver.tasks:
+            if task.active:
+                task.update()
+                task.set_error_override(task.get_error())
         kin.set_unchecked(q_ahead)
-        for task, error in zip(tasks, present, strict=True):
-            task.update()
-            mask = task.row_mask
-            user = self._user_ff.setdefault(task.name, task.target_velocity)
-            ff = np.zeros(mask.size) if user is None else user.copy()
-            ff[mask] += task.gain * (error - task.get_error())
-            task.set_target_velocity(ff)
         self._compensating = True
 
     def _restore_feed_forward(self) -> None:
-        """At rest the two configurations agree: the tasks get the user's feed-forward back."""
+        """At rest the two configurations agree: the tasks use their own errors again."""
         for task in self._solver.tasks:
-            if task.name in self._user_ff:
-                user = self._user_ff[task.name]
-                if user is None:
-                    task.clear_target_velocity()
-                else:
-                    task.set_target_velocity(user)
+            task.clear_error_override()
         self._compensating = False
 
     def _configuration(self, command: JointCommand) -> np.ndarray:

@@ -117,6 +117,7 @@ class Task:
         self._rows = np.arange(dimension)
         self._excluded: list[int] = []
         self._target_velocity: np.ndarray | None = None
+        self._error_override: np.ndarray | None = None  # (masked size)
         self._J = np.zeros((dimension, self._robot.nv))
         self._error = np.zeros(dimension)
 
@@ -215,6 +216,7 @@ class Task:
 
     def _set_rows(self, rows: np.ndarray) -> None:
         self._rows = rows
+        self._error_override = None  # (sized for the old rows)
         self._relayout()
 
     def set_excluded_joint_indices(self, indices: Sequence[int]) -> None:
@@ -251,6 +253,39 @@ class Task:
         """Remove the feed-forward velocity."""
         self._target_velocity = None
 
+    @property
+    def error_override(self) -> np.ndarray | None:
+        """The error the task velocity is computed from instead of its own, or None (a copy)."""
+        return None if self._error_override is None else self._error_override.copy()
+
+    def set_error_override(self, error: object) -> None:
+        """Compute the task velocity from ``error`` instead of the task's own error.
+
+        Until :meth:`clear_error_override`, the velocity is ``gain * error +
+        target_velocity``, while the Jacobian and :meth:`get_error` stay those at the
+        solve configuration. A control loop that solves where its motion is headed
+        (:class:`~stackik.control.ControlLoop`) gives each task its error at the present
+        configuration this way, so that the braking distance does not feed back into
+        the task velocity. Changing the task's axis or joint mask clears it.
+
+        Args:
+            error: The masked error (size :meth:`get_dimension`, as :meth:`get_error`
+                returns) [m or rad].
+
+        Raises:
+            ShapeError: Wrong size.
+            NonFiniteInput: NaN or inf entries.
+            InvalidInput: An entry beyond :data:`stackik._validate.MAX_MAGNITUDE`.
+        """
+        checked = _validate.bounded_vector(
+            error, self._rows.size, _validate.MAX_MAGNITUDE, f"{self.name} error override"
+        )
+        self._error_override = np.array(checked, dtype=np.float64)  # the task's own copy
+
+    def clear_error_override(self) -> None:
+        """The task velocity comes from the task's own error again."""
+        self._error_override = None
+
     # -- evaluation ------------------------------------------------------------------------
     def _compute(self, J: np.ndarray, error: np.ndarray) -> None:
         """Fill ``J`` (dimension x nv) and ``error`` (dimension) in place from the cache."""
@@ -279,7 +314,11 @@ class Task:
     def _write_velocity(self, xdot: np.ndarray) -> None:
         """``xdot = gain * error (+ target_velocity)`` on the controlled rows."""
         rows = self._rows
-        if rows.size == self._dim:
+        if self._error_override is not None:
+            np.multiply(self._error_override, self._gain, out=xdot)
+            if self._target_velocity is not None:
+                xdot += self._target_velocity[rows]
+        elif rows.size == self._dim:
             np.multiply(self._error, self._gain, out=xdot)
             if self._target_velocity is not None:
                 xdot += self._target_velocity

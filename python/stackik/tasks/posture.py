@@ -137,6 +137,9 @@ class PostureTask(Task):
         self._fresh = False
         error = self._error
         error[:] = pin.difference(kin.model, kin.q, self._target_q)
+        if self._error_override is not None:  # (the kernel reads the full-size error)
+            error = error.copy()
+            error[self._rows] = self._error_override
         tv = self._target_velocity
         excluded = _NONE if not self._excluded else np.array(self._excluded, dtype=np.int64)
         selection_rows(
