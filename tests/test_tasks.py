@@ -354,6 +354,17 @@ def test_an_error_override_drives_the_velocity_and_nothing_else(panda, humanoid)
     task.set_error_override(override)
     task.set_position_mask([1, 1, 1])  # the override was for the old rows
     assert task.error_override is None
+    with pytest.raises(ShapeError):  # the old rows' buffers: refused, never written past
+        task.write(J1, x1)
+    task.update()
+    task.override_with_current_error()  # the error here, kept while the solve moves on
+    here = task.get_error().copy()
+    solver.kinematics.update(random_qs(panda, seed=34, n=1)[0])
+    J6, x6 = np.empty((6, 7)), np.empty(6)
+    task.write(J6, x6)
+    assert np.abs(task.get_error() - here).max() > 1e-3
+    np.testing.assert_array_equal(task.error_override, here)
+    np.testing.assert_allclose(x6, root * (3.0 * here + feed), rtol=1e-14)
     with pytest.raises(ShapeError):
         task.set_error_override(np.zeros(5))
     with pytest.raises(NonFiniteInput):
@@ -370,6 +381,8 @@ def test_an_error_override_drives_the_velocity_and_nothing_else(panda, humanoid)
     root = np.sqrt(post.weight)
     np.testing.assert_allclose(x, root * 2.0 * np.array([0.1, 0.2, 0.3]), rtol=1e-15)
     np.testing.assert_allclose(J, root * np.eye(humanoid.nv)[[2, 7, 20]], rtol=1e-15)
+    with pytest.raises(ShapeError):
+        post.write(np.empty((2, humanoid.nv)), np.empty(2))
     e = pin.difference(humanoid.model, qh, post.target_configuration)
     np.testing.assert_allclose(post.get_error(), e[[2, 7, 20]], rtol=1e-14)
 

@@ -454,7 +454,7 @@ class ControlLoop:
             clip_into(stop, self._motion.lower, self._motion.upper, stop)
         if lim.has_configuration:
             return lim.to_configuration(stop)
-        return self._robot.integrate(self._q, stop - p)
+        return pin.integrate(self._robot.model, self._q, stop - p)  # (the loop's own, valid)
 
     def _present_errors(self, q_ahead: np.ndarray) -> None:
         """Every task's velocity from its error at the present configuration.
@@ -473,7 +473,7 @@ class ControlLoop:
         for task in self._solver.tasks:
             if task.active:
                 task.update()
-                task.set_error_override(task.get_error())
+                task.override_with_current_error()
         kin.set_unchecked(q_ahead)
         self._compensating = True
 
@@ -489,7 +489,8 @@ class ControlLoop:
             self._q = command.configuration
         else:
             delta = command.position - self._previous
-            self._q = self._robot.integrate(self._q, delta)
+            # (the loop's own configuration and the limiter's finite, bounded step)
+            self._q = pin.integrate(self._robot.model, self._q, delta)
         self._previous = command.position
         return self._q.copy()
 

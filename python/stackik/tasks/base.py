@@ -28,7 +28,7 @@ from typing import ClassVar, TypeVar
 import numpy as np
 
 from .. import _validate
-from ..errors import InvalidInput
+from ..errors import InvalidInput, ShapeError
 from ..model import Kinematics, RobotModel, as_kinematics
 from ..sns import TaskSolveMode
 
@@ -282,6 +282,14 @@ class Task:
         )
         self._error_override = np.array(checked, dtype=np.float64)  # the task's own copy
 
+    def override_with_current_error(self) -> None:
+        """Set the error override to the task's current error (:meth:`get_error`).
+
+        The error of the last :meth:`update` or step then drives the task velocity until
+        :meth:`clear_error_override`, wherever the next steps are solved.
+        """
+        self._error_override = self._error[self._rows]  # (a copy: fancy indexing)
+
     def clear_error_override(self) -> None:
         """The task velocity comes from the task's own error again."""
         self._error_override = None
@@ -298,7 +306,12 @@ class Task:
             J: View of the stacked Jacobian rows reserved for this task
                 (:meth:`get_dimension` x nv).
             xdot: View of the stacked task velocities reserved for it.
+
+        Raises:
+            ShapeError: ``J`` or ``xdot`` does not have the task's rows (the compiled
+                writers would write past them).
         """
+        self._check_buffers(J, xdot)
         self._fresh = False
         full = self._rows.size == self._dim
         self._compute(J if full else self._J, self._error)
@@ -310,6 +323,14 @@ class Task:
         if self._root != 1.0:
             J *= self._root
             xdot *= self._root
+
+    def _check_buffers(self, J: np.ndarray, xdot: np.ndarray) -> None:
+        """Raise :class:`ShapeError` unless ``J`` is (rows x nv) and ``xdot`` (rows,)."""
+        rows = self._rows.size
+        if J.shape != (rows, self._robot.nv):
+            raise ShapeError(f"task {self.name!r}: J", (rows, self._robot.nv), J.shape)
+        if xdot.shape != (rows,):
+            raise ShapeError(f"task {self.name!r}: xdot", (rows,), xdot.shape)
 
     def _write_velocity(self, xdot: np.ndarray) -> None:
         """``xdot = gain * error (+ target_velocity)`` on the controlled rows."""

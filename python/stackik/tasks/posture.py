@@ -133,6 +133,7 @@ class PostureTask(Task):
 
     def write(self, J: np.ndarray, xdot: np.ndarray) -> None:
         """Selection rows (constant) and the masked error, scaled by ``sqrt(weight)``."""
+        self._check_buffers(J, xdot)
         kin = self._kin
         self._fresh = False
         error = self._error
