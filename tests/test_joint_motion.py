@@ -489,3 +489,35 @@ def test_joint_callback_velocity_control_cyclic_and_errors():
         stackik.joint_callback({**base, "pos": 0.0, "vel": 0.0, "maxJerk": 0.0, "targetPos": 1})
     with pytest.raises(InvalidInput, match="pos"):
         stackik.joint_callback({**base, "vel": 0.0, "targetPos": 1.0})
+
+
+def test_braking_time_bounds_ruckigs_stop_of_every_joint():
+    """``braking_time(v)`` is the slowest joint's ``|v|/a + a/j``: ruckig's own time-optimal
+    stop (velocity interface, from zero acceleration) of every joint takes no longer, and the
+    slowest joint's takes exactly that when ``|v| >= a^2/j`` (its ramp reaches ``a``)."""
+    from ruckig import Trajectory
+
+    robot = stackik.RobotModel(PANDA, load_visuals=False)
+    limits = stackik.load_motion_limits(robot, PROFILE)
+    limiter = stackik.JointMotionLimiter.from_limits(robot, DT, limits)
+    amax, jmax = limiter.max_acceleration, limiter.max_jerk
+    assert limiter.braking_time(np.zeros(7)) == 0.0
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        v = rng.uniform(-1.0, 1.0, 7) * limiter.max_velocity
+        durations = []
+        for k in range(7):
+            otg, inp, traj = Ruckig(1), InputParameter(1), Trajectory(1)
+            inp.control_interface = ControlInterface.Velocity
+            inp.current_position, inp.current_velocity = [0.0], [float(v[k])]
+            inp.current_acceleration, inp.target_velocity = [0.0], [0.0]
+            inp.target_acceleration = [0.0]
+            inp.max_velocity, inp.max_acceleration = [1e3], [float(amax[k])]
+            inp.max_jerk = [float(jmax[k])]
+            assert otg.calculate(inp, traj) == Result.Working
+            durations.append(traj.duration)
+        bound = limiter.braking_time(v)
+        assert max(durations) <= bound + 1e-12
+        slowest = int(np.argmax(np.abs(v) / amax + amax / jmax))
+        if abs(v[slowest]) >= amax[slowest] ** 2 / jmax[slowest]:
+            assert durations[slowest] == pytest.approx(bound, rel=1e-9)

@@ -487,6 +487,23 @@ class JointMotionLimiter:
         """Whether every joint has zero velocity and acceleration."""
         return not (self._core.v.any() or self._core.a.any())
 
+    def braking_time(self, velocity: np.ndarray) -> float:
+        """A bound on the time the joints need to brake to rest from ``velocity`` [s].
+
+        The slowest joint's ``|v| / a_max + a_max / j_max`` (the jerk-limited ramp
+        to full deceleration and back); 0 when nothing moves.
+
+        Args:
+            velocity: Joint velocity (size nv) [rad/s or m/s], trusted (the state's).
+        """
+        core = self._core
+        if not velocity.any():
+            return 0.0
+        brake = np.abs(velocity)
+        brake /= core.amax
+        brake += core.amax / core.jmax
+        return float(brake.max())
+
     def stop_positions(self) -> np.ndarray:
         """Where the joints would come to rest if they braked now [rad or m] (size nv).
 

@@ -415,9 +415,7 @@ class ControlLoop:
             return
         lead = 2.0 * self._smoothing
         if anticipating:
-            lim = self._limiter
-            brake = np.abs(v) / lim.max_acceleration + lim.max_acceleration / lim.max_jerk
-            lead += float(np.max(brake, initial=0.0)) if np.any(v) else 0.0
+            lead += self._limiter.braking_time(v)
         for c in cols:
             c.obstacle_lead = lead  # type: ignore[attr-defined]
             if self._approach is not None:
