@@ -310,11 +310,12 @@ class CollisionConstraint(Constraint):
             self.activation, self.gain, dt, self.recovery_deadband, self.recovery_scale,
             self.max_separation_speed, self.patch_tolerance, self.max_constraints,
             self.nearest_points_all_pairs, self.sphere_broadphase, self._cache,
-            self.approach_deceleration, self._lead,
+            self.approach_deceleration,
         )  # fmt: skip
         if key != self._cfg_key:
             self._write_settings(cfg, dt)
             self._cfg_key = key
+        cfg[ck.CFG_LEAD] = self._lead  # (a control loop changes it every tick)
         cfg[ck.CFG_STEP] = self._step
         budget = self.refinement_budget_us
         cfg[ck.CFG_QUERY_BUDGET] = max(1, int(budget / self._query_us)) if budget > 0 else 0
@@ -336,7 +337,6 @@ class CollisionConstraint(Constraint):
         cfg[ck.CFG_CACHE_CAP] = cap
         cfg[ck.CFG_MAX_LEARNED] = MAX_LEARNED_ERROR
         cfg[ck.CFG_DECEL] = self.approach_deceleration
-        cfg[ck.CFG_LEAD] = self._lead
 
     # -- the watched pairs ------------------------------------------------------------------
     @property

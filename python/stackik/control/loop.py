@@ -43,6 +43,7 @@ import numpy as np
 import pinocchio as pin
 
 from .. import _validate
+from ..constraints.collision import CollisionConstraint
 from ..constraints.motion import JointMotionConstraint
 from ..errors import InvalidInput, StackIKError
 from ..results import SolverStatus
@@ -380,7 +381,11 @@ class ControlLoop:
         p, v, a = self._views
         self._motion.set_state(v, a, p)
         q_solve: np.ndarray | None = self._q
-        cols = [c for c in self._solver.engine.constraints_of("collision") if c.active]
+        cols = [
+            c
+            for c in self._solver.engine.constraints_of("collision")
+            if isinstance(c, CollisionConstraint) and c.active
+        ]
         anticipating = bool(cols) if self.anticipate is None else bool(self.anticipate)
         self._lead_obstacles(cols, v, anticipating)
         offset = None
@@ -403,7 +408,9 @@ class ControlLoop:
             counts["guard"] += 1
         return command
 
-    def _lead_obstacles(self, cols: list, v: np.ndarray, anticipating: bool) -> None:
+    def _lead_obstacles(
+        self, cols: list[CollisionConstraint], v: np.ndarray, anticipating: bool
+    ) -> None:
         """Predict moving obstacles over the time the solve looks ahead.
 
         The solve runs where the joints come to rest if they brake now (after the
@@ -417,9 +424,9 @@ class ControlLoop:
         if anticipating:
             lead += self._limiter.braking_time(v)
         for c in cols:
-            c.obstacle_lead = lead  # type: ignore[attr-defined]
+            c.obstacle_lead = lead
             if self._approach is not None:
-                c.approach_deceleration = self._approach  # type: ignore[attr-defined]
+                c.approach_deceleration = self._approach
 
     def _smoothed(self, w: np.ndarray) -> np.ndarray:
         """Two first-order stages of time constant ``smoothing`` (critically damped).
