@@ -1,8 +1,9 @@
 """Benchmark: the exact QP fallback of the humanoid problems, and what a warm start could save.
 
-``bench_velocity.py``'s problem (D) (the humanoid with self-collision; ``--problem G``: the
-generated 30-joint humanoid) runs ``--steps`` velocity steps. Each step records whether a
-level fell back to the exact QP and how long the SNS solve took.
+``bench_velocity.py``'s problem (D) (the humanoid with self-collision; ``--problem G``:
+the generated 30-joint humanoid with about 900 pairs) runs ``--steps`` velocity steps.
+Each step records whether a level fell back to the exact QP and how long the SNS solve
+took.
 
 The problem of every fallback step (``solver.build_problem``, the same rows the step
 solved) is then solved again by a standalone :class:`stackik.sns.SNSSolver` on the
@@ -23,24 +24,38 @@ from __future__ import annotations
 import argparse
 import platform
 import time
+import warnings
 
 import bench_velocity as bv
 import numpy as np
 import quadprog
 
+import stackik
 from stackik.sns import SNSSolver
 from stackik.sns import qp as sns_qp
 
 
 def _cases(problem: str):
+    """``bench_velocity.py``'s solver, start configuration and target mover of ``problem``."""
     if problem == "D":
         solver, q0, move, _ = bv.humanoid_solver([])
         return solver, q0, move
-    raise SystemExit(f"unknown problem {problem!r} (D)")
+    if problem == "G":
+        urdf, srdf = bv.humanoid30_files()
+        robot = stackik.RobotModel(urdf, srdf_path=srdf, load_visuals=False)
+        q0 = bv.humanoid30.start_configuration(robot)
+        robot.update_kinematics(q0)
+        solver = stackik.KinematicsSolver(robot, dt=bv.DT)
+        palms = bv._hand_tasks(solver, "palm")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", stackik.CollisionMarginWarning)
+            solver.configure_collision_constraint(bv.MIN_DISTANCE)
+        return solver, q0, bv._follow(robot, palms, "palm", bv.palm_targets)
+    raise SystemExit(f"unknown problem {problem!r} (D or G)")
 
 
 def timed_run(steps: int, problem: str) -> tuple[np.ndarray, np.ndarray, list, SNSSolver]:
-    """Step the solver; per step: fallback or not, solve time [us]; fallback problems.
+    """Step the solver: fallbacks, (solve time [us], iterations) and fallback problems.
 
     Also returns a reference SNS solver with the engine's weights, damping and tolerance.
     """
@@ -54,7 +69,7 @@ def timed_run(steps: int, problem: str) -> tuple[np.ndarray, np.ndarray, list, S
     )
     solver.enable_timing_breakdown(True)
     q = q0.copy()
-    fell, solve_us, problems = [], [], []
+    fell, solve_us, problems, iters = [], [], [], []
     for i in range(steps):
         move(i)
         res = solver.solve_velocity(q)
@@ -62,8 +77,9 @@ def timed_run(steps: int, problem: str) -> tuple[np.ndarray, np.ndarray, list, S
             problems.append(solver.build_problem(q, advance=False))
         fell.append(bool(res.fallback_levels))
         solve_us.append(res.timings["solve_ms"] * 1e3)
+        iters.append(res.iterations)
         q = solver.robot.integrate(q, res.solution, solver.dt)
-    return np.array(fell), np.array(solve_us), problems, ref
+    return np.array(fell), np.column_stack([solve_us, iters]), problems, ref
 
 
 def reference_qps(problems: list, ref: SNSSolver) -> np.ndarray:
@@ -105,7 +121,7 @@ def main() -> None:
     print(f"machine: {platform.machine()}, python {platform.python_version()}")
     fell, solve_us, problems, ref = timed_run(args.steps, args.problem)
     warm = slice(min(300, args.steps // 4), None)  # the first steps load kernels
-    f, s = fell[warm], solve_us[warm]
+    f, s, it_sns = fell[warm], solve_us[warm, 0], solve_us[warm, 1]
     print(f"\nproblem ({args.problem}): {f.size} steps after the first {warm.start}")
     print(f"  exact QP fallback in {f.mean():.0%} of the steps")
     if f.any() and (~f).any():
@@ -114,6 +130,10 @@ def main() -> None:
             f"  SNS solve, median [us]: {with_qp:.1f} with a fallback, {without:.1f} without "
             f"(a fallback step takes {with_qp - without:.1f} longer: the greedy iterations "
             "that gave up, the reduced problem, the QP)"
+        )
+        print(
+            f"  saturation iterations per step, median: {np.median(it_sns[f]):.0f} with a "
+            f"fallback, {np.median(it_sns[~f]):.0f} without"
         )
     st = reference_qps(problems, ref)
     if not st.size:
