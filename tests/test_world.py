@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pickle
 import threading
+import warnings
 from pathlib import Path
 
 import coal
@@ -26,11 +27,13 @@ from stackik import (
 )
 from stackik.errors import (
     CollisionGeometryNotFound,
+    CollisionMarginWarning,
     InvalidTransform,
     MalformedScene,
     MeshNotFound,
     NonFiniteInput,
     ObstacleNotFound,
+    ShapeError,
 )
 from stackik.model.world import World
 
@@ -291,6 +294,47 @@ def test_an_obstacle_added_after_configuration_is_avoided():
     assert dmin.min() >= 0.02 - 1e-4  # never closer than min_distance (0.1 mm)
     assert dmin.min() < 0.0205  # the plate stopped the arm
     assert any(b == "plate" for _, b in solver.get_active_collision_pairs())
+
+
+def test_objects_added_while_a_step_sizes_its_rows_take_effect_at_the_next_step():
+    """Another thread adds objects between the engine reserving a step's collision rows
+    (``max_rows``) and the constraint writing them: the step keeps the snapshot the rows
+    were sized for (the new pairs need more rows than reserved, and compiled code wrote
+    past them: a segmentation fault), and the next step watches the new objects."""
+    robot = load_panda()
+    q = PANDA_READY.copy()
+    robot.update_kinematics(q)
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.add_frame_task("tool", TCP).set_target_position([0.4, 0.1, 0.4])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CollisionMarginWarning)
+        solver.configure_collision_constraint(0.02)
+    col = solver.get_constraint("collision")
+    col.max_constraints = 2
+    sized = col.max_rows
+
+    def sized_then_world_changes() -> int:  # (the other thread's timing, made certain)
+        rows = sized()
+        reserved.append(rows)
+        if len(reserved) == 1:
+            for k in range(60):  # balls through the arm: hundreds of pairs in contact
+                robot.add_obstacle(f"ball{k}", coal.Sphere(0.4), pose(0.005 * k, 0.0, 0.3))
+        return rows
+
+    reserved: list[int] = []
+    col.max_rows = sized_then_world_changes
+    first = solver.solve_velocity(q)
+    assert first.status == SolverStatus.SUCCESS, first.status_message
+    assert len(col.last_row_geometries) <= reserved[0]
+    assert col.last_world_state.layout.obstacles == ()  # the snapshot it was sized for
+    problem = solver.build_problem(q)  # the next step's rows (assembled, not solved)
+    assert len(col.last_world_state.layout.obstacles) == 60
+    rows = problem.constraint_slices["collision"]
+    assert rows.stop - rows.start > reserved[0]  # more rows than the first step had room for
+    assert min_obstacle_distance(robot, q) < 0.0  # coal: the balls do reach into the arm
+    assert col.violation() is not None and "ball" in col.violation()
+    with pytest.raises(ShapeError):  # buffers smaller than the pairs may need: refused
+        col.write(0.01, np.zeros((1, 7)), np.zeros(1), np.zeros(1))
 
 
 def test_every_robot_geometry_is_watched_against_every_obstacle():

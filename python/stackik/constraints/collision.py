@@ -60,7 +60,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import _validate
-from ..errors import CollisionMarginWarning, InvalidInput
+from ..errors import CollisionMarginWarning, InvalidInput, ShapeError
 from ..model import Kinematics, RobotModel
 from ..model.collision import validate_pairs
 from ..model.pipeline import CollisionPipeline, CollisionWatch, GeometrySet, mesh_distance
@@ -168,6 +168,7 @@ class CollisionConstraint(Constraint):
             raise InvalidInput(f"world must be a stackik World, got {type(world).__name__}")
         self._cfg = np.zeros(ck.CFG_SIZE)
         self._cfg_key: tuple[object, ...] | None = None  # the settings written into _cfg
+        self._sized_for: tuple[int, int, int] | None = None  # the layout max_rows() sized
         self._configure(
             min_distance, max_constraints, gain, activation_margin, patch_tolerance,
             recovery_deadband,
@@ -407,20 +408,47 @@ class CollisionConstraint(Constraint):
         self._obs_vel = np.zeros((nobs, 6))
         self._obs_extra = np.zeros(nobs)
         self._counts = np.zeros(6, dtype=np.int64)
-        cap = self.max_rows()
+        cap = self._rows_needed()
         self._row_geoms = np.zeros((cap, 2), dtype=np.int64)
         self._row_points = np.zeros((cap, 3))
         self._row_normals = np.zeros((cap, 3))
 
-    def _sync(self) -> WorldState:
-        """The world snapshot of this step; rebuild the pairs when the layout changed."""
-        state = self._pipeline.world_state()
-        col = self._robot.collision
-        key = (col.revision if col is not None else -1, self._robot.revision)
-        if state.layout.revision != self._state.layout.revision or key != self._gs.key[:2]:
+    def _sync(self, state: WorldState | None = None) -> WorldState:
+        """The world snapshot of this step; rebuild the pairs when the layout changed.
+
+        Args:
+            state: The snapshot to use (default: the world's newest).
+        """
+        if state is None:
+            state = self._pipeline.world_state()
+        if self._layout_key(state) != self._layout_key(self._state, self._gs.key[:2]):
             self._rebuild(state, self._pairs.saved_minimums())
         self._state = state
         return state
+
+    def _layout_key(
+        self, state: WorldState, robot_key: tuple[int, int] | None = None
+    ) -> tuple[int, int, int]:
+        """What a pair set is built for: the world's layout and the robot's revisions."""
+        if robot_key is None:
+            col = self._robot.collision
+            robot_key = (col.revision if col is not None else -1, self._robot.revision)
+        return (state.layout.revision, *robot_key)
+
+    def _step_state(self) -> WorldState:
+        """The world snapshot this step writes its rows for.
+
+        The newest one, unless another thread changed the world's layout (added,
+        removed or attached an object) after the caller sized the row buffers with
+        :meth:`max_rows`: the pairs of the new layout could need more rows than the
+        caller has. The step then uses the snapshot the rows were sized for, whole, and
+        the new layout takes effect at the next step.
+        """
+        sized, self._sized_for = self._sized_for, None
+        state = self._pipeline.world_state()
+        if sized is not None and self._layout_key(state) != sized:
+            return self._state
+        return self._sync(state)
 
     def _warn_margins(self, lowered: list[tuple[str, str, float, float]]) -> None:
         fresh = [entry for entry in lowered if (entry[0], entry[1]) not in self._warned]
@@ -535,6 +563,11 @@ class CollisionConstraint(Constraint):
         their limit within the step (those are never dropped).
         """
         self._sync()
+        self._sized_for = self._layout_key(self._state)  # (what write() may use)
+        return self._rows_needed()
+
+    def _rows_needed(self) -> int:
+        """Rows the current pair set may write in one step (see :meth:`max_rows`)."""
         return max(self.max_constraints, len(self._pairs)) * _ROWS_PER_PAIR
 
     def reset(self) -> None:
@@ -630,8 +663,19 @@ class CollisionConstraint(Constraint):
         self._lead = _validate.positive_float(seconds, "obstacle_lead", allow_zero=True)
 
     def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
-        """Damper rows for the most urgent pairs within the activation distance."""
-        state = self._sync()
+        """Damper rows for the most urgent pairs within the activation distance.
+
+        ``C``, ``lower`` and ``upper`` have room for :meth:`max_rows` rows, asked for in
+        the same step (a layout change by another thread in between takes effect at the
+        next step).
+
+        Raises:
+            ShapeError: The buffers have fewer rows than the pairs may write.
+        """
+        state = self._step_state()
+        need = self._rows_needed()
+        if C.shape[0] < need or lower.shape[0] < need or upper.shape[0] < need:
+            raise ShapeError("collision constraint rows", (need, self._robot.nv), C.shape)
         self.exact_queries = 0
         if not len(self._pairs):
             self._clear_records()
