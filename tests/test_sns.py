@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from stackik import sns
 from stackik.results import SolverStatus
-from stackik.sns import SNSSolver, TaskSolveMode
+from stackik.sns import SNSSolver, TaskSolveMode, qp
 
 PY_ROOT = Path(__file__).resolve().parents[1] / "python"
 PROP = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -950,6 +950,61 @@ def test_infeasible_returns_least_violating_point():
     assert np.all(np.isfinite(res.solution))
     assert res.solution[0] == pytest.approx(0.0, abs=1e-6)  # splits the violation
     assert res.solution[1] == pytest.approx(1.0, abs=1e-9)  # the task still runs
+
+
+def _conflicting_rows(rng: np.random.Generator, n: int, p: int):
+    """Random general rows with one- and two-sided, often conflicting bounds, and a box."""
+    C = rng.normal(size=(p, n)) * rng.uniform(0.1, 3.0, size=(p, 1))
+    C[:, rng.integers(0, n)] *= rng.random() < 0.3  # sometimes a joint no row sees
+    gl = rng.normal(size=p) * 2.0 + 1.0
+    gu = gl + np.abs(rng.normal(size=p)) * (rng.random(p) < 0.5)
+    gu = np.where(rng.random(p) < 0.3, np.inf, gu)
+    gl = np.where(rng.random(p) < 0.2, -np.inf, gl)
+    return C, gl, gu, -rng.uniform(0.2, 2.0, n), rng.uniform(0.2, 2.0, n)
+
+
+def test_least_violating_start_over_the_joints_alone_is_the_slack_qps():
+    """The least-violating start solved over ``u`` alone (``n`` variables) reaches the
+    optimum of the slack QP in ``(u, t)`` (``n + p`` variables, quadprog) on random
+    conflicting rows, to rounding, and is never worse."""
+    rng = np.random.default_rng(7)
+    settled = 0
+    for _ in range(200):
+        n, p = int(rng.integers(2, 12)), int(rng.integers(3, 120))
+        C, gl, gu, lo, hi = _conflicting_rows(rng, n, p)
+        u = qp.hinge_least_squares(C, gl, gu, lo, hi)
+        ref = np.clip(qp.slack_least_squares(C, gl, gu, lo, hi), lo, hi)
+        if u is None:
+            continue
+        settled += 1
+        assert np.all(u >= lo) and np.all(u <= hi)
+        f, f_ref = (qp.least_violation_objective(C, gl, gu, x) for x in (u, ref))
+        assert f <= f_ref + 1e-12 * (1.0 + f_ref)
+        assert f == pytest.approx(f_ref, rel=1e-9, abs=1e-12)
+    assert settled == 200
+
+
+def test_least_violating_start_in_closed_form():
+    """``u >= 1`` against ``u <= -1``: the start splits the violation (u = 0, up to the
+    1e-8 weight of ||u||^2); ``u >= 2`` against ``u <= 1`` in the box ``u <= 0.5``: the
+    unconstrained optimum 1.5 is clipped to the box, where the objective's gradient
+    points out of it."""
+    C = np.array([[1.0], [1.0]])
+    u = qp.hinge_least_squares(
+        C, np.array([1.0, -np.inf]), np.array([np.inf, -1.0]), np.array([-5.0]), np.array([5.0])
+    )
+    assert u is not None and abs(u[0]) < 1e-12
+    u = qp.hinge_least_squares(
+        C, np.array([2.0, -np.inf]), np.array([np.inf, 1.0]), np.array([-5.0]), np.array([0.5])
+    )
+    assert u is not None and u[0] == 0.5
+    lower, upper, message = qp.least_violating_start(
+        C, np.array([2.0, -np.inf]), np.array([np.inf, 1.0]), np.zeros(1) - 5.0,
+        np.array([0.5]), np.ones(1), np.zeros(1),
+    )  # fmt: skip
+    assert "row 0 is violated by 1.5" in message
+    np.testing.assert_array_equal(lower, [0.5, -np.inf])  # widened to the start point
+    np.testing.assert_array_equal(upper, [np.inf, 1.0])
 
 
 def test_empty_problems():

@@ -197,9 +197,12 @@ def least_violating_start(
 ) -> tuple[np.ndarray, np.ndarray, str]:
     """Least-violating start point of an empty constraint set (box hard).
 
-    The general rows get slacks ``t``: ``min ||t||^2`` (plus a tiny ``||u||^2``)
-    over ``(u, t)``; the general bounds are then widened to that point so the
-    levels below still run, and the worst row is named in the message.
+    ``min 1e-8 ||u||^2 / 2 + sum_i t_i^2 / 2`` over the box, with ``t_i`` the
+    violation of general row ``i``; the general bounds are then widened to that point
+    so the levels below still run, and the worst row is named in the message. Solved
+    over ``u`` alone (:func:`hinge_least_squares`, ``n`` variables), else as one QP
+    in ``(u, t)`` (:func:`slack_least_squares`, ``n + p`` variables: seconds for a
+    thousand rows).
 
     Args:
         Cw: Weighted general rows ``(p, n)``.
@@ -214,27 +217,11 @@ def least_violating_start(
         ``(lower, upper, message)``: the widened bounds and the INFEASIBLE message.
     """
     n = u.shape[0]
-    p = Cw.shape[0]
-    # Variables (u, t); box hard, general rows soft.
-    G = np.diag(np.concatenate([np.full(n, 1e-8), np.ones(p)]))
-    fin_lo = np.isfinite(bl)
-    fin_hi = np.isfinite(bu)
-    eye = np.eye(n + p)
-    glo = np.isfinite(gl)
-    ghi = np.isfinite(gu)
-    blocks = [
-        eye[:n][fin_lo],
-        -eye[:n][fin_hi],
-        np.hstack([Cw, np.eye(p)])[glo],
-        np.hstack([-Cw, np.eye(p)])[ghi],
-        eye[n:],
-    ]
-    rhs = [(bl / wis)[fin_lo], -(bu / wis)[fin_hi], gl[glo], -gu[ghi], np.zeros(p)]
-    z = quadprog_solve(G, np.zeros(n + p), np.vstack(blocks), np.concatenate(rhs), 0)
+    lo_box, hi_box = bl / wis, bu / wis
+    z = hinge_least_squares(Cw, gl, gu, lo_box, hi_box)
     if z is None:
-        start = np.clip(np.zeros(n), bl / wis, bu / wis)
-    else:
-        start = np.clip(z[:n], bl / wis, bu / wis)
+        z = slack_least_squares(Cw, gl, gu, lo_box, hi_box)
+    start = np.clip(np.zeros(n) if z is None else z, lo_box, hi_box)
     u[:] = start
     v = Cw @ start
     worst = int(np.argmax(np.maximum(gl - v, v - gu)))
@@ -245,6 +232,144 @@ def least_violating_start(
         "(joint velocity box kept hard)"
     )
     return np.minimum(gl, v), np.maximum(gu, v), message
+
+
+_LV_REG = 1e-8  # weight of ||u||^2 in the least-violating start (makes it unique)
+_LV_ITERATIONS = 30  # active-set passes of hinge_least_squares before giving up
+_LV_KKT_TOL = 1e-7  # relative tolerance of its optimality check (projected gradient)
+_LV_PROX = 1e-6  # proximal weight of its passes, relative to the rows' squared norms
+
+
+def _box_rows(lo_box: np.ndarray, hi_box: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``A u >= b`` for the finite box bounds."""
+    eye = np.eye(lo_box.shape[0])
+    fin_lo, fin_hi = np.isfinite(lo_box), np.isfinite(hi_box)
+    return (
+        np.vstack([eye[fin_lo], -eye[fin_hi]]),
+        np.concatenate([lo_box[fin_lo], -hi_box[fin_hi]]),
+    )
+
+
+def violations(Cw: np.ndarray, gl: np.ndarray, gu: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Signed excess of every general row at ``u``: ``> 0`` below ``gl``, ``< 0`` above ``gu``.
+
+    Zero for a row within its bounds.
+    """
+    v = Cw @ u
+    return np.maximum(gl - v, 0.0) - np.maximum(v - gu, 0.0)
+
+
+def least_violation_objective(
+    Cw: np.ndarray, gl: np.ndarray, gu: np.ndarray, u: np.ndarray
+) -> float:
+    """``1e-8 ||u||^2 / 2 + ||violations||^2 / 2``, the least-violating start's objective."""
+    t = violations(Cw, gl, gu, u)
+    return 0.5 * _LV_REG * float(u @ u) + 0.5 * float(t @ t)
+
+
+def hinge_least_squares(
+    Cw: np.ndarray, gl: np.ndarray, gu: np.ndarray, lo_box: np.ndarray, hi_box: np.ndarray
+) -> np.ndarray | None:
+    """The least-violating start over ``u`` alone, or None when it does not settle.
+
+    The objective is convex and continuously differentiable: each violated row adds
+    ``(gl_i - c_i u)^2 / 2`` (or its upper twin). Each pass solves the box-constrained
+    least squares of the rows violated at the current point (an ``n``-variable QP);
+    the point is accepted when it satisfies the objective's optimality conditions on
+    the box (projected gradient within :data:`_LV_KKT_TOL`, relative).
+    """
+    n = Cw.shape[1]
+    A_box, b_box = _box_rows(lo_box, hi_box)
+    u = np.clip(np.zeros(n), lo_box, hi_box)
+    eye = np.eye(n)
+    for _ in range(_LV_ITERATIONS):
+        t = violations(Cw, gl, gu, u)
+        if _stationary(Cw, t, u, lo_box, hi_box):
+            return u
+        rows = t != 0.0
+        A = Cw[rows]
+        target = (A @ u) + t[rows]  # the bound each violated row misses
+        H = A.T @ A
+        # A proximal term rho ||y - u||^2 / 2 keeps the model well conditioned (a joint
+        # no violated row moves has only the 1e-8 weight otherwise); it vanishes at the
+        # fixed point, which is therefore the objective's optimum.
+        rho = _LV_PROX * max(1.0, float(np.max(np.diag(H), initial=0.0)))
+        nxt = quadprog_solve(H + (_LV_REG + rho) * eye, A.T @ target + rho * u, A_box, b_box, 0)
+        if nxt is None:
+            return None
+        u = _descend(Cw, gl, gu, u, np.clip(nxt, lo_box, hi_box))
+    return None
+
+
+def _descend(
+    Cw: np.ndarray, gl: np.ndarray, gu: np.ndarray, u: np.ndarray, w: np.ndarray
+) -> np.ndarray:
+    """The minimum of the objective on the segment from ``u`` to ``w``.
+
+    ``w`` minimises the objective's quadratic model on the rows violated at ``u``; when
+    rows change sides on the way, the full step can overshoot (and the passes cycle).
+    Along the segment the objective is convex and piecewise quadratic: its slope is
+    increasing, and bisection finds where it turns positive. Both ends are in the
+    box, and so is every point between them.
+    """
+    d = w - u
+    Cd = Cw @ d
+
+    def slope(a: float) -> float:
+        x = u + a * d
+        return _LV_REG * float(x @ d) - float(violations(Cw, gl, gu, x) @ Cd)
+
+    if slope(1.0) <= 0.0:
+        return w
+    lo, hi = 0.0, 1.0
+    for _ in range(60):  # (to the resolution of a double on [0, 1])
+        mid = 0.5 * (lo + hi)
+        if slope(mid) <= 0.0:
+            lo = mid
+        else:
+            hi = mid
+    return u + lo * d
+
+
+def _stationary(
+    Cw: np.ndarray, t: np.ndarray, u: np.ndarray, lo_box: np.ndarray, hi_box: np.ndarray
+) -> bool:
+    """Whether ``u`` satisfies the optimality conditions of the least-violating start."""
+    grad = _LV_REG * u - Cw.T @ t
+    tol = _LV_KKT_TOL * (1.0 + float(np.max(np.abs(Cw).T @ np.abs(t), initial=0.0)))
+    # (a step may end a rounding inside a bound it reached; infinite bounds are never hit)
+    at_lo = u <= lo_box + _SNAP_TOL * (1.0 + np.abs(np.nan_to_num(lo_box, neginf=0.0)))
+    at_hi = u >= hi_box - _SNAP_TOL * (1.0 + np.abs(np.nan_to_num(hi_box, posinf=0.0)))
+    free = ~(at_lo | at_hi)
+    return bool(
+        np.all(np.abs(grad[free]) <= tol)
+        and np.all(grad[at_lo] >= -tol)
+        and np.all(grad[at_hi] <= tol)
+    )
+
+
+def slack_least_squares(
+    Cw: np.ndarray, gl: np.ndarray, gu: np.ndarray, lo_box: np.ndarray, hi_box: np.ndarray
+) -> np.ndarray | None:
+    """The least-violating start as one QP in ``(u, t)``: slacks ``t >= 0`` per row.
+
+    ``n + p`` variables; the reference :func:`hinge_least_squares` is checked against.
+    """
+    n = Cw.shape[1]
+    p = Cw.shape[0]
+    G = np.diag(np.concatenate([np.full(n, _LV_REG), np.ones(p)]))
+    A_box, b_box = _box_rows(lo_box, hi_box)
+    glo = np.isfinite(gl)
+    ghi = np.isfinite(gu)
+    blocks = [
+        np.hstack([A_box, np.zeros((A_box.shape[0], p))]),
+        np.hstack([Cw, np.eye(p)])[glo],
+        np.hstack([-Cw, np.eye(p)])[ghi],
+        np.hstack([np.zeros((p, n)), np.eye(p)]),
+    ]
+    rhs = [b_box, gl[glo], -gu[ghi], np.zeros(p)]
+    z = quadprog_solve(G, np.zeros(n + p), np.vstack(blocks), np.concatenate(rhs), 0)
+    return None if z is None else z[:n]
 
 
 # ------------------------------------------------------------------- one level
