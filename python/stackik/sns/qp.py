@@ -240,14 +240,10 @@ _LV_KKT_TOL = 1e-7  # relative tolerance of its optimality check (projected grad
 _LV_PROX = 1e-6  # proximal weight of its passes, relative to the rows' squared norms
 
 
-def _box_rows(lo_box: np.ndarray, hi_box: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``A u >= b`` for the finite box bounds."""
-    eye = np.eye(lo_box.shape[0])
-    fin_lo, fin_hi = np.isfinite(lo_box), np.isfinite(hi_box)
-    return (
-        np.vstack([eye[fin_lo], -eye[fin_hi]]),
-        np.concatenate([lo_box[fin_lo], -hi_box[fin_hi]]),
-    )
+def _box_rows(lo_box: np.ndarray, hi_box: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """``A u >= b`` for the finite box bounds, a joint held fixed as an equality first."""
+    n = lo_box.shape[0]
+    return ineq_rows(np.eye(n), np.zeros(n), lo_box, hi_box, 0.0, widen=False)
 
 
 def violations(Cw: np.ndarray, gl: np.ndarray, gu: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -279,7 +275,7 @@ def hinge_least_squares(
     the box (projected gradient within :data:`_LV_KKT_TOL`, relative).
     """
     n = Cw.shape[1]
-    A_box, b_box = _box_rows(lo_box, hi_box)
+    A_box, b_box, meq = _box_rows(lo_box, hi_box)
     u = np.clip(np.zeros(n), lo_box, hi_box)
     eye = np.eye(n)
     for _ in range(_LV_ITERATIONS):
@@ -294,7 +290,7 @@ def hinge_least_squares(
         # no violated row moves has only the 1e-8 weight otherwise); it vanishes at the
         # fixed point, which is therefore the objective's optimum.
         rho = _LV_PROX * max(1.0, float(np.max(np.diag(H), initial=0.0)))
-        nxt = quadprog_solve(H + (_LV_REG + rho) * eye, A.T @ target + rho * u, A_box, b_box, 0)
+        nxt = quadprog_solve(H + (_LV_REG + rho) * eye, A.T @ target + rho * u, A_box, b_box, meq)
         if nxt is None:
             return None
         u = _descend(Cw, gl, gu, u, np.clip(nxt, lo_box, hi_box))
@@ -358,7 +354,7 @@ def slack_least_squares(
     n = Cw.shape[1]
     p = Cw.shape[0]
     G = np.diag(np.concatenate([np.full(n, _LV_REG), np.ones(p)]))
-    A_box, b_box = _box_rows(lo_box, hi_box)
+    A_box, b_box, meq = _box_rows(lo_box, hi_box)  # (first: its equalities lead)
     glo = np.isfinite(gl)
     ghi = np.isfinite(gu)
     blocks = [
@@ -368,7 +364,7 @@ def slack_least_squares(
         np.hstack([np.zeros((p, n)), np.eye(p)]),
     ]
     rhs = [b_box, gl[glo], -gu[ghi], np.zeros(p)]
-    z = quadprog_solve(G, np.zeros(n + p), np.vstack(blocks), np.concatenate(rhs), 0)
+    z = quadprog_solve(G, np.zeros(n + p), np.vstack(blocks), np.concatenate(rhs), meq)
     return None if z is None else z[:n]
 
 
