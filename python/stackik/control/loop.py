@@ -328,7 +328,7 @@ class ControlLoop:
         nv = self._robot.nv
         self._previous = self._views[0].copy()
         if self._compensating:
-            self._restore_feed_forward()
+            self._clear_error_overrides()
         self._smooth = (np.zeros(nv), np.zeros(nv))
         self._command = JointCommand(self._previous.copy(), np.zeros(nv), np.zeros(nv), q.copy())
 
@@ -396,7 +396,7 @@ class ControlLoop:
             if cols:  # (both configurations are the loop's own: valid, normalized)
                 offset = pin.difference(self._robot.model, self._q, q_ahead)
         elif self._compensating:
-            self._restore_feed_forward()
+            self._clear_error_overrides()
         for c in cols:
             c.set_solve_offset(offset)
         result = self._solver.solve_velocity(q_solve)
@@ -482,7 +482,7 @@ class ControlLoop:
         kin.set_unchecked(q_ahead)
         self._compensating = True
 
-    def _restore_feed_forward(self) -> None:
+    def _clear_error_overrides(self) -> None:
         """At rest the two configurations agree: the tasks use their own errors again."""
         for task in self._solver.tasks:
             task.clear_error_override()
