@@ -1418,3 +1418,98 @@ def test_relative_pose_learns_its_linearization_error():
     # The first crossing (before anything is learned) stays; repeated ones do not: 0.21 mm
     # here, 0.47 mm without the learning.
     assert worst < 0.25e-3
+
+
+# -- the public write / tighten_box: buffers are checked before any compiled write ---------
+def _every_family() -> list:
+    """One solver per robot whose constraints cover every built-in family, and a q each."""
+    from stackik.constraints import (
+        JointMotionConstraint,
+        LinearConstraint,
+        TightPointConstraint,
+    )
+
+    panda = load_panda()
+    arm = KinematicsSolver(panda, dt=0.01)
+    arm.configure_collision_constraint(0.02)
+    kin = arm.kinematics
+    arm.add_constraint(JointMotionConstraint("motion", kin, [2.0] * 7, [10.0] * 7, [100.0] * 7))
+    rows = np.zeros((2, 7))
+    rows[0, 1] = rows[1, 3] = 1.0
+    arm.add_constraint(LinearConstraint("rows", kin, rows, [-0.3, -0.2], [0.3, 0.2]))
+    arm.add_constraint(TightPointConstraint("point", kin, "panda_hand_tcp", [0.4, 0.0, 0.5]))
+    T = pin.SE3(pin.exp3(np.array([3.0, 0.0, 0.0])), np.array([0.4, 0.0, 0.5]))
+    arm.add_constraint(TightFramePoseConstraint("pose", kin, "panda_link8", T))
+    arm.configure_relative_pose_constraint("panda_link0", "panda_hand", [-1.0] * 6, [1.0] * 6)
+    polygon = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
+    arm.add_constraint(ComPolygonConstraint("com", kin, polygon))
+    humanoid = RobotModel(ROBOTS / "humanoid" / "humanoid.urdf", floating_base=True)
+    body = KinematicsSolver(humanoid, dt=0.01)
+    body.set_base_position_bounds([-0.1] * 3, [0.1] * 3)
+    body.set_base_orientation_bounds([-0.2] * 3, [0.2] * 3)
+    gripper = RobotModel(Path(__file__).parent / "data" / "gripper.urdf", mimic="keep")
+    hand = KinematicsSolver(gripper, dt=0.01)
+    return [
+        (arm, PANDA_READY),
+        (body, humanoid.neutral_configuration()),
+        (hand, gripper.neutral_configuration()),
+    ]
+
+
+def _bad_buffers(shape: tuple[int, ...]) -> list:
+    """Buffers a compiled writer must never get: too small, wrong type, read-only, lists."""
+    small = np.zeros((shape[0] - 1, *shape[1:]))
+    frozen = np.zeros(shape)
+    frozen.flags.writeable = False
+    return [small, np.zeros(shape, dtype=np.float32), frozen, np.zeros(shape).tolist()]
+
+
+def test_every_family_checks_the_buffers_of_write_and_tighten_box():
+    """A public ``write`` / ``tighten_box`` refuses buffers it would write past (typed).
+
+    The compiled writers do not check bounds: a box of the wrong size given to the joint
+    limits' ``tighten_box`` corrupted the heap (``double free or corruption``). Every
+    family now checks first; with the engine's own buffers the rows and box equal the
+    solver's problem at the same configuration.
+    """
+    families = set()
+    for solver, q in _every_family():
+        problem = solver.build_problem(q, advance=False)  # (the engine's rows and box)
+        nv = solver.robot.nv
+        for c in solver.constraints:
+            families.add(c.family)
+            lo, hi = np.full(nv, -np.inf), np.full(nv, np.inf)
+            for bad in _bad_buffers((nv,)):
+                with pytest.raises(InvalidInput):  # ShapeError is an InvalidInput
+                    c.tighten_box(solver.dt, bad, hi)
+                with pytest.raises(InvalidInput):
+                    c.tighten_box(solver.dt, lo, bad)
+            assert np.all(lo == -np.inf) and np.all(hi == np.inf)  # nothing written
+            need = c.max_rows()
+            C, lower, upper = np.zeros((need, nv)), np.zeros(need), np.zeros(need)
+            if need:
+                for bad in _bad_buffers((need, nv)):
+                    with pytest.raises(InvalidInput):
+                        c.write(solver.dt, bad, lower, upper)
+                for bad in _bad_buffers((need,)):
+                    with pytest.raises(InvalidInput):
+                        c.write(solver.dt, C, bad, upper)
+                    with pytest.raises(InvalidInput):
+                        c.write(solver.dt, C, lower, bad)
+                assert not C.any() and not lower.any() and not upper.any()
+            if c.family in ("collision", "relative_pose", "joint_motion"):
+                continue  # (step-to-step state: checked by their own tests)
+            written = c.write(solver.dt, C, lower, upper)
+            rows = problem.constraint_slices.get(c.name, slice(0, 0))
+            assert written == rows.stop - rows.start
+            np.testing.assert_array_equal(C[:written], problem.C[rows])
+            np.testing.assert_array_equal(lower[:written], problem.lower[rows])
+    assert families == set(constraint_families_built_in()), families
+
+
+def constraint_families_built_in() -> list[str]:
+    """The families stackik registers (not those other tests register)."""
+    from stackik.constraints import constraint_families
+
+    found = constraint_families().items()
+    return sorted(name for name, cls in found if cls.__module__.startswith("stackik."))

@@ -10,7 +10,7 @@ A new family is one new module with a ``@register_constraint`` class and one imp
 line here; the engine needs no edit.
 """
 
-from .base import Constraint, constraint_families, register_constraint
+from .base import Constraint, check_out, constraint_families, register_constraint
 from .base_bounds import FloatingBaseBounds
 from .collision import CollisionConstraint
 from .com_polygon import ComPolygonConstraint
@@ -33,6 +33,7 @@ __all__ = [
     "TightFramePoseConstraint",
     "TightPointConstraint",
     "calculate_velocity_box_constraint",
+    "check_out",
     "constraint_families",
     "register_constraint",
 ]

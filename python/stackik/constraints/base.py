@@ -15,7 +15,9 @@ solver's); it never runs forward kinematics and never calls a QP solver.
 
 A new family is one module with one subclass decorated with
 :func:`register_constraint`, plus its import in ``stackik/constraints/__init__.py``;
-the engine needs no edit. Families stack their rows in ``order`` (then insertion).
+the engine needs no edit. Its ``write`` and ``tighten_box`` check the buffers they are
+given first (``_check_rows``, ``_check_box``): they are public, and a compiled writer
+does not check bounds. Families stack their rows in ``order`` (then insertion).
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ from typing import ClassVar, TypeVar
 import numpy as np
 
 from .. import _validate
+from ..errors import InvalidInput, ShapeError
 from ..model import Kinematics, RobotModel, as_kinematics
 
-__all__ = ["Constraint", "constraint_families", "register_constraint"]
+__all__ = ["Constraint", "check_out", "constraint_families", "register_constraint"]
 
 _FAMILIES: dict[str, type[Constraint]] = {}
 
@@ -43,6 +46,47 @@ def register_constraint(cls: C) -> C:
 def constraint_families() -> dict[str, type[Constraint]]:
     """Registered constraint families by name."""
     return dict(_FAMILIES)
+
+
+_F64 = np.dtype(np.float64)
+
+
+def _vectors_fit(a: object, b: object, size: int) -> bool:
+    """Whether ``a`` and ``b`` are writable float64 vectors of ``size`` (the fast check)."""
+    return (
+        isinstance(a, np.ndarray)
+        and isinstance(b, np.ndarray)
+        and a.shape == b.shape == (size,)
+        and a.dtype is _F64
+        and b.dtype is _F64
+        and a.flags.writeable
+        and b.flags.writeable
+    )
+
+
+def _shape(arr: object) -> tuple[int, ...]:
+    """The shape of an array, the length of a list or tuple, else ``()``."""
+    shape = getattr(arr, "shape", None)
+    if isinstance(shape, tuple):
+        return shape
+    return (len(arr),) if isinstance(arr, (list, tuple)) else ()
+
+
+def check_out(arr: object, shape: tuple[int, ...], what: str) -> None:
+    """Raise unless ``arr`` is a writable float64 array of ``shape`` (an output buffer).
+
+    Compiled writers do not check bounds: a buffer smaller than they expect would be
+    written past (a heap corruption), hence the check before any write.
+
+    Raises:
+        ShapeError: ``arr`` is not an array of ``shape``.
+        InvalidInput: It is not float64, or it is read-only.
+    """
+    if not isinstance(arr, np.ndarray) or arr.shape != shape:
+        raise ShapeError(what, shape, _shape(arr))
+    if arr.dtype != np.float64 or not arr.flags.writeable:
+        kind = str(arr.dtype) + ("" if arr.flags.writeable else ", read-only")
+        raise InvalidInput(f"{what}: expected a writable float64 array, given {kind}", what=what)
 
 
 class Constraint:
@@ -105,11 +149,62 @@ class Constraint:
 
         Returns:
             The number of rows written.
+
+        Raises:
+            ShapeError, InvalidInput: The buffers have fewer than :meth:`max_rows` rows
+                of nv, or are not writable float64 arrays.
         """
+        self._check_rows(C, lower, upper)
         return 0
 
     def tighten_box(self, dt: float, lower: np.ndarray, upper: np.ndarray) -> None:
-        """Narrow the joint velocity box ``lower <= v <= upper`` (size nv) in place."""
+        """Narrow the joint velocity box ``lower <= v <= upper`` (size nv) in place.
+
+        Raises:
+            ShapeError, InvalidInput: ``lower`` or ``upper`` is not a writable float64
+                vector of size nv.
+        """
+        self._check_box(lower, upper)
+
+    def _check_rows(
+        self, C: np.ndarray, lower: np.ndarray, upper: np.ndarray, need: int | None = None
+    ) -> None:
+        """Check the buffers of :meth:`write`: room for ``need`` rows of nv.
+
+        Every family calls it first in ``write`` (the engine's views always pass; the
+        check costs well under a microsecond then).
+
+        Args:
+            C: The row buffer given to ``write`` (rows x nv).
+            lower: Its lower bounds (rows).
+            upper: Its upper bounds (rows).
+            need: Rows the step may write (default: :meth:`max_rows`).
+
+        Raises:
+            ShapeError, InvalidInput: See :func:`check_out`.
+        """
+        need = self.max_rows() if need is None else need
+        nv = self._robot.nv
+        rows = C.shape[0] if isinstance(C, np.ndarray) and C.ndim == 2 else -1
+        if rows >= need and C.shape[1] == nv and C.dtype is _F64 and C.flags.writeable:
+            if _vectors_fit(lower, upper, rows):
+                return  # (the common case)
+        if rows < need:
+            raise ShapeError(f"constraint {self.name!r}: C", (need, nv), _shape(C))
+        check_out(C, (rows, nv), f"constraint {self.name!r}: C")
+        check_out(lower, (rows,), f"constraint {self.name!r}: lower")
+        check_out(upper, (rows,), f"constraint {self.name!r}: upper")
+
+    def _check_box(self, lower: np.ndarray, upper: np.ndarray) -> None:
+        """Check the buffers of :meth:`tighten_box`: two vectors of size nv.
+
+        Raises:
+            ShapeError, InvalidInput: See :func:`check_out`.
+        """
+        shape = (self._robot.nv,)
+        if not _vectors_fit(lower, upper, shape[0]):
+            check_out(lower, shape, f"constraint {self.name!r}: lower")
+            check_out(upper, shape, f"constraint {self.name!r}: upper")
 
     def reset(self) -> None:
         """Forget state carried from step to step (called when a new motion starts)."""

@@ -59,6 +59,7 @@ class FloatingBaseBounds(Constraint):
 
     def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """The three position rows."""
+        self._check_rows(C, lower, upper)
         if self.position is None:
             return 0
         lo, hi = self.position
@@ -72,6 +73,7 @@ class FloatingBaseBounds(Constraint):
 
     def tighten_box(self, dt: float, lower: np.ndarray, upper: np.ndarray) -> None:
         """Box the angular velocity coordinates."""
+        self._check_box(lower, upper)
         if self.orientation is not None:
             lo, hi = self.orientation
             np.maximum(lower[3:6], lo, out=lower[3:6])

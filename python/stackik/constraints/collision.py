@@ -60,7 +60,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import _validate
-from ..errors import CollisionMarginWarning, InvalidInput, ShapeError
+from ..errors import CollisionMarginWarning, InvalidInput
 from ..model import Kinematics, RobotModel
 from ..model.collision import validate_pairs
 from ..model.pipeline import CollisionPipeline, CollisionWatch, GeometrySet, mesh_distance
@@ -673,9 +673,7 @@ class CollisionConstraint(Constraint):
             ShapeError: The buffers have fewer rows than the pairs may write.
         """
         state = self._step_state()
-        need = self._rows_needed()
-        if C.shape[0] < need or lower.shape[0] < need or upper.shape[0] < need:
-            raise ShapeError("collision constraint rows", (need, self._robot.nv), C.shape)
+        self._check_rows(C, lower, upper, self._rows_needed())  # (this snapshot's pairs)
         self.exact_queries = 0
         if not len(self._pairs):
             self._clear_records()

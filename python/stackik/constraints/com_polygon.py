@@ -167,6 +167,7 @@ class ComPolygonConstraint(Constraint):
 
     def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """One lower-bounded row per (near) edge (one compiled call)."""
+        self._check_rows(C, lower, upper)
         kin = self._kin
         settings = self._settings
         settings[0] = self.shrink

@@ -69,6 +69,7 @@ class LinearConstraint(Constraint):
 
     def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """The stored rows (independent of ``dt``)."""
+        self._check_rows(C, lower, upper)
         r = self.C.shape[0]
         C[:r] = self.C
         lower[:r] = self.lower
@@ -128,6 +129,7 @@ class TightPointConstraint(Constraint):
 
     def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """Rows on the masked position axes."""
+        self._check_rows(C, lower, upper)
         kin = self._kin
         J = kin.frame_jacobian(self._fid, pin.LOCAL_WORLD_ALIGNED)[:3]
         err = self.target - kin.frame_placement(self._fid).translation
@@ -181,6 +183,7 @@ class TightFramePoseConstraint(Constraint):
 
     def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """Rows on the masked pose axes."""
+        self._check_rows(C, lower, upper)
         kin = self._kin
         oMf = kin.frame_placement(self._fid)
         J = kin.frame_jacobian(self._fid, pin.LOCAL_WORLD_ALIGNED)

@@ -244,6 +244,7 @@ class JointMotionConstraint(Constraint):
 
     def tighten_box(self, dt: float, lower: np.ndarray, upper: np.ndarray) -> None:
         """Velocities reachable within the horizon, braking-safe near the position limits."""
+        self._check_box(lower, upper)
         pos = self._position
         if not self._given:
             pos[self._iv] = self._kin.q[self._iq]
