@@ -711,6 +711,53 @@ def test_solve_stacked_never_raises():
     assert res.solution.shape == (3,)
 
 
+def test_solve_stacked_refuses_mismatched_shapes_by_name():
+    """Every shape of a stacked problem is checked before the kernels index by it.
+
+    Without the check a short ``x`` or box was read past (a SUCCESS on garbage), a wide
+    ``J`` made the kernel write past its own n-sized buffers; now each mismatch is
+    INVALID_INPUT naming the argument, and the solver solves the right problem next.
+    """
+    rng = np.random.default_rng(11)
+    n = 5
+    solver = SNSSolver(n)
+    goals, jacs, C, lo, hi, bl, bu = random_problem(rng, n, [2, 3], 3, tight=2.0)
+    good = stack(solver, goals, jacs, [TaskSolveMode.SCALE] * 2, C, lo, hi, bl, bu)
+    i64 = np.int64
+    cases = {
+        "J has 7 columns, expected n = 5": {"J": np.ones((5, 7))},
+        "J has 3 columns, expected n = 5": {"J": np.ones((5, 3))},
+        "x has 2 entries, expected one per row of J (5)": {"x": np.ones(2)},
+        "offsets must run from 0 to the rows of J: expected 5, got 600": {
+            "offs": np.array([0, 2, 600], dtype=i64)
+        },
+        "offsets must run from 0 to the rows of J: expected 0, got 1": {
+            "offs": np.array([1, 2, 5], dtype=i64)
+        },
+        "offsets go back after level 0: offsets[1] = -1": {"offs": np.array([0, -1, 5], dtype=i64)},
+        "modes has 3 entries, expected one per level (2)": {"modes": np.zeros(3, dtype=i64)},
+        "modes[1] = 7 is not a TaskSolveMode value (0 or 1)": {
+            "modes": np.array([0, 7], dtype=i64)
+        },
+        "C has 2 columns, expected n = 5": {"C": np.ones((3, 2))},
+        "lower/upper have 1 entries, expected one per row of C (3)": {"lo": -np.ones(1)},
+        "box_lower/box_upper have 2 entries, expected n = 5": {"bu": np.ones(2)},
+        "offsets is empty: expected L + 1 >= 1 entries (0, ..., rows of J)": {
+            "offs": np.zeros(0, dtype=i64)
+        },
+    }
+    names = ["J", "x", "offs", "modes", "C", "lo", "hi", "bl", "bu"]
+    reference = solver.solve_stacked(*good)
+    assert reference.status == SolverStatus.SUCCESS
+    for message, change in cases.items():
+        args = dict(zip(names, good, strict=True)) | change
+        res = solver.solve_stacked(*(args[k] for k in names))
+        assert res.status == SolverStatus.INVALID_INPUT, (message, res.status_message)
+        assert res.status_message == message
+        assert np.all(res.solution == 0.0) and res.solution.shape == (n,)
+        assert_same_result(solver.solve_stacked(*good), reference)  # nothing carried over
+
+
 # ------------------------------------------------- the exact QP fallback of a level
 def fallback_problem(rng):
     """Random stacked problem on which the greedy saturation often needs the exact QP.

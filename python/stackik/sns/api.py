@@ -49,6 +49,7 @@ from .codes import (
     BAD_C,
     BAD_GOAL,
     BAD_JACOBIAN,
+    BAD_SHAPE,
     FEAS_TOL,
     FLAG_HAVE_START,
     FLAG_HOLD,
@@ -64,6 +65,15 @@ from .codes import (
     NEED_LEVEL,
     NEED_START,
     OK,
+    SHAPE_BOUNDS,
+    SHAPE_BOX,
+    SHAPE_C,
+    SHAPE_J,
+    SHAPE_MODE_VALUE,
+    SHAPE_MODES,
+    SHAPE_OFFSETS,
+    SHAPE_ORDER,
+    SHAPE_X,
     VIOLATION_TOL,
 )
 
@@ -364,10 +374,10 @@ class SNSSolver:
         """Solve a problem whose levels the caller has already stacked (no copies).
 
         The velocity engine builds its rows in its own buffers and calls this
-        directly. Shapes are the caller's promise and are not checked;
-        finiteness and bound order are (``INVALID_INPUT``, same messages as
-        :meth:`solve`). The result is bit-identical to :meth:`solve` on the same
-        problem. Never raises.
+        directly. Shapes, finiteness and bound order are checked in the compiled
+        kernel (``INVALID_INPUT``, naming the argument; the kernels index by the
+        shapes without bounds checks, so a mismatch never reaches them). The result
+        is bit-identical to :meth:`solve` on the same problem. Never raises.
 
         Args:
             J: All levels' task rows, highest priority first, ``(M, n)``.
@@ -537,6 +547,9 @@ class SNSSolver:
         nlev = 0
         try:
             nlev = offs.shape[0] - 1
+            if nlev < 0:
+                message = "offsets is empty: expected L + 1 >= 1 entries (0, ..., rows of J)"
+                return self._result_error(SolverStatus.INVALID_INPUT, message, t0, 0)
             if modes is None:
                 modes = self._all_scale(nlev)
             if self.n == 0:
@@ -753,6 +766,8 @@ class SNSSolver:
 
     def _validation_message(self, code: int, offs: np.ndarray) -> str:
         """Name the offending entry of a validation failure reported by the kernel."""
+        if code == BAD_SHAPE:
+            return self._shape_message()
         i = int(self._info[1])
         j = int(self._info[2])
         if code in (BAD_JACOBIAN, BAD_GOAL):
@@ -768,6 +783,27 @@ class SNSSolver:
             NAN_BOX: f"box_lower/box_upper contain NaN (joint {i})",
             INVERTED_BOX: f"box_lower > box_upper at joint {i} (or lower = +inf / upper = -inf)",
         }.get(code, f"unexpected kernel code {code}")
+
+    def _shape_message(self) -> str:
+        """The message of a ``BAD_SHAPE`` (``info``: argument, expected, given)."""
+        what, expected, given = (int(v) for v in self._info[1:4])
+        return _SHAPE_MESSAGES.get(what, "shape {what}: expected {expected}, given {given}").format(
+            what=what, expected=expected, given=given, next=expected + 1
+        )
+
+
+#: The messages of the BAD_SHAPE arguments (``info[1]``) of a stacked problem.
+_SHAPE_MESSAGES = {
+    SHAPE_J: "J has {given} columns, expected n = {expected}",
+    SHAPE_X: "x has {given} entries, expected one per row of J ({expected})",
+    SHAPE_OFFSETS: "offsets must run from 0 to the rows of J: expected {expected}, got {given}",
+    SHAPE_ORDER: "offsets go back after level {expected}: offsets[{next}] = {given}",
+    SHAPE_MODES: "modes has {given} entries, expected one per level ({expected})",
+    SHAPE_C: "C has {given} columns, expected n = {expected}",
+    SHAPE_BOUNDS: "lower/upper have {given} entries, expected one per row of C ({expected})",
+    SHAPE_BOX: "box_lower/box_upper have {given} entries, expected n = {expected}",
+    SHAPE_MODE_VALUE: "modes[{expected}] = {given} is not a TaskSolveMode value (0 or 1)",
+}
 
 
 def solve(

@@ -19,6 +19,18 @@ NAN_BOX = 6
 INVERTED_BOX = 7
 NEED_START = 8
 NEED_LEVEL = 9
+BAD_SHAPE = 10  # info[1]: the argument (SHAPE_*), info[2]: expected, info[3]: given
+
+# The arguments a BAD_SHAPE names (info[1]).
+SHAPE_J = 0  # J's columns (expected n)
+SHAPE_X = 1  # x's size (expected J's rows)
+SHAPE_OFFSETS = 2  # offsets[0] (expected 0), or the last offset (expected J's rows)
+SHAPE_ORDER = 3  # an offset below the one before it (info[2]: the level)
+SHAPE_MODES = 4  # modes' size (expected the number of levels)
+SHAPE_C = 5  # C's columns (expected n)
+SHAPE_BOUNDS = 6  # lower's or upper's size (expected C's rows)
+SHAPE_BOX = 7  # box_lower's or box_upper's size (expected n)
+SHAPE_MODE_VALUE = 8  # a mode that is neither SCALE nor MIN_ERROR (info[2]: the level)
 
 # Bits of iprm[2].
 FLAG_SKIP_CHECKS = 1

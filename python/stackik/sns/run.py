@@ -46,7 +46,7 @@ import numpy as np
 from stackik._jit import kernel
 
 from . import activeset, checks, levelqp, linalg, saturation, startpoint
-from .checks import validate_inputs
+from .checks import validate_inputs, validate_shapes
 from .codes import (
     FALLBACK_MIN_ERROR,
     FALLBACK_NO_FEASIBLE_SCALE,
@@ -543,9 +543,11 @@ def sns_run(
         The largest violation of the box and general rows by ``dq`` (in their
         units; 0 when every row holds), or 0 when ``info[0]`` is not ``OK``.
     """
-    n = J.shape[1]
+    n = u.shape[0]
     for i in range(info.shape[0]):
         info[i] = 0
+    if not validate_shapes(n, J, x, offs, modes, Cg, gl, gu, bl, bu, info):
+        return 0.0  # (always: the kernels index by these shapes without bounds checks)
     start = iprm[0]
     flags = iprm[2]
     if start == 0 and (flags & FLAG_SKIP_CHECKS) == 0:
