@@ -667,3 +667,53 @@ def test_table_arrays_and_bounding_balls():
     flat = ShapeTable.from_coal([coal.Plane(np.array([1.0, 0, 0]), 0.0)])
     assert np.isinf(flat.radius[0]) and len(ShapeTable.from_coal([])) == 0
     assert ELLIPSOID in table.kind
+
+
+def test_the_exported_distances_check_their_arguments_before_the_kernels():
+    """``stackik.geometry``'s functions refuse what the kernels would index past (typed).
+
+    The kernels do not check bounds: a 3-entry ``out`` had 6 more floats written past
+    it, an index past the table read and wrote past every array. Valid calls give the
+    kernel's bits.
+    """
+    from stackik.errors import NonFiniteInput, ShapeError
+    from stackik.geometry import kernels
+
+    table = ShapeTable.from_coal([coal.Sphere(0.1), coal.Box(0.2, 0.3, 0.4)])
+    rot = np.stack([np.eye(3)] * 2)
+    trans = np.array([[0.0, 0.0, 0.0], [0.5, 0.1, 0.0]])
+    t = (table.kind, table.params, table.vstart, table.verts, rot, trans)
+    frozen = np.zeros(10)
+    frozen.flags.writeable = False
+    for out in (np.zeros(3), np.zeros(10, dtype=np.float32), frozen, [0.0] * 10):
+        with pytest.raises(InvalidInput):
+            table_distance(0, 1, *t, out)
+    for g1, g2 in ((0, 2), (-1, 1), (0, 10**6)):
+        with pytest.raises(InvalidInput, match="outside the table"):
+            table_distance(g1, g2, *t, np.zeros(10))
+    with pytest.raises(ShapeError):  # rotations of one shape for a table of two
+        table_distance(0, 1, *t[:4], rot[:1], trans, np.zeros(10))
+    with pytest.raises(InvalidInput, match="vstart"):  # a vertex range past the hulls
+        table_distance(0, 1, t[0], t[1], np.array([0, 0, 5]), *t[3:], np.zeros(10))
+    bad = trans.copy()
+    bad[1, 2] = np.nan
+    with pytest.raises(NonFiniteInput):
+        table_distance(0, 1, *t[:5], bad, np.zeros(10))
+    with pytest.raises(ShapeError):
+        shape_distance(SPHERE, np.zeros(3), np.eye(3), np.zeros(3), np.zeros((0, 3)),
+                       SPHERE, np.zeros(4), np.eye(3), np.zeros(3), np.zeros((0, 3)),
+                       np.zeros(10))  # fmt: skip
+    first, second = np.array([0, 1, 0]), np.array([1, 0, 1])
+    with pytest.raises(ShapeError):
+        batch_distance(first, second, *t, np.zeros(2), np.zeros((3, 10)))
+    with pytest.raises(ShapeError):
+        batch_distance(first, second, *t, np.zeros(3), np.zeros((3, 4)))
+    with pytest.raises(InvalidInput, match="outside the table"):
+        batch_distance(first, second + 5, *t, np.zeros(3), np.zeros((3, 10)))
+    out, ref = np.zeros(10), np.zeros(10)  # valid: the kernel's own result, bit for bit
+    d = table_distance(0, 1, *t, out)
+    assert d == kernels.table_distance(0, 1, *t, ref) and out.tobytes() == ref.tobytes()
+    assert abs(d - (0.5 - 0.1 - 0.1)) < 1e-12  # the sphere's centre 0.4 m from the box face
+    dist, wit = np.zeros(3), np.zeros((3, 9))
+    batch_distance(first, second, *t, dist, wit)
+    assert np.array_equal(dist, [d, d, d])

@@ -319,3 +319,28 @@ def is_empty(x: object) -> bool:
         return len(x) == 0  # type: ignore[arg-type]
     except TypeError:
         return False
+
+
+def shape_of(arr: object) -> tuple[int, ...]:
+    """The shape of an array, the length of a list or tuple, else ``()`` (for messages)."""
+    shape = getattr(arr, "shape", None)
+    if isinstance(shape, tuple):
+        return shape
+    return (len(arr),) if isinstance(arr, (list, tuple)) else ()
+
+
+def check_out(arr: object, shape: tuple[int, ...], what: str) -> None:
+    """Raise unless ``arr`` is a writable float64 array of ``shape`` (an output buffer).
+
+    Compiled writers do not check bounds: a buffer smaller than they expect would be
+    written past (a heap corruption), hence the check before any write.
+
+    Raises:
+        ShapeError: ``arr`` is not an array of ``shape``.
+        InvalidInput: It is not float64, or it is read-only.
+    """
+    if not isinstance(arr, np.ndarray) or arr.shape != shape:
+        raise ShapeError(what, shape, shape_of(arr))
+    if arr.dtype != np.float64 or not arr.flags.writeable:
+        kind = str(arr.dtype) + ("" if arr.flags.writeable else ", read-only")
+        raise InvalidInput(f"{what}: expected a writable float64 array, given {kind}", what=what)

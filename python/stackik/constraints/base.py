@@ -27,7 +27,8 @@ from typing import ClassVar, TypeVar
 import numpy as np
 
 from .. import _validate
-from ..errors import InvalidInput, ShapeError
+from .._validate import check_out
+from ..errors import ShapeError
 from ..model import Kinematics, RobotModel, as_kinematics
 
 __all__ = ["Constraint", "check_out", "constraint_families", "register_constraint"]
@@ -62,31 +63,6 @@ def _vectors_fit(a: object, b: object, size: int) -> bool:
         and a.flags.writeable
         and b.flags.writeable
     )
-
-
-def _shape(arr: object) -> tuple[int, ...]:
-    """The shape of an array, the length of a list or tuple, else ``()``."""
-    shape = getattr(arr, "shape", None)
-    if isinstance(shape, tuple):
-        return shape
-    return (len(arr),) if isinstance(arr, (list, tuple)) else ()
-
-
-def check_out(arr: object, shape: tuple[int, ...], what: str) -> None:
-    """Raise unless ``arr`` is a writable float64 array of ``shape`` (an output buffer).
-
-    Compiled writers do not check bounds: a buffer smaller than they expect would be
-    written past (a heap corruption), hence the check before any write.
-
-    Raises:
-        ShapeError: ``arr`` is not an array of ``shape``.
-        InvalidInput: It is not float64, or it is read-only.
-    """
-    if not isinstance(arr, np.ndarray) or arr.shape != shape:
-        raise ShapeError(what, shape, _shape(arr))
-    if arr.dtype != np.float64 or not arr.flags.writeable:
-        kind = str(arr.dtype) + ("" if arr.flags.writeable else ", read-only")
-        raise InvalidInput(f"{what}: expected a writable float64 array, given {kind}", what=what)
 
 
 class Constraint:
@@ -190,7 +166,7 @@ class Constraint:
             if _vectors_fit(lower, upper, rows):
                 return  # (the common case)
         if rows < need:
-            raise ShapeError(f"constraint {self.name!r}: C", (need, nv), _shape(C))
+            raise ShapeError(f"constraint {self.name!r}: C", (need, nv), _validate.shape_of(C))
         check_out(C, (rows, nv), f"constraint {self.name!r}: C")
         check_out(lower, (rows,), f"constraint {self.name!r}: lower")
         check_out(upper, (rows,), f"constraint {self.name!r}: upper")
