@@ -867,3 +867,45 @@ def test_rows_of_a_link_moved_by_a_scaled_mimic_joint_match_finite_differences(l
     robot.add_obstacle("slab", coal.Box(0.2, 0.2, 0.05), pose(0.2, -0.2, 0.2))
     checked = checked_world_rows(robot, seed=11, count=4)
     assert sum(a.startswith("tip") for a, _ in checked) >= 4  # the link the mimic joint moves
+
+
+def test_the_pipelines_distances_refuse_indices_and_witnesses_they_would_write_past():
+    """``CollisionPipeline.distances`` checks its pairs and witness buffer (typed).
+
+    The compiled distance indexes without bounds checks; a valid call matches coal.
+    """
+    from stackik.model.pipeline import CollisionPipeline
+
+    robot = load_panda()
+    pipeline = CollisionPipeline(robot)
+    with pytest.raises(stackik.InvalidInput, match="place"):
+        pipeline.distances(np.array([[0, 1]]))
+    kin = robot.create_kinematics(PANDA_READY)
+    gs = pipeline.place(kin.joint_placements())
+    n = len(gs.shapes)
+    for pairs in (np.array([[0, n]]), np.array([[-1, 0]])):
+        with pytest.raises(stackik.InvalidInput, match="outside"):
+            pipeline.distances(pairs)
+    with pytest.raises(stackik.ShapeError):
+        pipeline.distances(np.array([[0.0, 1.0]]))  # floats are not indices
+    for witness in (np.zeros((1, 3)), np.zeros((2, 9)), np.zeros((1, 9), dtype=np.float32)):
+        with pytest.raises(stackik.InvalidInput):
+            pipeline.distances(np.array([[0, n - 1]]), witness)
+    assert pipeline.distances(np.zeros((0, 2), dtype=np.int64)).shape == (0,)
+    witness = np.zeros((1, 9))
+    d = pipeline.distances(np.array([[0, n - 1]]), witness)
+    model = robot.collision_model
+    data = model.createData()
+    pin.updateGeometryPlacements(robot.model, kin.data, model, data)
+    a, b = model.getGeometryId(gs.names[0]), model.getGeometryId(gs.names[n - 1])
+    req, res = _request()
+    ref = coal.distance(
+        model.geometryObjects[a].geometry, data.oMg[a], model.geometryObjects[b].geometry,
+        data.oMg[b], req, res,
+    )  # fmt: skip
+    assert abs(d[0] - ref) < 1e-6
+    # (parallel features have many closest points: the witnesses are checked for
+    # consistency, p2 - p1 = d n with a unit normal)
+    gap = witness[0, 3:6] - witness[0, :3]
+    assert np.allclose(gap, d[0] * witness[0, 6:9], atol=1e-9)
+    assert abs(np.linalg.norm(witness[0, 6:9]) - 1.0) < 1e-9

@@ -29,7 +29,8 @@ import coal
 import numpy as np
 import pinocchio as pin
 
-from ..errors import CollisionGeometryNotFound
+from .._validate import check_out
+from ..errors import CollisionGeometryNotFound, InvalidInput, ShapeError
 from ..geometry import MESH, ShapeTable
 from ..geometry.kernels import batch_distance
 from ._pipeline_kernel import place_geometries, place_one
@@ -407,12 +408,20 @@ class CollisionPipeline:
 
         Returns:
             The distances (negative: penetration depth).
+
+        Raises:
+            InvalidInput: No :meth:`place` yet, or a geometry index outside the placed
+                set (the compiled distance indexes without bounds checks).
+            ShapeError: ``pairs`` is not ``(p, 2)`` integers, or ``witness`` not a
+                writable float64 ``(p, 9)``.
         """
         gs = self._set
-        assert gs is not None, "place() first"
-        pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        if gs is None:
+            raise InvalidInput("CollisionPipeline.distances: call place() first", what="place")
+        pairs = _pair_indices(pairs, len(gs.shapes))
         dist = np.empty(len(pairs))
         out = np.empty((len(pairs), 9)) if witness is None else witness
+        check_out(out, (len(pairs), 9), "witness")
         t = gs.shapes
         first = np.ascontiguousarray(pairs[:, 0])  # one compiled layout: contiguous
         second = np.ascontiguousarray(pairs[:, 1])
@@ -454,3 +463,23 @@ def mesh_distance(
     out[3:6] = res.getNearestPoint2()
     out[6:9] = res.normal
     return float(d)
+
+
+def _pair_indices(pairs: object, n: int) -> np.ndarray:
+    """``pairs`` as ``(p, 2)`` int64 geometry indices, each in ``[0, n)``.
+
+    Raises:
+        ShapeError: Not integers of shape ``(p, 2)``.
+        InvalidInput: An index outside the ``n`` placed geometries.
+    """
+    arr = np.asarray(pairs)
+    if arr.size == 0:
+        return np.zeros((0, 2), dtype=np.int64)
+    if arr.dtype.kind not in "iu" or arr.ndim != 2 or arr.shape[1] != 2:
+        if not (arr.dtype.kind in "iu" and arr.shape == (2,)):  # (one pair)
+            raise ShapeError("pairs (geometry indices)", ("p", 2), arr.shape)
+    arr = np.asarray(arr, dtype=np.int64).reshape(-1, 2)
+    if arr.size and (arr.min() < 0 or arr.max() >= n):
+        bad = int(arr[(arr < 0) | (arr >= n)][0])
+        raise InvalidInput(f"pairs: geometry index {bad} outside the {n} placed", what="pairs")
+    return arr
