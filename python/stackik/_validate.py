@@ -115,8 +115,19 @@ def matrix(x: object, shape: tuple[int | None, int | None], what: str) -> np.nda
         NonFiniteInput: NaN or inf entries (flat indices are reported).
         InvalidInput: Complex or non-numeric entries.
     """
+    return floats(x, shape, what)
+
+
+def floats(x: object, shape: tuple[int | None, ...], what: str) -> np.ndarray:
+    """Return ``x`` as a finite float array of ``shape``; ``None`` means any size there.
+
+    Raises:
+        ShapeError: Wrong number of dimensions or sizes.
+        NonFiniteInput: NaN or inf entries (flat indices are reported).
+        InvalidInput: Complex or non-numeric entries.
+    """
     arr = as_floats(x, what, str(shape))
-    if arr.ndim != 2 or any(
+    if arr.ndim != len(shape) or any(
         s is not None and s != g for s, g in zip(shape, arr.shape, strict=True)
     ):
         raise ShapeError(what, tuple(-1 if s is None else s for s in shape), arr.shape)

@@ -14,25 +14,12 @@ import numpy as np
 
 from .. import _validate
 from .._validate import check_out
-from ..errors import InvalidInput, NonFiniteInput, ShapeError
+from ..errors import InvalidInput, ShapeError
 from . import kernels
 
 __all__ = ["batch_distance", "shape_distance", "table_distance"]
 
 _COUNT = 2**62  # any index a table can hold
-
-
-def _floats(x: object, shape: tuple[int | None, ...], what: str) -> np.ndarray:
-    """``x`` as a finite float64 array of ``shape`` (None: any size on that axis)."""
-    arr = _validate.as_floats(x, what, str(shape))
-    if arr.ndim != len(shape) or any(
-        s is not None and s != g for s, g in zip(shape, arr.shape, strict=True)
-    ):
-        raise ShapeError(what, tuple(-1 if s is None else s for s in shape), arr.shape)
-    finite = np.isfinite(arr)
-    if not finite.all():
-        raise NonFiniteInput(what, np.flatnonzero(~finite).tolist())
-    return arr
 
 
 def _indices(x: object, n: int, shape: tuple[int, ...], what: str) -> np.ndarray:
@@ -66,17 +53,17 @@ def _table(
     if kind_a.dtype.kind not in "iu" or kind_a.ndim != 1:
         raise ShapeError("kind (integers)", ("n",), kind_a.shape)
     n = kind_a.shape[0]
-    verts_a = _floats(verts, (None, 3), "verts")
+    verts_a = _validate.floats(verts, (None, 3), "verts")
     vstart_a = _indices(vstart, verts_a.shape[0] + 1, (n + 1,), "vstart")
     if vstart_a.size and np.any(np.diff(vstart_a) < 0):
         raise InvalidInput("vstart must not decrease (vertex ranges)", what="vstart")
     return (
         np.ascontiguousarray(kind_a, dtype=np.int64),
-        _floats(params, (n, 4), "params"),
+        _validate.floats(params, (n, 4), "params"),
         vstart_a,
         verts_a,
-        _floats(rot, (n, 3, 3), "rot"),
-        _floats(trans, (n, 3), "trans"),
+        _validate.floats(rot, (n, 3, 3), "rot"),
+        _validate.floats(trans, (n, 3), "trans"),
     )
 
 
@@ -86,10 +73,10 @@ def _placed(
     """One shape of :func:`shape_distance`: code, parameters, rotation, translation, hull."""
     return (
         _validate.count(k, f"k{which}", minimum=-_COUNT, maximum=_COUNT),
-        _floats(p, (4,), f"p{which}"),
-        _floats(R, (3, 3), f"R{which}"),
-        _floats(t, (3,), f"t{which}"),
-        _floats(v, (None, 3), f"v{which}"),
+        _validate.floats(p, (4,), f"p{which}"),
+        _validate.floats(R, (3, 3), f"R{which}"),
+        _validate.floats(t, (3,), f"t{which}"),
+        _validate.floats(v, (None, 3), f"v{which}"),
     )
 
 
