@@ -870,7 +870,9 @@ def test_rows_of_a_link_moved_by_a_scaled_mimic_joint_match_finite_differences(l
 
 
 def test_the_pipelines_distances_refuse_indices_and_witnesses_they_would_write_past():
-    """``CollisionPipeline.distances`` checks its pairs and witness buffer (typed).
+    """``CollisionPipeline`` checks what it hands the compiled code (typed errors).
+
+    ``place`` its joint and obstacle placements, ``distances`` its pairs and witness.
 
     The compiled distance indexes without bounds checks; a valid call matches coal.
     """
@@ -881,7 +883,12 @@ def test_the_pipelines_distances_refuse_indices_and_witnesses_they_would_write_p
     with pytest.raises(stackik.InvalidInput, match="place"):
         pipeline.distances(np.array([[0, 1]]))
     kin = robot.create_kinematics(PANDA_READY)
-    gs = pipeline.place(kin.joint_placements())
+    oMi = kin.joint_placements()
+    with pytest.raises(stackik.ShapeError, match="oMi"):  # a joint short: read past
+        pipeline.place(oMi[:-1])
+    with pytest.raises(stackik.ShapeError, match="obstacle rotations"):  # the world has none
+        pipeline.place(oMi, obstacles=(np.zeros((2, 3, 3)), np.zeros((2, 3))))
+    gs = pipeline.place(oMi)
     n = len(gs.shapes)
     for pairs in (np.array([[0, n]]), np.array([[-1, 0]])):
         with pytest.raises(stackik.InvalidInput, match="outside"):

@@ -29,7 +29,7 @@ import coal
 import numpy as np
 import pinocchio as pin
 
-from .._validate import check_out
+from .._validate import check_out, shape_of
 from ..errors import CollisionGeometryNotFound, InvalidInput, ShapeError
 from ..geometry import MESH, ShapeTable
 from ..geometry.kernels import batch_distance
@@ -389,10 +389,15 @@ class CollisionPipeline:
             state: The world snapshot (the current one when omitted).
             obstacles: Obstacle rotations and positions to use instead of the
                 snapshot's (predicted poses, say), by world slot.
+
+        Raises:
+            ShapeError: ``oMi`` or ``obstacles`` do not have the robot's joints or the
+                world's slots (the compiled placement reads them without bounds checks).
         """
         state = self.world_state() if state is None else state
         gs = self.geometry(state)
         rot, trans = (state.rotations, state.translations) if obstacles is None else obstacles
+        _check_placements(oMi, self.robot.model.njoints, rot, trans, state.rotations.shape[0])
         place_geometries(
             oMi, gs.joint, gs.slot, gs.local_rot, gs.local_trans, rot, trans, self.rot, self.trans
         )
@@ -483,3 +488,17 @@ def _pair_indices(pairs: object, n: int) -> np.ndarray:
         bad = int(arr[(arr < 0) | (arr >= n)][0])
         raise InvalidInput(f"pairs: geometry index {bad} outside the {n} placed", what="pairs")
     return arr
+
+
+def _check_placements(
+    oMi: np.ndarray, njoints: int, rot: np.ndarray, trans: np.ndarray, slots: int
+) -> None:
+    """``oMi`` is ``(njoints, 12)`` float64; ``rot``/``trans`` cover the world's slots.
+
+    Raises:
+        ShapeError: Otherwise (named).
+    """
+    arrays = ((oMi, (njoints, 12), "oMi"), (rot, (slots, 3, 3), "obstacle rotations"))
+    for arr, shape, what in (*arrays, (trans, (slots, 3), "obstacle positions")):
+        if not isinstance(arr, np.ndarray) or arr.shape != shape or arr.dtype != np.float64:
+            raise ShapeError(what, shape, shape_of(arr))
