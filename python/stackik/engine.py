@@ -520,7 +520,8 @@ class VelocityEngine:
         self._colliders = [c for c in active if isinstance(c, CollisionConstraint)]
         writers = []
         for c in active:
-            c.tighten_box(dt, lo, hi)
+            if _narrows_box(type(c)):  # (the base class's tighten_box does nothing)
+                c.tighten_box(dt, lo, hi)
             cap = c.max_rows()
             if cap:
                 writers.append((c, cap))
@@ -807,6 +808,17 @@ STALL_SCALE = 1e-12
 ZERO_STEP = 1e-12
 #: The highest level asks for motion when its task velocity's norm exceeds this.
 STALL_DEMAND = 1e-9
+
+
+_NARROWS_BOX: dict[type, bool] = {}
+
+
+def _narrows_box(cls: type[Constraint]) -> bool:
+    """Whether a constraint family has a ``tighten_box`` of its own (cached per class)."""
+    found = _NARROWS_BOX.get(cls)
+    if found is None:
+        found = _NARROWS_BOX[cls] = cls.tighten_box is not Constraint.tighten_box
+    return found
 
 
 def _top_demand(layout: _Layout) -> float:

@@ -148,7 +148,7 @@ class Constraint:
         """Check the buffers of :meth:`write`: room for ``need`` rows of nv.
 
         Every family calls it first in ``write`` (the engine's views always pass; the
-        check costs well under a microsecond then).
+        check costs a few microseconds then).
 
         Args:
             C: The row buffer given to ``write`` (rows x nv).
