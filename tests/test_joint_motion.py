@@ -521,3 +521,18 @@ def test_braking_time_bounds_ruckigs_stop_of_every_joint():
         slowest = int(np.argmax(np.abs(v) / amax + amax / jmax))
         if abs(v[slowest]) >= amax[slowest] ** 2 / jmax[slowest]:
             assert durations[slowest] == pytest.approx(bound, rel=1e-9)
+
+
+def test_motion_state_of_the_wrong_size_is_refused_and_changes_nothing(panda, limits):
+    """``set_state`` checks the sizes (the compiled box reads these arrays every step)."""
+    solver = stackik.KinematicsSolver(panda, dt=DT)
+    motion = JointMotionConstraint(
+        "joint_motion", solver.kinematics, limits.velocity, limits.acceleration, limits.jerk
+    )
+    v, a = np.full(7, 0.3), np.full(7, -1.0)
+    motion.set_state(v, a)
+    for args in ((np.zeros(6), a), (v, np.zeros(8)), (v, a, np.zeros(3)), (list(v), a)):
+        with pytest.raises(ShapeError):
+            motion.set_state(*args)
+    np.testing.assert_array_equal(motion.velocity, v)  # the state set before stays
+    np.testing.assert_array_equal(motion.acceleration, a)

@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import _validate
 from .._jit import register_warmup
-from ..errors import InvalidInput
+from ..errors import InvalidInput, ShapeError
 from ..model import Kinematics, RobotModel
 from ..model.joints import scalar_limited
 from ._motion_kernel import (
@@ -222,14 +222,25 @@ class JointMotionConstraint(Constraint):
     def set_state(
         self, velocity: np.ndarray, acceleration: np.ndarray, position: np.ndarray | None = None
     ) -> None:
-        """The filter's commanded state, every step (arrays of size nv, trusted: the hot path).
+        """The filter's commanded state, every step (arrays of size nv).
+
+        The hot path of a control loop: only the shapes are checked (the values come
+        from the loop's own limiter).
 
         Args:
             velocity: Commanded velocity [rad/s or m/s].
             acceleration: Commanded acceleration [rad/s^2 or m/s^2].
             position: Commanded positions [rad or m]; None: read them from the kinematics
                 cache at each step (when the solver runs at the commanded configuration).
+
+        Raises:
+            ShapeError: An array that is not of size nv.
         """
+        shape = self.velocity.shape
+        given = (velocity, acceleration) if position is None else (velocity, acceleration, position)
+        for arr, what in zip(given, ("velocity", "acceleration", "position"), strict=False):
+            if getattr(arr, "shape", None) != shape:
+                raise ShapeError(f"joint motion state: {what}", shape, _validate.shape_of(arr))
         self.velocity[:] = velocity
         self.acceleration[:] = acceleration
         self._given = position is not None
