@@ -715,8 +715,9 @@ def test_solve_stacked_refuses_mismatched_shapes_by_name():
     """Every shape of a stacked problem is checked before the kernels index by it.
 
     Without the check a short ``x`` or box was read past (a SUCCESS on garbage), a wide
-    ``J`` made the kernel write past its own n-sized buffers; now each mismatch is
-    INVALID_INPUT naming the argument, and the solver solves the right problem next.
+    ``J`` made the kernel take n from it and read the box past its end; now each
+    mismatch is INVALID_INPUT naming the argument, and the solver solves the right
+    problem next.
     """
     rng = np.random.default_rng(11)
     n = 5
