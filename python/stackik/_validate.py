@@ -340,6 +340,31 @@ def shape_of(arr: object) -> tuple[int, ...]:
     return (len(arr),) if isinstance(arr, (list, tuple)) else ()
 
 
+def indices(x: object, n: int, shape: tuple[int, ...], what: str, within: str) -> np.ndarray:
+    """Return ``x`` as a contiguous int64 array of ``shape`` with every entry in ``[0, n)``.
+
+    For indices that compiled code uses without bounds checks.
+
+    Args:
+        x: The indices.
+        n: Their exclusive upper bound.
+        shape: Their expected shape.
+        what: Their name, for messages.
+        within: What they index, for messages (``"the table of 3 shapes"``).
+
+    Raises:
+        ShapeError: Not integers of ``shape``.
+        InvalidInput: An entry outside ``[0, n)`` (the first one is named).
+    """
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iu" or arr.shape != shape:
+        raise ShapeError(f"{what} (integers)", shape, arr.shape)
+    if arr.size and (arr.min() < 0 or arr.max() >= n):
+        bad = int(arr[(arr < 0) | (arr >= n)].flat[0])
+        raise InvalidInput(f"{what}: index {bad} is outside {within}", what=what)
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
 def check_out(arr: object, shape: tuple[int, ...], what: str) -> None:
     """Raise unless ``arr`` is a writable float64 array of ``shape`` (an output buffer).
 

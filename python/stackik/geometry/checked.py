@@ -22,17 +22,6 @@ __all__ = ["batch_distance", "shape_distance", "table_distance"]
 _COUNT = 2**62  # any index a table can hold
 
 
-def _indices(x: object, n: int, shape: tuple[int, ...], what: str) -> np.ndarray:
-    """``x`` as an int64 array of ``shape`` with every entry in ``[0, n)``."""
-    arr = np.asarray(x)
-    if arr.dtype.kind not in "iu" or arr.shape != shape:
-        raise ShapeError(f"{what} (integers)", shape, arr.shape)
-    if arr.size and (arr.min() < 0 or arr.max() >= n):
-        bad = int(arr[(arr < 0) | (arr >= n)].flat[0])
-        raise InvalidInput(f"{what}: index {bad} is outside the table of {n} shapes", what=what)
-    return np.ascontiguousarray(arr, dtype=np.int64)
-
-
 def _out(out: object, rows: tuple[int, ...], what: str) -> None:
     """``out`` is a writable float64 array of ``rows + (9,)`` or ``rows + (10,)``."""
     shape = getattr(out, "shape", ())
@@ -54,7 +43,9 @@ def _table(
         raise ShapeError("kind (integers)", ("n",), kind_a.shape)
     n = kind_a.shape[0]
     verts_a = _validate.floats(verts, (None, 3), "verts")
-    vstart_a = _indices(vstart, verts_a.shape[0] + 1, (n + 1,), "vstart")
+    vstart_a = _validate.indices(
+        vstart, verts_a.shape[0] + 1, (n + 1,), "vstart", "the hull vertices"
+    )
     if vstart_a.size and np.any(np.diff(vstart_a) < 0):
         raise InvalidInput("vstart must not decrease (vertex ranges)", what="vstart")
     return (
@@ -161,7 +152,7 @@ def table_distance(
     """
     table = _table(kind, params, vstart, verts, rot, trans)
     n = table[0].shape[0]
-    pair = _indices([g1, g2], n, (2,), "g1/g2")
+    pair = _validate.indices([g1, g2], n, (2,), "g1/g2", f"the table of {n} shapes")
     _out(out, (), "out")
     return float(kernels.table_distance(int(pair[0]), int(pair[1]), *table, out))
 
@@ -201,8 +192,9 @@ def batch_distance(
     n = table[0].shape[0]
     shape = _validate.shape_of(first)
     p = shape[0] if len(shape) == 1 else -1
-    a = _indices(first, n, (p,), "first")
-    b = _indices(second, n, (p,), "second")
+    within = f"the table of {n} shapes"
+    a = _validate.indices(first, n, (p,), "first", within)
+    b = _validate.indices(second, n, (p,), "second", within)
     check_out(dist, (p,), "dist")
     _out(witness, (p,), "witness")
     kernels.batch_distance(a, b, *table, dist, witness)

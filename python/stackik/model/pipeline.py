@@ -29,6 +29,7 @@ import coal
 import numpy as np
 import pinocchio as pin
 
+from .. import _validate
 from .._validate import check_out, shape_of
 from ..errors import CollisionGeometryNotFound, InvalidInput, ShapeError
 from ..geometry import MESH, ShapeTable
@@ -471,7 +472,7 @@ def mesh_distance(
 
 
 def _pair_indices(pairs: object, n: int) -> np.ndarray:
-    """``pairs`` as ``(p, 2)`` int64 geometry indices, each in ``[0, n)``.
+    """``pairs`` as ``(p, 2)`` int64 geometry indices, each in ``[0, n)`` (one pair: ``(2,)``).
 
     Raises:
         ShapeError: Not integers of shape ``(p, 2)``.
@@ -480,14 +481,11 @@ def _pair_indices(pairs: object, n: int) -> np.ndarray:
     arr = np.asarray(pairs)
     if arr.size == 0:
         return np.zeros((0, 2), dtype=np.int64)
-    if arr.dtype.kind not in "iu" or arr.ndim != 2 or arr.shape[1] != 2:
-        if not (arr.dtype.kind in "iu" and arr.shape == (2,)):  # (one pair)
-            raise ShapeError("pairs (geometry indices)", ("p", 2), arr.shape)
-    arr = np.asarray(arr, dtype=np.int64).reshape(-1, 2)
-    if arr.size and (arr.min() < 0 or arr.max() >= n):
-        bad = int(arr[(arr < 0) | (arr >= n)][0])
-        raise InvalidInput(f"pairs: geometry index {bad} outside the {n} placed", what="pairs")
-    return arr
+    if arr.shape == (2,):
+        arr = arr.reshape(1, 2)
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise ShapeError("pairs (geometry indices)", ("p", 2), arr.shape)
+    return _validate.indices(arr, n, arr.shape, "pairs", f"the {n} placed geometries")
 
 
 def _check_placements(
