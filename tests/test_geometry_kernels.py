@@ -717,3 +717,41 @@ def test_the_exported_distances_check_their_arguments_before_the_kernels():
     dist, wit = np.zeros(3), np.zeros((3, 9))
     batch_distance(first, second, *t, dist, wit)
     assert np.array_equal(dist, [d, d, d])
+
+
+# -- GJK started from a guessed direction (the collision pipeline's warm start) -------------
+@pytest.mark.parametrize("a,b", TYPES, ids=[f"{a}-{b}" for a, b in TYPES])
+def test_a_start_direction_changes_the_iterations_not_the_answer(a, b):
+    """table_distance_from: zeros are table_distance bit for bit; any guess, right or wrong,
+    gives coal's distance and consistent witnesses, in both orders.
+
+    The guesses are the pair's own normal (a pair queried again at the same pose), the
+    normal of the pair a moment earlier (shape 2 moved by 2 mm), the reversed normal and
+    a random direction.
+    """
+    from stackik.geometry.kernels import table_distance_from
+
+    seed = 3000 + TYPES.index((a, b))
+    geoms, table, rot, trans = case(a, b, 30, seed)
+    rng = np.random.default_rng(seed)
+    args = (table.kind, table.params, table.vstart, table.verts, rot, trans)
+    out, cold = np.empty(10), np.empty(10)
+    for g in range(0, len(geoms), 2):
+        d0 = table_distance(g, g + 1, *args, cold)
+        assert table_distance_from(g, g + 1, *args, np.zeros(3), out) == d0
+        assert np.array_equal(out, cold)
+        earlier = trans.copy()
+        earlier[g + 1] += rng.normal(size=3) * 2e-3 / np.sqrt(3)
+        before = np.empty(10)
+        table_distance(g, g + 1, *args[:5], earlier, before)
+        ref = coal_reference(geoms[g], rot[g], trans[g], geoms[g + 1], rot[g + 1], trans[g + 1])
+        bound = TOL_SEP if ref > 0 else TOL_PEN
+        for guess in (cold[6:9], before[6:9], -cold[6:9], rng.normal(size=3)):
+            for first, second, sign in ((g, g + 1, 1.0), (g + 1, g, -1.0)):
+                d = table_distance_from(first, second, *args, sign * guess, out)
+                if out[9] != STATUS_OK:  # an EPA cap: the same bound as the cold query
+                    assert abs(d - d0) <= TOL_CAP, (g, d, d0)
+                    continue
+                assert abs(d - ref) <= bound, (g, first, d, ref)
+                assert np.allclose(out[3:6] - out[0:3], d * out[6:9], atol=TOL_WIT)
+                assert abs(np.linalg.norm(out[6:9]) - 1.0) < 1e-9

@@ -10,7 +10,8 @@ everything a step needs; no pair costs a Python call:
 2. :func:`sphere_filter`: listed pairs whose bounding spheres are apart keep that gap as
    their bound; the rest get an exact query;
 3. :func:`exact_queries`: exact signed distance, witness points and normal of every
-   remaining pair (:func:`stackik.geometry.kernels.table_distance`);
+   remaining pair (:func:`stackik.geometry.kernels.table_distance_from`, GJK started
+   from the pair's normal of the step before when it was queried then);
 4. :func:`record_hits`: distances within the activation distance become hits, with
    their slack and predicted closing;
 5. :func:`select_and_rows`: the most urgent hits, their hold distance (learned
@@ -23,13 +24,15 @@ left to coal between steps 3 and 4 by the caller.
 
 Array layouts (columns of the per-pair state):
 
-- ``pf`` (float, pairs x 9): :data:`PF_MIN` minimum distance, :data:`PF_PENDING`
+- ``pf`` (float, pairs x :data:`PF_COLUMNS`): :data:`PF_MIN` minimum distance, :data:`PF_PENDING`
   pending larger minimum (inf: none), :data:`PF_LOW` lower distance bound,
   :data:`PF_EXACT` last exact distance, :data:`PF_MOTION` this step's motion bound,
   :data:`PF_LEARNED` learned linearization error, :data:`PF_PROMISE` the distance the
   last row promised, :data:`PF_ACCEL` closing the acceleration limits allow in a step,
   :data:`PF_EXTRA` activation added for a moving obstacle (its closing over the
-  prediction horizon and its braking distance);
+  prediction horizon and its braking distance), and from :data:`PF_NORMAL` on the unit
+  normal of the last exact query (world frame, from the first geometry to the second;
+  GJK starts from it when the pair was queried in the step before);
 - ``pi`` (int64, pairs x 3): :data:`PI_EXACT_STEP` step of the last exact query,
   :data:`PI_PROMISE_STEP` step of the last promise, :data:`PI_CANDIDATE` pair-cache
   candidate flag;
@@ -43,16 +46,27 @@ import math
 import numpy as np
 
 from .._jit import kernel
-from ..geometry.kernels import table_distance
+from ..geometry.kernels import table_distance_from
 from ..model.pipeline import place_geometries
 
 #: Directions (evenly spaced in the contact plane) whose extreme support points are kept
 #: when more points than this lie in a contact patch.
 PATCH_DIRECTIONS = 8
 
-PF_MIN, PF_PENDING, PF_LOW, PF_EXACT, PF_MOTION, PF_LEARNED, PF_PROMISE, PF_ACCEL, PF_EXTRA = range(
-    9
-)
+(
+    PF_MIN,
+    PF_PENDING,
+    PF_LOW,
+    PF_EXACT,
+    PF_MOTION,
+    PF_LEARNED,
+    PF_PROMISE,
+    PF_ACCEL,
+    PF_EXTRA,
+    PF_NORMAL,  # (three columns: PF_NORMAL to PF_NORMAL + 2)
+) = range(10)
+#: Columns of the per-pair float state (the last normal takes three).
+PF_COLUMNS = PF_NORMAL + 3
 PI_EXACT_STEP, PI_PROMISE_STEP, PI_CANDIDATE = range(3)
 (
     CFG_ACTIVATION,
@@ -385,20 +399,34 @@ def exact_queries(
     trans: np.ndarray,
     dist: np.ndarray,
     witness: np.ndarray,
+    pf: np.ndarray,
+    pi: np.ndarray,
+    step: int,
 ) -> int:
     """Exact distance and witness (p1, p2, normal) of each queried pair; NaN for meshes.
+
+    A pair queried in the step before (``pi[k, PI_EXACT_STEP] == step - 1``) starts GJK
+    from the normal it had then (``pf[k, PF_NORMAL:]``), which is kept for the next step.
 
     Returns:
         How many distances are NaN (pairs left to coal).
     """
     missing = 0
+    cold = np.zeros(3)
     for i in range(n):
         k = query[i]
-        dist[i] = table_distance(
-            pairs[k, 0], pairs[k, 1], kind, params, vstart, verts, rot, trans, witness[i]
+        recent = pi[k, PI_EXACT_STEP] == step - 1
+        guess = pf[k, PF_NORMAL : PF_NORMAL + 3] if recent else cold
+        d = table_distance_from(
+            pairs[k, 0], pairs[k, 1], kind, params, vstart, verts, rot, trans, guess, witness[i]
         )
-        if math.isnan(dist[i]):
+        dist[i] = d
+        if math.isnan(d):
             missing += 1
+            pf[k, PF_NORMAL] = pf[k, PF_NORMAL + 1] = pf[k, PF_NORMAL + 2] = 0.0
+        else:
+            for c in range(3):
+                pf[k, PF_NORMAL + c] = witness[i, 6 + c]
     return missing
 
 
@@ -1359,7 +1387,10 @@ def collision_step(
     n = sphere_filter(listed, count, pairs, rot, trans, center, radius, pf, pi, cfg, query)
     kept = apply_budget(query, n, pf, cfg)
     counts[N_SKIPPED] = n - kept
-    exact_queries(query, kept, pairs, kind, params, vstart, verts, rot, trans, dist, witness)
+    exact_queries(
+        query, kept, pairs, kind, params, vstart, verts, rot, trans, dist, witness, pf, pi,
+        int(cfg[CFG_STEP]),
+    )  # fmt: skip
     counts[N_QUERIES] = kept
     nh = record_hits(query, kept, dist, pf, pi, cfg, hit_k, hit_q, hit_f)
     hits = (hit_k, hit_q, hit_f, witness)

@@ -20,7 +20,14 @@ from ..model import RobotModel
 from ..model.joints import JointKind
 from ..model.kinematics import jacobian_columns, support_columns
 from ..model.pipeline import OBSTACLE, GeometrySet
-from ._collision_kernel import PF_LOW, PF_MIN, PF_PENDING, PI_EXACT_STEP, PI_PROMISE_STEP
+from ._collision_kernel import (
+    PF_COLUMNS,
+    PF_LOW,
+    PF_MIN,
+    PF_PENDING,
+    PI_EXACT_STEP,
+    PI_PROMISE_STEP,
+)
 
 __all__ = ["PairSet", "build_pairs", "joint_columns", "pair_levers"]
 
@@ -258,7 +265,7 @@ def build_pairs(
     pairs, index, default = pairs[keep], index[keep], default[keep]
     names = [(gs.names[a], gs.names[b]) for a, b in pairs]
     npairs = len(pairs)
-    pf = np.zeros((npairs, 9))
+    pf = np.zeros((npairs, PF_COLUMNS))
     pf[:, PF_MIN] = default
     pf[:, PF_PENDING] = np.inf
     follows = np.ones(npairs, dtype=bool)

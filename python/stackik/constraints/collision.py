@@ -739,7 +739,7 @@ class CollisionConstraint(Constraint):
         counts[ck.N_SKIPPED] = n - kept
         ck.exact_queries(
             query, kept, ps.pairs, t.kind, t.params, t.vstart, t.verts, p.rot, p.trans, dist,
-            witness,
+            witness, ps.pf, ps.pi, int(cfg[ck.CFG_STEP]),
         )  # fmt: skip
         for i in np.flatnonzero(np.isnan(dist[:kept])):
             a, b = (int(x) for x in ps.pairs[query[i]])
