@@ -156,7 +156,7 @@ def _closing_allowance(vel: np.ndarray, reach: float, lead: float, decel: float)
 def obstacle_motion(
     poses: tuple,
     known: np.ndarray,
-    given: np.ndarray,
+    given: tuple,
     prev: np.ndarray,
     reach: np.ndarray,
     seen: bool,
@@ -168,7 +168,7 @@ def obstacle_motion(
     Args:
         poses: ``(rot (n, 3, 3), trans (n, 3))``: the world poses now.
         known: Whether the world gives each obstacle's velocity.
-        given: The world's velocities, ``(n, 6)``: linear [m/s], angular [rad/s].
+        given: The world's velocities ``(linear (n, 3) [m/s], angular (n, 3) [rad/s])``.
         prev: ``(n, 12)``: the last step's poses (rotation by rows, position); updated.
         reach: Largest distance of a point of each obstacle from its origin [m] (inf
             for planes).
@@ -184,6 +184,7 @@ def obstacle_motion(
     rot, trans = poses
     dt, lead, decel = timing
     vel, disp, extra = out
+    linear, angular = given
     delta = np.empty(6)
     for k in range(trans.shape[0]):
         disp[k] = 0.0
@@ -194,8 +195,9 @@ def obstacle_motion(
             for c in range(6):
                 vel[k, c] = delta[c] / dt
         if known[k]:
-            for c in range(6):
-                vel[k, c] = given[k, c]
+            for c in range(3):
+                vel[k, c] = linear[k, c]
+                vel[k, 3 + c] = angular[k, c]
         _store_pose(rot[k], trans[k], prev[k])
         extra[k] = _closing_allowance(vel[k], reach[k], lead, decel)
 

@@ -169,6 +169,7 @@ class CollisionConstraint(Constraint):
         self._cfg = np.zeros(ck.CFG_SIZE)
         self._cfg_key: tuple[object, ...] | None = None  # the settings written into _cfg
         self._sized_for: tuple[int, int, int] | None = None  # the layout max_rows() sized
+        self._tables: tuple = (None, (), ())  # (geometry set, its kernel tables)
         self._configure(
             min_distance, max_constraints, gain, activation_margin, patch_tolerance,
             recovery_deadband,
@@ -369,6 +370,8 @@ class CollisionConstraint(Constraint):
         )
         self._state = state
         self._gs = gs
+        #: The layout key (:meth:`_layout_key`) the pairs are built for.
+        self._synced_key = (state.layout.revision, *gs.key[:2])
         self._pairs = ps
         self._columns = joint_columns(self._robot, gs)
         self._step = 0
@@ -413,15 +416,20 @@ class CollisionConstraint(Constraint):
         self._row_points = np.zeros((cap, 3))
         self._row_normals = np.zeros((cap, 3))
 
-    def _sync(self, state: WorldState | None = None) -> WorldState:
+    def _sync(
+        self, state: WorldState | None = None, key: tuple[int, int, int] | None = None
+    ) -> WorldState:
         """The world snapshot of this step; rebuild the pairs when the layout changed.
 
         Args:
             state: The snapshot to use (default: the world's newest).
+            key: Its :meth:`_layout_key`, when the caller has it.
         """
         if state is None:
             state = self._pipeline.world_state()
-        if self._layout_key(state) != self._layout_key(self._state, self._gs.key[:2]):
+        if key is None:
+            key = self._layout_key(state)
+        if key != self._synced_key:
             self._rebuild(state, self._pairs.saved_minimums())
         self._state = state
         return state
@@ -446,9 +454,10 @@ class CollisionConstraint(Constraint):
         """
         sized, self._sized_for = self._sized_for, None
         state = self._pipeline.world_state()
-        if sized is not None and self._layout_key(state) != sized:
+        key = self._layout_key(state)
+        if sized is not None and key != sized:
             return self._state
-        return self._sync(state)
+        return self._sync(state, key)
 
     def _warn_margins(self, lowered: list[tuple[str, str, float, float]]) -> None:
         fresh = [entry for entry in lowered if (entry[0], entry[1]) not in self._warned]
@@ -563,7 +572,7 @@ class CollisionConstraint(Constraint):
         their limit within the step (those are never dropped).
         """
         self._sync()
-        self._sized_for = self._layout_key(self._state)  # (what write() may use)
+        self._sized_for = self._synced_key  # (what write() may use)
         return self._rows_needed()
 
     def _rows_needed(self) -> int:
@@ -607,7 +616,7 @@ class CollisionConstraint(Constraint):
         if len(self._obs_prev):
             ck.obstacle_motion(
                 (state.rotations, state.translations), state.velocity_known,
-                np.hstack([state.linear_velocity, state.angular_velocity]), self._obs_prev,
+                (state.linear_velocity, state.angular_velocity), self._obs_prev,
                 self._pairs.reach, self._obs_seen,
                 (dt, self.obstacle_lead, self.approach_deceleration),
                 (self._obs_vel, self._disp, self._obs_extra),
@@ -692,7 +701,7 @@ class CollisionConstraint(Constraint):
             ck.collision_step(
                 dq, self._pairs.lever, self._pairs.pairs, self._pairs.pf, self._pairs.pi, cfg,
                 (oMi, gs.joint, gs.local_rot, gs.local_trans, state.rotations),
-                self._geometry_tuple(gs), self._shapes_tuple(gs),
+                *self._kernel_tables(gs),
                 (
                     gs.slot, state.translations, self._obs_vel, self._disp, self._obs_extra,
                     self._offset,
@@ -702,6 +711,13 @@ class CollisionConstraint(Constraint):
             )  # fmt: skip
         self._learn_query_cost(t0)
         return self._records(C, lower, upper)
+
+    def _kernel_tables(self, gs: GeometrySet) -> tuple[tuple, tuple]:
+        """:meth:`_geometry_tuple` and :meth:`_shapes_tuple` of ``gs`` (kept while current)."""
+        cached = self._tables
+        if cached[0] is not gs:
+            cached = self._tables = (gs, self._geometry_tuple(gs), self._shapes_tuple(gs))
+        return cached[1], cached[2]
 
     def _geometry_tuple(self, gs: GeometrySet) -> tuple[np.ndarray, ...]:
         t = gs.shapes
