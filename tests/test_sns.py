@@ -152,6 +152,23 @@ def test_partial_saturation_scale_value():
     np.testing.assert_allclose(res.solution, [0.3, 0.3], atol=1e-12)
 
 
+def test_a_level_of_full_column_rank_stops_before_pinning_a_row():
+    """A square level blocked by the box: pinning a joint would lower the rank of ``J P``,
+    so the saturation loop stops at its first iteration with the best feasible scale.
+
+    ``dq = s J^-1 x = s (2, 0.5, 0.5, 0)`` within ``|dq| <= 1``: ``s = 0.5``. The loop
+    used to pin joint 0, factor the smaller problem and stop there for the same reason
+    (two iterations, the same answer).
+    """
+    J = np.diag([1.0, 2.0, 1.0, 1.0])
+    x = np.array([2.0, 1.0, 0.5, 0.0])
+    res = sns.solve([x], [J], box_lower=np.full(4, -1.0), box_upper=np.full(4, 1.0))
+    assert res.status == SolverStatus.SUCCESS
+    assert res.task_scales[0] == pytest.approx(0.5, abs=1e-12)
+    np.testing.assert_allclose(res.solution, [1.0, 0.25, 0.25, 0.0], atol=1e-12)
+    assert res.iterations == 1
+
+
 def test_blocked_task_does_not_drag_independent_task():
     J1 = np.array([[1.0, 0.0, 0.0]])
     J2 = np.array([[0.0, 1.0, 0.0]])

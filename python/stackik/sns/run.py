@@ -284,7 +284,8 @@ def solve_levels(
     then takes the largest feasible ``s``. Below 1, the most critical row is
     pinned at its bound and the loop repeats in the smaller null space. It stops
     when ``s = 1`` is feasible, when pinning would lower the rank of ``M`` (the
-    paper's ``rank(J_k P) < m_k``), when the row cannot move, or after
+    paper's ``rank(J_k P) < m_k``; known before pinning when ``M`` has full column
+    rank, as a tall level such as a posture has), when the row cannot move, or after
     ``iprm[1]`` iterations; the best feasible ``(s*, u)`` is then used, else the
     closed-form solve when one direction is left, else the level holds
     (``exact_fallback=False``), else the exact QP solves it in place
@@ -371,6 +372,8 @@ def solve_levels(
             if it >= iprm[1]:
                 hit_max = 1
                 break
+            if rank >= r2:
+                break  # M has full column rank: pinning a row would lower it (as above)
             qs, bnd = critical_row(up_lim, up_row, up_bnd, lo_lim, lo_row, lo_bnd)
             if qs < 0 or not saturate_row(qs, bnd, Cw, Z2, r2, ub, w1):
                 break  # no critical row, or it cannot move in the remaining null space
