@@ -722,8 +722,8 @@ def test_the_exported_distances_check_their_arguments_before_the_kernels():
 # -- GJK started from a guessed direction (the collision pipeline's warm start) -------------
 @pytest.mark.parametrize("a,b", TYPES, ids=[f"{a}-{b}" for a, b in TYPES])
 def test_a_start_direction_changes_the_iterations_not_the_answer(a, b):
-    """table_distance_from: zeros are table_distance bit for bit; any guess, right or wrong,
-    gives coal's distance and consistent witnesses, in both orders.
+    """table_distance_from: zeros (or a non-finite guess) are table_distance bit for bit;
+    any guess, right or wrong, gives coal's distance and consistent witnesses, both orders.
 
     The guesses are the pair's own normal (a pair queried again at the same pose), the
     normal of the pair a moment earlier (shape 2 moved by 2 mm), the reversed normal and
@@ -738,8 +738,9 @@ def test_a_start_direction_changes_the_iterations_not_the_answer(a, b):
     out, cold = np.empty(10), np.empty(10)
     for g in range(0, len(geoms), 2):
         d0 = table_distance(g, g + 1, *args, cold)
-        assert table_distance_from(g, g + 1, *args, np.zeros(3), out) == d0
-        assert np.array_equal(out, cold)
+        for none in (np.zeros(3), np.array([np.nan, 1.0, 0.0]), np.array([np.inf, 0, 0])):
+            assert table_distance_from(g, g + 1, *args, none, out) == d0
+            assert np.array_equal(out, cold)
         earlier = trans.copy()
         earlier[g + 1] += rng.normal(size=3) * 2e-3 / np.sqrt(3)
         before = np.empty(10)

@@ -423,12 +423,10 @@ def exact_queries(
             pairs[k, 0], pairs[k, 1], kind, params, vstart, verts, rot, trans, guess, witness[i]
         )
         dist[i] = d
-        if math.isnan(d):
-            missing += 1
-            pf[k, PF_NORMAL] = pf[k, PF_NORMAL + 1] = pf[k, PF_NORMAL + 2] = 0.0
-        else:
-            for c in range(3):
-                pf[k, PF_NORMAL + c] = witness[i, 6 + c]
+        missing += math.isnan(d)
+        normal_ok = math.isfinite(witness[i, 6] + witness[i, 7] + witness[i, 8])
+        for c in range(3):  # (kept only when usable: a NaN (mesh) distance keeps none)
+            pf[k, PF_NORMAL + c] = witness[i, 6 + c] if normal_ok else 0.0
     return missing
 
 

@@ -1095,14 +1095,15 @@ def _cores(shape1: tuple, shape2: tuple, Mr: tuple, Tr: tuple, guess: tuple) -> 
 
     ``guess`` is a direction from shape 1 toward shape 2 (shape 1's frame) to start GJK
     from, such as the normal of the same pair a moment ago; ``(0, 0, 0)``: start from the
-    centres. The start changes how many iterations GJK needs, not where it stops (the
-    duality gap below :data:`GJK_TOL`).
+    centres; so does a guess that is not finite. The start changes how many iterations
+    GJK needs, not where it stops (the duality gap below :data:`GJK_TOL`).
 
     Returns ``(d, a, b, n, status)``: distance, witnesses on the cores, unit normal.
     """
     W = np.empty((8, 9))
-    if guess[0] != 0.0 or guess[1] != 0.0 or guess[2] != 0.0:
-        W[_V, 0], W[_V, 1], W[_V, 2] = -guess[0], -guess[1], -guess[2]
+    gx, gy, gz = guess
+    if (gx != 0.0 or gy != 0.0 or gz != 0.0) and math.isfinite(gx + gy + gz):
+        W[_V, 0], W[_V, 1], W[_V, 2] = -gx, -gy, -gz
     else:
         c1 = _centre(shape1)
         cx, cy, cz = _centre(shape2)
@@ -1431,7 +1432,8 @@ def table_distance_from(
         rot: World rotations of the table's shapes, ``(n, 3, 3)``.
         trans: World translations [m], ``(n, 3)``.
         guess: A world direction from shape 1 toward shape 2, ``(3,)`` (any length;
-            zeros: start from the centres, as :func:`table_distance`).
+            zeros or a non-finite entry: start from the centres, as
+            :func:`table_distance`).
         out: As in :func:`shape_distance`.
 
     Returns:
