@@ -434,14 +434,14 @@ class CollisionConstraint(Constraint):
         self._state = state
         return state
 
-    def _layout_key(
-        self, state: WorldState, robot_key: tuple[int, int] | None = None
-    ) -> tuple[int, int, int]:
+    def _layout_key(self, state: WorldState) -> tuple[int, int, int]:
         """What a pair set is built for: the world's layout and the robot's revisions."""
-        if robot_key is None:
-            col = self._robot.collision
-            robot_key = (col.revision if col is not None else -1, self._robot.revision)
-        return (state.layout.revision, *robot_key)
+        col = self._robot.collision
+        return (
+            state.layout.revision,
+            col.revision if col is not None else -1,
+            self._robot.revision,
+        )
 
     def _step_state(self) -> WorldState:
         """The world snapshot this step writes its rows for.
@@ -764,7 +764,7 @@ class CollisionConstraint(Constraint):
         nh = ck.record_hits(query, kept, dist, ps.pf, ps.pi, cfg, hit_k, hit_q, hit_f)
         ck.select_and_rows(
             nh, (hit_k, hit_q, hit_f, witness), ps.pairs, ps.pf, ps.pi, cfg,
-            self._geometry_tuple(gs), (gs.slot, state.translations, self._obs_vel, self._offset),
+            self._kernel_tables(gs)[0], (gs.slot, state.translations, self._obs_vel, self._offset),
             self._kin.joint_jacobians_view(), self._columns, self._sel,
             (C, lower, self._row_geoms, self._row_points, self._row_normals), counts,
         )  # fmt: skip
