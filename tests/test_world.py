@@ -916,3 +916,43 @@ def test_the_pipelines_distances_refuse_indices_and_witnesses_they_would_write_p
     gap = witness[0, 3:6] - witness[0, :3]
     assert np.allclose(gap, d[0] * witness[0, 6:9], atol=1e-9)
     assert abs(np.linalg.norm(witness[0, 6:9]) - 1.0) < 1e-9
+
+
+def test_the_last_records_are_the_steps_hits_and_a_layout_change_clears_them():
+    """``last_*`` read the step's hits (checked with coal); an added object empties them
+    (they index the old pairs) until the next step; an inspection leaves them as they are."""
+    robot = load_panda()
+    robot.add_obstacle("ball", coal.Sphere(0.05), pose(0.45, 0.0, 0.35))
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.configure_collision_constraint(0.02, activation_margin=0.2, patch_tolerance=0.0)
+    cc = solver.get_constraint("collision")
+    solver.add_posture_task("posture")
+    result = solver.solve_velocity(PANDA_READY)
+    assert result.status == SolverStatus.SUCCESS
+    names = cc.pair_names()
+    pairs, distances = cc.last_pairs, cc.last_distances
+    ball = [(names[k], d) for k, d in zip(pairs, distances, strict=True) if names[k][1] == "ball"]
+    assert ball  # the ball is within the activation distance of the hand
+    coal_d = robot_obstacle_distances(robot, PANDA_READY)
+    for pair, d in ball:
+        assert d == pytest.approx(coal_d[pair], abs=1e-6)
+    np.testing.assert_allclose(cc.last_slack, distances - 0.02, atol=1e-12)
+    rows = cc.last_row_geometries
+    assert len(rows) >= len(pairs) and len(cc.last_row_points) == len(rows)
+    debug = solver.get_last_collision_debug_list()
+    assert [d.distance for d in debug] == pytest.approx(list(distances))
+    # an inspection of another configuration leaves the records of the step
+    solver.build_problem(PANDA_READY + 0.1, advance=False)
+    assert cc.last_pairs == pairs
+    np.testing.assert_array_equal(cc.last_distances, distances)
+    # a layout change: the old records named pairs of the old layout
+    robot.add_obstacle("post", coal.Box(0.05, 0.05, 1.0), pose(-0.6))
+    solver.kinematics.update(PANDA_READY)
+    cc.max_rows()
+    assert cc.last_pairs == [] and cc.last_distances.size == 0 and len(cc.last_row_geometries) == 0
+    assert solver.get_last_collision_debug_list() == []
+    solver.solve_velocity(PANDA_READY)
+    names = cc.pair_names()
+    again = {names[k]: d for k, d in zip(cc.last_pairs, cc.last_distances, strict=True)}
+    for pair, d in ball:  # the next step's records, in the new layout's pair indices
+        assert again[pair] == pytest.approx(d, abs=1e-9)

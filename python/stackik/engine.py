@@ -841,7 +841,7 @@ def _report_stall(layout: _Layout, result: VelocitySolverResult) -> None:
         return
     if layout.modes[0].kernel_mode != TaskSolveMode.SCALE or result.task_scales[0] > STALL_SCALE:
         return
-    if any(abs(v) > ZERO_STEP for v in result.solution.tolist()):
+    if max(map(abs, result.solution.tolist()), default=0.0) > ZERO_STEP:
         return
     demand = _top_demand(layout)
     if demand <= STALL_DEMAND:

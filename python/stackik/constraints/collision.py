@@ -90,6 +90,11 @@ _ROWS_PER_PAIR = 1 + 3 * ck.PATCH_DIRECTIONS
 #: Cost assumed for one exact query when turning a time budget into a query count [us]
 #: (re-measured from the previous step's queries).
 _QUERY_US = 0.5
+#: The ``last_*`` records of no step (empty, read-only).
+_NO_ROWS = np.zeros((0, 0))
+_NO_BOUNDS = np.zeros(0)
+_NO_ROWS.flags.writeable = False
+_NO_BOUNDS.flags.writeable = False
 
 
 class CollisionTuningMode(enum.Enum):
@@ -415,6 +420,7 @@ class CollisionConstraint(Constraint):
         self._row_geoms = np.zeros((cap, 2), dtype=np.int64)
         self._row_points = np.zeros((cap, 3))
         self._row_normals = np.zeros((cap, 3))
+        self._clear_records()  # (the last step's records index the pairs it had)
 
     def _sync(
         self, state: WorldState | None = None, key: tuple[int, int, int] | None = None
@@ -587,15 +593,56 @@ class CollisionConstraint(Constraint):
         self._obs_seen = False
 
     def _clear_records(self) -> None:
-        self.last_distances = np.zeros(0)
-        self.last_pairs: list[int] = []
-        self.last_slack = np.zeros(0)
-        self.last_closing = np.zeros(0)
-        self.last_extra_pairs = 0
-        self.last_row_geometries = self._row_geoms[:0]
-        self.last_row_points = self._row_points[:0]
-        self.last_row_normals = self._row_normals[:0]
-        self._last_rows: tuple[np.ndarray, np.ndarray] = (np.zeros((0, 0)), np.zeros(0))
+        self._rec: tuple[int, int, np.ndarray, np.ndarray] = (0, 0, _NO_ROWS, _NO_BOUNDS)
+
+    # -- the last step's records (read from the step's buffers when asked) ---------------------
+    @property
+    def last_pairs(self) -> list[int]:
+        """Watched-pair indices of the pairs with rows in the last step, most urgent first."""
+        return self._sel[9][: self._rec[1]].tolist()
+
+    def _hit_column(self, column: int) -> np.ndarray:
+        return self._sel[10][: self._rec[1], column].copy()
+
+    @property
+    def last_distances(self) -> np.ndarray:
+        """Distance [m] of each pair of :attr:`last_pairs` (a copy)."""
+        return self._hit_column(ck.HF_DIST)
+
+    @property
+    def last_slack(self) -> np.ndarray:
+        """Distance minus minimum distance [m] of each pair of :attr:`last_pairs`."""
+        return self._hit_column(ck.HF_SLACK)
+
+    @property
+    def last_closing(self) -> np.ndarray:
+        """Closing speed bound [m/s] of each pair of :attr:`last_pairs`."""
+        return self._hit_column(ck.HF_CLOSING)
+
+    @property
+    def last_extra_pairs(self) -> int:
+        """Pairs beyond ``max_constraints`` given rows because they could cross their limit."""
+        return int(self._counts[ck.N_EXTRA]) if self._rec[1] else 0
+
+    @property
+    def last_row_geometries(self) -> np.ndarray:
+        """Geometry indices ``(rows, 2)`` of each row of the last step (a view)."""
+        return self._row_geoms[: self._rec[0]]
+
+    @property
+    def last_row_points(self) -> np.ndarray:
+        """World point [m] on the first geometry of each row of the last step (a view)."""
+        return self._row_points[: self._rec[0]]
+
+    @property
+    def last_row_normals(self) -> np.ndarray:
+        """Unit normal of each row of the last step (a view)."""
+        return self._row_normals[: self._rec[0]]
+
+    @property
+    def _last_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        rows, _, C, lower = self._rec
+        return C[:rows], lower[:rows]
 
     def _accel(self, dt: float) -> None:
         """Closing the acceleration limits allow per pair in one step [m] (cached per dt)."""
@@ -778,20 +825,10 @@ class CollisionConstraint(Constraint):
             self._query_us = max(0.05, (time.perf_counter() - t0) * 1e6 / queries)
 
     def _records(self, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
-        """The ``last_*`` inspection records (views of this step's buffers)."""
+        """Keep what the ``last_*`` records read; return the step's row count."""
         counts = self._counts
-        rows, hits = int(counts[ck.N_ROWS]), int(counts[ck.N_HITS])
-        sel_k, sel_f = self._sel[9], self._sel[10]
-        self.last_pairs = sel_k[:hits].tolist()
-        block = sel_f[:hits].T.copy()  # one copy; each record is a contiguous row of it
-        self.last_distances = block[ck.HF_DIST]
-        self.last_slack = block[ck.HF_SLACK]
-        self.last_closing = block[ck.HF_CLOSING]
-        self.last_extra_pairs = int(counts[ck.N_EXTRA])
-        self.last_row_geometries = self._row_geoms[:rows]
-        self.last_row_points = self._row_points[:rows]
-        self.last_row_normals = self._row_normals[:rows]
-        self._last_rows = (C[:rows], lower[:rows])
+        rows = int(counts[ck.N_ROWS])
+        self._rec = (rows, int(counts[ck.N_HITS]), C, lower)
         upper[:rows] = np.inf
         return rows
 
@@ -822,12 +859,10 @@ class CollisionConstraint(Constraint):
         among the step's hits (it is inside its activation distance and ranked most
         urgent); the message names it with its distance and minimum.
         """
-        slack = self.last_slack
-        if not slack.size or slack.min() >= -VIOLATION_TOLERANCE:
+        hits = self._rec[1]
+        if not hits or self._sel[10][:hits, ck.HF_SLACK].min() >= -VIOLATION_TOLERANCE:
             return None  # (the common case, without the pair lookup)
-        return self._deepest_violation(
-            slack, self.last_distances, np.asarray(self.last_pairs, dtype=np.int64)
-        )
+        return self._deepest_violation(self.last_slack, self.last_distances, self._sel[9][:hits])
 
     def violation_at(self, q: np.ndarray) -> str | None:
         """The deepest watched pair below its minimum distance at ``q``, or None.
@@ -984,6 +1019,7 @@ class CollisionConstraint(Constraint):
         saved = super().snapshot()
         ps = self._pairs
         saved["_pairs"] = (ps, (ps.pf.copy(), ps.pi.copy()))
+        saved["_sel"] = (self._sel, tuple(a.copy() for a in self._sel))  # (the last_* records)
         return saved
 
     def restore(self, snapshot: dict[str, tuple[object, object]]) -> None:
@@ -993,4 +1029,8 @@ class CollisionConstraint(Constraint):
         pf, pi = arrays
         ps.pf[...] = pf
         ps.pi[...] = pi
+        sel, contents = snapshot["_sel"]
+        assert isinstance(sel, tuple) and isinstance(contents, tuple)
+        for array, saved in zip(sel, contents, strict=True):
+            array[...] = saved
         super().restore(snapshot)
