@@ -22,7 +22,10 @@ period, compute median / p99 / max, period jitter p99 and start latency p99, all
 microseconds. Timing depends on the machine and on what else runs on it; run it on a
 quiet machine, several times.
 
-Run: ``python benchmarks/bench_teleop.py [--ticks N] [--cpu K] [--priority P] [--only P H HC G N]``.
+Run: ``python benchmarks/bench_teleop.py [--ticks N] [--cpu K] [--priority P] [--spin-us S]
+[--only P H HC G N]``. ``--spin-us`` is how long before each release the loop's thread
+stops sleeping and spins (the loop's default 300 µs; 1000 spins the whole period, which
+keeps the core and its caches warm between ticks at the cost of a busy core).
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ HUMANOID = ROBOTS / "humanoid" / "humanoid.urdf"
 HUMANOID_SRDF = ROBOTS / "humanoid" / "humanoid.srdf"
 DT = 0.001
 Q_PANDA = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8])
+#: ``ControlLoop.start(spin_us=...)`` of every run [µs] (``--spin-us``).
+SPIN_US = 300.0
 
 
 def panda_solver() -> tuple[stackik.KinematicsSolver, stackik.MotionLimits]:
@@ -90,7 +95,7 @@ def run_loop(loop: stackik.ControlLoop, ticks: int, feed, cpu: int | None, prio:
     """Run ``loop`` in its own thread for ``ticks`` ticks while ``feed`` sends targets."""
     stop = threading.Event()
     feeder = threading.Thread(target=feed, args=(loop, ticks * DT + 5.0, stop), daemon=True)
-    loop.start(cpu=cpu, priority=prio)
+    loop.start(cpu=cpu, priority=prio, spin_us=SPIN_US)
     feeder.start()
     while loop.ticks < ticks and loop.is_running:
         time.sleep(0.05)
@@ -275,11 +280,14 @@ def main() -> None:
     parser.add_argument("--ticks", type=int, default=100_000)
     parser.add_argument("--cpu", type=int, default=None, help="pin the loop to this CPU")
     parser.add_argument("--priority", type=int, default=None, help="SCHED_FIFO priority")
+    parser.add_argument("--spin-us", type=float, default=SPIN_US, help="spin before a release")
     parser.add_argument("--only", nargs="+", default=["P", "H", "HC", "G", "N"])
     args = parser.parse_args()
+    globals()["SPIN_US"] = args.spin_us
     print(
         f"machine: {platform.processor() or platform.machine()}, python "
-        f"{platform.python_version()}, {args.ticks} ticks per run at 1 kHz"
+        f"{platform.python_version()}, {args.ticks} ticks per run at 1 kHz, "
+        f"spin {args.spin_us:g} us before each release"
     )
     if "P" in args.only:
         bench_panda(args.ticks, args.cpu, args.priority)
