@@ -162,6 +162,8 @@ class _Layout:
         self.offsets = np.array(offsets, dtype=np.int64)
         self.mode_values = np.array([m.kernel_mode for m in self.modes], dtype=np.int64)
         self.all_scale = not self.mode_values.any()
+        #: The highest-priority level is a SCALE level (what a stall is judged on).
+        self.top_scale = bool(self.modes) and self.modes[0].kernel_mode == TaskSolveMode.SCALE
         self.elastic = any(t.solve_mode is TaskSolveMode.SCALE_ELASTIC for t, _, _ in placed)
         self.writers = [(t, self.J[r0:r1], self.xdot[r0:r1]) for t, r0, r1 in placed]
         self.levels = [
@@ -826,7 +828,7 @@ def _top_demand(layout: _Layout) -> float:
     if len(layout.offsets) < 2:
         return 0.0
     x = layout.xdot[layout.offsets[0] : layout.offsets[1]]
-    return math.sqrt(float(x @ x))
+    return math.hypot(*x.tolist())  # (a matrix product costs more on a few entries)
 
 
 def _report_stall(layout: _Layout, result: VelocitySolverResult) -> None:
@@ -839,7 +841,7 @@ def _report_stall(layout: _Layout, result: VelocitySolverResult) -> None:
     """
     if result.status != SolverStatus.SUCCESS or not result.task_scales.size:
         return
-    if layout.modes[0].kernel_mode != TaskSolveMode.SCALE or result.task_scales[0] > STALL_SCALE:
+    if not layout.top_scale or result.task_scales[0] > STALL_SCALE:
         return
     if max(map(abs, result.solution.tolist()), default=0.0) > ZERO_STEP:
         return

@@ -860,7 +860,7 @@ class CollisionConstraint(Constraint):
         urgent); the message names it with its distance and minimum.
         """
         hits = self._rec[1]
-        if not hits or self._sel[10][:hits, ck.HF_SLACK].min() >= -VIOLATION_TOLERANCE:
+        if not hits or min(self._sel[10][:hits, ck.HF_SLACK].tolist()) >= -VIOLATION_TOLERANCE:
             return None  # (the common case, without the pair lookup)
         return self._deepest_violation(self.last_slack, self.last_distances, self._sel[9][:hits])
 
