@@ -496,8 +496,7 @@ class VelocityEngine:
             self._layout_key = key
         return self._layout
 
-    def _row_capacity(self, caps: list[int]) -> None:
-        cap = sum(caps)
+    def _row_capacity(self, cap: int) -> None:
         if cap > self._rows_C.shape[0]:
             cap = max(cap, 2 * self._rows_C.shape[0])
             self._rows_C = np.zeros((cap, self.robot.nv))
@@ -521,13 +520,15 @@ class VelocityEngine:
         self._couplers = [c for c in active if isinstance(c, MimicConstraint) and c.max_rows()]
         self._colliders = [c for c in active if isinstance(c, CollisionConstraint)]
         writers = []
+        total = 0
         for c in active:
             if _narrows_box(type(c)):  # (the base class's tighten_box does nothing)
                 c.tighten_box(dt, lo, hi)
             cap = c.max_rows()
             if cap:
                 writers.append((c, cap))
-        self._row_capacity([cap for _, cap in writers])
+                total += cap
+        self._row_capacity(total)
         start = 0
         self._slices = slices = {}
         C, lower, upper = self._rows_C, self._rows_lower, self._rows_upper
