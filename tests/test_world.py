@@ -956,3 +956,36 @@ def test_the_last_records_are_the_steps_hits_and_a_layout_change_clears_them():
     again = {names[k]: d for k, d in zip(cc.last_pairs, cc.last_distances, strict=True)}
     for pair, d in ball:  # the next step's records, in the new layout's pair indices
         assert again[pair] == pytest.approx(d, abs=1e-9)
+
+
+def test_the_last_debug_list_is_whole_while_another_thread_steps():
+    """Each pair of ``get_last_collision_debug_list()`` comes from one step, even while
+    another thread steps: its witness points are ``distance`` apart along its normal."""
+    robot = load_panda()
+    robot.add_obstacle("ball", coal.Sphere(0.05), pose(0.45, 0.0, 0.35))
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.configure_collision_constraint(0.02, activation_margin=0.3, patch_tolerance=0.0)
+    solver.add_posture_task("posture")
+    solver.solve_velocity(PANDA_READY)
+    stop = threading.Event()
+
+    def stepper() -> None:
+        k = 0
+        shape = np.array([1.0, 0.5, -0.5, 0.3, 1.0, -0.4, 1.0])
+        while not stop.is_set():
+            solver.solve_velocity(PANDA_READY + 0.3 * np.sin(0.37 * k) * shape)
+            k += 1
+
+    thread = threading.Thread(target=stepper)
+    thread.start()
+    checked = 0
+    try:
+        for _ in range(300):
+            for info in solver.get_last_collision_debug_list():
+                gap = info.point_b - info.point_a - info.distance * info.normal
+                assert np.linalg.norm(gap) < 1e-6, (info.geometry_a, info.geometry_b)
+                checked += 1
+    finally:
+        stop.set()
+        thread.join()
+    assert checked > 300

@@ -1330,9 +1330,16 @@ class KinematicsSolver:
         return min(infos, key=lambda info: info.distance) if infos else None
 
     def get_last_collision_debug_list(self) -> list[CollisionDebugInfo]:
-        """Every pair with rows in the last step (empty without a constraint or a step)."""
+        """Every pair with rows in the last step (empty without a constraint or a step).
+
+        Safe to call from another thread while steps run: it reads the step's buffers
+        between two steps (under the engine's lock).
+        """
         col = self._collision_constraint()
-        return col.debug_info() if col is not None else []
+        if col is None:
+            return []
+        with self._engine.lock:
+            return col.debug_info()
 
     # -- joint-limit recovery and solver knobs ---------------------------------------------------
     def set_limit_recovery_gain(self, gain: float) -> None:

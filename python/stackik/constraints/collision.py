@@ -596,6 +596,8 @@ class CollisionConstraint(Constraint):
         self._rec: tuple[int, int, np.ndarray, np.ndarray] = (0, 0, _NO_ROWS, _NO_BOUNDS)
 
     # -- the last step's records (read from the step's buffers when asked) ---------------------
+    # Read them between steps: from the thread that steps, or holding the engine's lock
+    # (``solver.engine.lock``) while another thread steps.
     @property
     def last_pairs(self) -> list[int]:
         """Watched-pair indices of the pairs with rows in the last step, most urgent first."""
