@@ -460,6 +460,8 @@ class CollisionConstraint(Constraint):
         """
         sized, self._sized_for = self._sized_for, None
         state = self._pipeline.world_state()
+        if sized is not None and state is self._state and sized == self._synced_key:
+            return state  # (the snapshot max_rows() synced: the checks below give it too)
         key = self._layout_key(state)
         if sized is not None and key != sized:
             return self._state
