@@ -69,10 +69,21 @@ def vector(x: object, n: int, what: str) -> np.ndarray:
     arr = as_floats(x, what, (n,))
     if arr.ndim != 1 or arr.shape[0] != n:
         raise ShapeError(what, (n,), arr.shape)
-    finite = np.isfinite(arr)
-    if not finite.all():
-        raise NonFiniteInput(what, np.flatnonzero(~finite).tolist())
+    if not all_finite(arr):
+        raise NonFiniteInput(what, np.flatnonzero(~np.isfinite(arr)).tolist())
     return arr
+
+
+#: Arrays up to this many entries are checked by builtins on a list (faster than a
+#: NumPy reduction at these sizes).
+_SHORT = 64
+
+
+def all_finite(arr: np.ndarray) -> bool:
+    """Whether every entry of the float array ``arr`` is finite (neither NaN nor inf)."""
+    if arr.size <= _SHORT and math.isfinite(sum(arr.ravel().tolist())):
+        return True  # (a NaN or inf makes the sum non-finite; so may an overflow: see below)
+    return bool(np.isfinite(arr).all())
 
 
 def bounded(arr: np.ndarray, limit: float, what: str) -> np.ndarray:
@@ -130,9 +141,8 @@ def floats(x: object, shape: tuple[int | None, ...], what: str) -> np.ndarray:
         s is not None and s != g for s, g in zip(shape, arr.shape, strict=True)
     ):
         raise ShapeError(what, tuple(-1 if s is None else s for s in shape), arr.shape)
-    finite = np.isfinite(arr)
-    if not finite.all():
-        raise NonFiniteInput(what, np.flatnonzero(~finite).tolist())
+    if not all_finite(arr):
+        raise NonFiniteInput(what, np.flatnonzero(~np.isfinite(arr)).tolist())
     return arr
 
 
