@@ -217,9 +217,9 @@ class Constraint:
     def snapshot(self) -> dict[str, tuple[object, object]]:
         """The state this constraint carries from step to step, copied.
 
-        Every attribute is saved: arrays, lists, sets and dicts by their contents
-        (restored in place, so views and other holders of them stay valid), other
-        values by reference. Attributes holding other objects (coal data) are not
+        Every attribute is saved: arrays, tuples of arrays, lists, sets and dicts by
+        their contents (restored in place, so views and other holders of them stay
+        valid), other values by reference. Attributes holding other objects (coal data) are not
         deep-copied: they must hold no state that changes a later step's rows.
 
         Returns:
@@ -254,12 +254,24 @@ class Constraint:
 
 
 def _contents(value: object) -> object:
-    """A copy of the contents of a mutable container (None for other values)."""
+    """A copy of the contents of a mutable container (None for other values).
+
+    A tuple of arrays (a kernel's buffers) is a container of its arrays' contents.
+    """
     if isinstance(value, np.ndarray):
         return value.copy()
     if isinstance(value, (list, set, dict)):
         return value.copy()
+    if _array_tuple(value):
+        assert isinstance(value, tuple)
+        return tuple(a.copy() for a in value)
     return None
+
+
+def _array_tuple(value: object) -> bool:
+    return (
+        isinstance(value, tuple) and bool(value) and all(isinstance(a, np.ndarray) for a in value)
+    )
 
 
 def _put_back(obj: object, saved: object) -> None:
@@ -272,3 +284,7 @@ def _put_back(obj: object, saved: object) -> None:
     elif isinstance(obj, (set, dict)) and isinstance(saved, (set, dict)):
         obj.clear()
         obj.update(saved)
+    elif _array_tuple(obj) and isinstance(saved, tuple):
+        assert isinstance(obj, tuple)
+        for array, contents in zip(obj, saved, strict=True):
+            _put_back(array, contents)

@@ -1023,7 +1023,6 @@ class CollisionConstraint(Constraint):
         saved = super().snapshot()
         ps = self._pairs
         saved["_pairs"] = (ps, (ps.pf.copy(), ps.pi.copy()))
-        saved["_sel"] = (self._sel, tuple(a.copy() for a in self._sel))  # (the last_* records)
         return saved
 
     def restore(self, snapshot: dict[str, tuple[object, object]]) -> None:
@@ -1033,8 +1032,4 @@ class CollisionConstraint(Constraint):
         pf, pi = arrays
         ps.pf[...] = pf
         ps.pi[...] = pi
-        sel, contents = snapshot["_sel"]
-        assert isinstance(sel, tuple) and isinstance(contents, tuple)
-        for array, saved in zip(sel, contents, strict=True):
-            array[...] = saved
         super().restore(snapshot)
