@@ -69,14 +69,23 @@ def vector(x: object, n: int, what: str) -> np.ndarray:
     arr = as_floats(x, what, (n,))
     if arr.ndim != 1 or arr.shape[0] != n:
         raise ShapeError(what, (n,), arr.shape)
-    if not all_finite(arr):
-        raise NonFiniteInput(what, np.flatnonzero(~np.isfinite(arr)).tolist())
-    return arr
+    return finite(arr, what)
 
 
 #: Arrays up to this many entries are checked by builtins on a list (faster than a
 #: NumPy reduction at these sizes).
 _SHORT = 64
+
+
+def finite(arr: np.ndarray, what: str) -> np.ndarray:
+    """``arr`` when every entry is finite.
+
+    Raises:
+        NonFiniteInput: NaN or inf entries (flat indices are reported).
+    """
+    if not all_finite(arr):
+        raise NonFiniteInput(what, np.flatnonzero(~np.isfinite(arr)).tolist())
+    return arr
 
 
 def all_finite(arr: np.ndarray) -> bool:
@@ -141,9 +150,7 @@ def floats(x: object, shape: tuple[int | None, ...], what: str) -> np.ndarray:
         s is not None and s != g for s, g in zip(shape, arr.shape, strict=True)
     ):
         raise ShapeError(what, tuple(-1 if s is None else s for s in shape), arr.shape)
-    if not all_finite(arr):
-        raise NonFiniteInput(what, np.flatnonzero(~np.isfinite(arr)).tolist())
-    return arr
+    return finite(arr, what)
 
 
 def bounds(

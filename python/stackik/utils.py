@@ -144,10 +144,7 @@ def _vectors(v: object, what: str) -> np.ndarray:
     arr = _validate.as_floats(v, what, "(3,) or (3, N)")
     if arr.ndim == 0 or arr.ndim > 2 or arr.shape[0] != 3:
         raise ShapeError(what, "(3,) or (3, N)", arr.shape)
-    finite = np.isfinite(arr)
-    if not finite.all():
-        raise NonFiniteInput(what, np.flatnonzero(~finite).tolist())
-    return arr
+    return _validate.finite(arr, what)
 
 
 def _points(p: object, what: str) -> np.ndarray:
@@ -155,10 +152,7 @@ def _points(p: object, what: str) -> np.ndarray:
     arr = _validate.as_floats(p, what, "(3,) or (N, 3)")
     if arr.ndim == 0 or arr.ndim > 2 or arr.shape[-1] != 3:
         raise ShapeError(what, "(3,) or (N, 3)", arr.shape)
-    finite = np.isfinite(arr)
-    if not finite.all():
-        raise NonFiniteInput(what, np.flatnonzero(~finite).tolist())
-    return arr
+    return _validate.finite(arr, what)
 
 
 def _is_flat(x: object) -> bool:
