@@ -488,6 +488,86 @@ def test_a_new_constraint_family_needs_no_engine_edit(panda):
         solver.add_constraint(ElbowSpeed("other", panda, 0.1))
 
 
+def test_a_family_writes_unchecked_rows_for_the_engine_and_checked_ones_for_callers(panda):
+    """New-style families implement write_rows/narrow_box: the engine calls those on its own
+    buffers; the public write/tighten_box check the caller's buffers and then call them."""
+    from stackik.constraints import Constraint
+    from stackik.errors import ShapeError
+
+    calls = []
+
+    class WristBox(Constraint):
+        """|v_wrist| <= 0.05 as a box, and |v_elbow + v_wrist| <= 0.05 as a row."""
+
+        family = "wrist_box_test"
+        order = 46
+
+        def max_rows(self):
+            return 1
+
+        def write_rows(self, dt, C, lower, upper):
+            calls.append("write_rows")
+            C[0] = 0.0
+            C[0, 3] = C[0, 5] = 1.0
+            lower[0], upper[0] = -0.05, 0.05
+            return 1
+
+        def narrow_box(self, dt, lower, upper):
+            calls.append("narrow_box")
+            lower[5] = max(lower[5], -0.05)
+            upper[5] = min(upper[5], 0.05)
+
+    solver = KinematicsSolver(panda, dt=0.01)
+    ee = solver.add_frame_task("ee", "panda_hand_tcp")
+    ee.set_target_pose(far_pose(4))
+    ee.gain = 50.0
+    box = solver.add_constraint(WristBox("wrist", solver.kinematics))
+    res = solver.solve_velocity(PANDA_READY)
+    assert calls == ["narrow_box", "write_rows"]
+    assert abs(res.solution[5]) <= 0.05 + 1e-12
+    assert abs(res.solution[3] + res.solution[5]) <= 0.05 + 1e-12
+    # The public methods check the caller's buffers before writing.
+    with pytest.raises(ShapeError):
+        box.write(0.01, np.zeros((0, 7)), np.zeros(0), np.zeros(0))
+    with pytest.raises(ShapeError):
+        box.tighten_box(0.01, np.zeros(6), np.zeros(6))
+    assert calls == ["narrow_box", "write_rows"]  # (nothing written past them)
+    C, lo, hi = box.rows(0.01)
+    np.testing.assert_array_equal(C, np.eye(7)[[3]] + np.eye(7)[[5]])
+    lo7, hi7 = np.full(7, -1.0), np.full(7, 1.0)
+    box.tighten_box(0.01, lo7, hi7)
+    assert (lo7[5], hi7[5], lo7[4], hi7[4]) == (-0.05, 0.05, -1.0, 1.0)
+
+
+def test_a_constraint_switched_off_added_or_removed_between_steps_takes_effect(panda):
+    """The engine keeps its calls per set of active constraints; every change is seen."""
+    from stackik.constraints import LinearConstraint
+
+    solver = KinematicsSolver(panda, dt=0.01)
+    ee = solver.add_frame_task("ee", "panda_hand_tcp")
+    ee.set_target_pose(far_pose(4))
+    ee.gain = 50.0
+    free = solver.solve_velocity(PANDA_READY).solution
+    assert abs(free[3]) > 0.05
+    row = np.eye(7)[[3]]
+    cap = LinearConstraint("cap", solver.kinematics, row, [-0.05], [0.05])
+    solver.add_constraint(cap)
+    assert abs(solver.solve_velocity(PANDA_READY).solution[3]) <= 0.05 + 1e-12
+    cap.active = False
+    np.testing.assert_array_equal(solver.solve_velocity(PANDA_READY).solution, free)
+    cap.active = True
+    assert abs(solver.solve_velocity(PANDA_READY).solution[3]) <= 0.05 + 1e-12
+    solver.remove_constraint("cap")
+    np.testing.assert_array_equal(solver.solve_velocity(PANDA_READY).solution, free)
+    # The joint limits: off with apply_limits=False, back on at the next default step.
+    q_edge = PANDA_READY.copy()
+    q_edge[3] = panda.model.upperPositionLimit[3] - 1e-4
+    limited = solver.solve_velocity(q_edge).solution
+    unlimited = solver.solve_velocity(q_edge, apply_limits=False).solution
+    assert not np.array_equal(limited, unlimited)
+    np.testing.assert_array_equal(solver.solve_velocity(q_edge).solution, limited)
+
+
 def test_warmup_runs_a_copy_and_leaves_the_solver_untouched():
     import stackik
 

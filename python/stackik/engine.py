@@ -165,7 +165,11 @@ class _Layout:
         #: The highest-priority level is a SCALE level (what a stall is judged on).
         self.top_scale = bool(self.modes) and self.modes[0].kernel_mode == TaskSolveMode.SCALE
         self.elastic = any(t.solve_mode is TaskSolveMode.SCALE_ELASTIC for t, _, _ in placed)
-        self.writers = [(t, self.J[r0:r1], self.xdot[r0:r1]) for t, r0, r1 in placed]
+        #: Each task's writer (unchecked: the views are sized here) and its views.
+        self.writers = [
+            (_step_call(t, "write", "write_rows", Task), self.J[r0:r1], self.xdot[r0:r1])
+            for t, r0, r1 in placed
+        ]
         self.levels = [
             (self.J[offsets[k] : offsets[k + 1]], self.xdot[offsets[k] : offsets[k + 1]])
             for k in range(len(offsets) - 1)
@@ -195,6 +199,7 @@ class VelocityEngine:
         self._tasks: dict[str, Task] = {}
         self._constraints: dict[str, Constraint] = {}
         self._ordered: list[Constraint] | None = None
+        self._constraint_set = 0  # (counts additions and removals)
         self._damping = DEFAULT_DAMPING
         self._tolerance = DEFAULT_TOLERANCE
         self._max_iterations: int | None = None
@@ -213,6 +218,8 @@ class VelocityEngine:
         self._tasks_ms = 0.0  # time writing the task rows [ms] (with the timing breakdown)
         self._layout: _Layout | None = None
         self._layout_key: tuple = ()
+        self._plan: _ConstraintPlan | None = None
+        self._plan_key: tuple = ()
         self._rows_C = np.zeros((0, robot.nv))
         self._rows_lower = np.zeros(0)
         self._rows_upper = np.zeros(0)
@@ -230,11 +237,12 @@ class VelocityEngine:
     # -- pickling: the lock and the SNS solver's buffers are rebuilt ------------------------
     def __getstate__(self) -> dict[str, Any]:
         with self.lock:
-            return _pickling.without(self.__dict__, ("lock", "_sns", "_sns_z"))
+            return _pickling.without(self.__dict__, ("lock", "_sns", "_sns_z", "_plan"))
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.lock = threading.RLock()
+        self._plan = None
         self._drop_solvers()
 
     def _drop_solvers(self) -> None:
@@ -392,10 +400,13 @@ class VelocityEngine:
     @property
     def constraints(self) -> list[Constraint]:
         """Registered constraints in stacking order (family order, then insertion)."""
+        return list(self._sorted())
+
+    def _sorted(self) -> list[Constraint]:
         if self._ordered is None:
             items = list(self._constraints.values())
             self._ordered = sorted(items, key=lambda c: (c.order, items.index(c)))
-        return list(self._ordered)
+        return self._ordered
 
     def add_constraint(self, constraint: Constraint, replace: bool = False) -> Constraint:
         """Register a constraint built on this engine's kinematics.
@@ -428,6 +439,7 @@ class VelocityEngine:
         self._constraints.pop(constraint.name, None)
         self._constraints[constraint.name] = constraint
         self._ordered = None
+        self._constraint_set += 1
         return constraint
 
     def get_constraint(self, name: str) -> Constraint | None:
@@ -443,6 +455,7 @@ class VelocityEngine:
         if name == JOINT_LIMITS:
             raise InvalidInput("the joint limits cannot be removed; disable them instead")
         self._ordered = None
+        self._constraint_set += 1
         return self._constraints.pop(name, None) is not None
 
     def constraints_of(self, family: str) -> list[Constraint]:
@@ -503,39 +516,49 @@ class VelocityEngine:
             self._rows_lower = np.zeros(cap)
             self._rows_upper = np.zeros(cap)
 
+    def _constraint_plan(self, apply_limits: bool) -> _ConstraintPlan:
+        """What this step's active constraints call (kept until the set or a flag changes)."""
+        ordered = self._sorted()
+        key = (self._constraint_set, apply_limits, *[c.active for c in ordered])
+        if key != self._plan_key or self._plan is None:
+            active = [c for c in ordered if c.active and (apply_limits or not c.is_limit)]
+            self._plan = _ConstraintPlan(active)
+            self._plan_key = key
+        return self._plan
+
     def _assemble(self, apply_limits: bool) -> tuple[_Layout, int]:
         """Steps 2 and 3: task rows, box and constraint rows into the buffers."""
         layout = self._current_layout()
         clock = time.perf_counter
         t0 = clock() if self._timing else 0.0
-        for task, J, xdot in layout.writers:
-            task.write(J, xdot)
+        for write, J, xdot in layout.writers:
+            write(J, xdot)
         if self._timing:
             self._tasks_ms = (clock() - t0) * 1e3
         dt = self._dt
         lo, hi = self._box_lower, self._box_upper
         lo.fill(-np.inf)
         hi.fill(np.inf)
-        active = [c for c in self.constraints if c.active and (apply_limits or not c.is_limit)]
-        self._couplers = [c for c in active if isinstance(c, MimicConstraint) and c.max_rows()]
-        self._colliders = [c for c in active if isinstance(c, CollisionConstraint)]
+        plan = self._constraint_plan(apply_limits)
+        self._couplers = [c for c in plan.mimics if c.max_rows()]
+        self._colliders = plan.colliders
+        for narrow in plan.narrowers:
+            narrow(dt, lo, hi)
         writers = []
         total = 0
-        for c in active:
-            if _narrows_box(type(c)):  # (the base class's tighten_box does nothing)
-                c.tighten_box(dt, lo, hi)
+        for c, write in plan.writers:
             cap = c.max_rows()
             if cap:
-                writers.append((c, cap))
+                writers.append((c, write, cap))
                 total += cap
         self._row_capacity(total)
         start = 0
         self._slices = slices = {}
         C, lower, upper = self._rows_C, self._rows_lower, self._rows_upper
-        for c, cap in writers:
+        for c, write, cap in writers:
             end = start + cap
             t0 = clock() if self._timing else 0.0
-            n = c.write(dt, C[start:end], lower[start:end], upper[start:end])
+            n = write(dt, C[start:end], lower[start:end], upper[start:end])
             if self._timing:
                 self._phase[f"{c.name}_ms"] = (clock() - t0) * 1e3
             slices[c.name] = slice(start, start + n)
@@ -813,15 +836,37 @@ ZERO_STEP = 1e-12
 STALL_DEMAND = 1e-9
 
 
-_NARROWS_BOX: dict[type, bool] = {}
+def _step_call(obj: object, checked: str, unchecked: str, base: type) -> Any:
+    """The bound method a step calls: ``unchecked`` unless the family overrides ``checked``.
+
+    A family written before the split into a checked public method and an unchecked one
+    (``write``/``write_rows``, ``tighten_box``/``narrow_box``) overrides the checked one
+    itself; it is called through it.
+    """
+    if getattr(type(obj), checked) is getattr(base, checked):
+        return getattr(obj, unchecked)
+    return getattr(obj, checked)
 
 
 def _narrows_box(cls: type[Constraint]) -> bool:
-    """Whether a constraint family has a ``tighten_box`` of its own (cached per class)."""
-    found = _NARROWS_BOX.get(cls)
-    if found is None:
-        found = _NARROWS_BOX[cls] = cls.tighten_box is not Constraint.tighten_box
-    return found
+    """Whether a constraint family narrows the box (the base class's methods do nothing)."""
+    return (
+        cls.narrow_box is not Constraint.narrow_box or cls.tighten_box is not Constraint.tighten_box
+    )
+
+
+class _ConstraintPlan:
+    """The calls a step makes for its active constraints, in stacking order."""
+
+    def __init__(self, active: list[Constraint]) -> None:
+        self.narrowers = [
+            _step_call(c, "tighten_box", "narrow_box", Constraint)
+            for c in active
+            if _narrows_box(type(c))
+        ]
+        self.writers = [(c, _step_call(c, "write", "write_rows", Constraint)) for c in active]
+        self.mimics = [c for c in active if isinstance(c, MimicConstraint)]
+        self.colliders = [c for c in active if isinstance(c, CollisionConstraint)]
 
 
 def _top_demand(layout: _Layout) -> float:

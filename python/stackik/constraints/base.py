@@ -15,9 +15,14 @@ solver's); it never runs forward kinematics and never calls a QP solver.
 
 A new family is one module with one subclass decorated with
 :func:`register_constraint`, plus its import in ``stackik/constraints/__init__.py``;
-the engine needs no edit. Its ``write`` and ``tighten_box`` check the buffers they are
-given first (``_check_rows``, ``_check_box``): they are public, and a compiled writer
-does not check bounds. Families stack their rows in ``order`` (then insertion).
+the engine needs no edit. A family implements :meth:`Constraint.write_rows` and/or
+:meth:`Constraint.narrow_box`, which fill buffers without checking them; the public
+:meth:`Constraint.write` and :meth:`Constraint.tighten_box` check the buffers they are
+given first (a compiled writer does not check bounds) and then call them. The velocity
+engine calls the unchecked methods on its own buffers, which it sized by this step's
+:meth:`Constraint.max_rows`. A family that overrides ``write`` or ``tighten_box``
+itself (the protocol before the split) is called through them. Families stack their
+rows in ``order`` (then insertion).
 """
 
 from __future__ import annotations
@@ -115,7 +120,10 @@ class Constraint:
         return 0
 
     def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
-        """Write this step's rows into the first rows of the given views.
+        """Write this step's rows into the first rows of the given views (checked).
+
+        Checks the buffers against :meth:`max_rows` (asked here), then calls
+        :meth:`write_rows`.
 
         Args:
             dt: Step length [s].
@@ -131,24 +139,58 @@ class Constraint:
                 of nv, or are not writable float64 arrays.
         """
         self._check_rows(C, lower, upper)
+        return self.write_rows(dt, C, lower, upper)
+
+    def write_rows(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
+        """Write this step's rows into buffers sized by this step's :meth:`max_rows` (unchecked).
+
+        The velocity engine's call on its own buffers: it asked :meth:`max_rows` in the
+        same step and hands C-contiguous, writable float64 views of at least that many
+        rows of nv. The buffers are **not checked** (a compiled writer would write past
+        smaller ones); call :meth:`write` with buffers of your own.
+
+        Args:
+            dt: Step length [s].
+            C: Rows to fill (at least :meth:`max_rows` x nv).
+            lower: Their lower bounds.
+            upper: Their upper bounds.
+
+        Returns:
+            The number of rows written.
+        """
         return 0
 
     def tighten_box(self, dt: float, lower: np.ndarray, upper: np.ndarray) -> None:
-        """Narrow the joint velocity box ``lower <= v <= upper`` (size nv) in place.
+        """Narrow the joint velocity box ``lower <= v <= upper`` (size nv) in place (checked).
+
+        Checks the buffers, then calls :meth:`narrow_box`.
 
         Raises:
             ShapeError, InvalidInput: ``lower`` or ``upper`` is not a writable float64
                 vector of size nv.
         """
         self._check_box(lower, upper)
+        self.narrow_box(dt, lower, upper)
+
+    def narrow_box(self, dt: float, lower: np.ndarray, upper: np.ndarray) -> None:
+        """Narrow the joint velocity box in place (unchecked: writable float64 vectors of nv).
+
+        The velocity engine's call on its own box; call :meth:`tighten_box` with
+        buffers of your own.
+
+        Args:
+            dt: Step length [s].
+            lower: Lower bounds of ``v`` (size nv) [rad/s or m/s].
+            upper: Upper bounds of ``v`` (size nv) [rad/s or m/s].
+        """
 
     def _check_rows(
         self, C: np.ndarray, lower: np.ndarray, upper: np.ndarray, need: int | None = None
     ) -> None:
         """Check the buffers of :meth:`write`: room for ``need`` rows of nv.
 
-        Every family calls it first in ``write`` (the engine's views always pass; the
-        check costs a few microseconds then).
+        :meth:`write` calls it before :meth:`write_rows` (the engine's own views skip
+        it: they are sized by the same step's :meth:`max_rows`).
 
         Args:
             C: The row buffer given to ``write`` (rows x nv).

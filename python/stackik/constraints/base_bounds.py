@@ -57,9 +57,8 @@ class FloatingBaseBounds(Constraint):
         """Three rows with position bounds, none without."""
         return 3 if self.position is not None else 0
 
-    def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
+    def write_rows(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """The three position rows."""
-        self._check_rows(C, lower, upper)
         if self.position is None:
             return 0
         lo, hi = self.position
@@ -71,9 +70,8 @@ class FloatingBaseBounds(Constraint):
         np.divide(hi - p, dt, out=upper[:3])
         return 3
 
-    def tighten_box(self, dt: float, lower: np.ndarray, upper: np.ndarray) -> None:
+    def narrow_box(self, dt: float, lower: np.ndarray, upper: np.ndarray) -> None:
         """Box the angular velocity coordinates."""
-        self._check_box(lower, upper)
         if self.orientation is not None:
             lo, hi = self.orientation
             np.maximum(lower[3:6], lo, out=lower[3:6])

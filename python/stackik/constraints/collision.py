@@ -722,18 +722,15 @@ class CollisionConstraint(Constraint):
     def obstacle_lead(self, seconds: float) -> None:
         self._lead = _validate.positive_float(seconds, "obstacle_lead", allow_zero=True)
 
-    def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
+    def write_rows(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """Damper rows for the most urgent pairs within the activation distance.
 
         ``C``, ``lower`` and ``upper`` have room for :meth:`max_rows` rows, asked for in
         the same step (a layout change by another thread in between takes effect at the
-        next step).
-
-        Raises:
-            ShapeError: The buffers have fewer rows than the pairs may write.
+        next step: the step uses the snapshot the rows were sized for). The public
+        :meth:`write` asks :meth:`max_rows` itself and checks the buffers first.
         """
         state = self._step_state()
-        self._check_rows(C, lower, upper, self._rows_needed())  # (this snapshot's pairs)
         self.exact_queries = 0
         if not len(self._pairs):
             self._clear_records()

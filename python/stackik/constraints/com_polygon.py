@@ -165,9 +165,8 @@ class ComPolygonConstraint(Constraint):
         """One row per edge."""
         return int(self.vertices.shape[0])
 
-    def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
+    def write_rows(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """One lower-bounded row per (near) edge (one compiled call)."""
-        self._check_rows(C, lower, upper)
         kin = self._kin
         settings = self._settings
         settings[0] = self.shrink

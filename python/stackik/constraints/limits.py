@@ -456,9 +456,8 @@ class JointLimitsConstraint(Constraint):
         self._margin = margin
         self._update_margins()
 
-    def tighten_box(self, dt: float, lower: np.ndarray, upper: np.ndarray) -> None:
+    def narrow_box(self, dt: float, lower: np.ndarray, upper: np.ndarray) -> None:
         """Velocity limits, then the position-limit braking bounds (one compiled call)."""
-        self._check_box(lower, upper)
         velocity = self._velocity_limits
         position = self._position_limits and self._iq.size > 0
         if not (velocity or position):

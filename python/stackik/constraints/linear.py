@@ -67,9 +67,8 @@ class LinearConstraint(Constraint):
         """The number of stored rows."""
         return int(self.C.shape[0])
 
-    def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
+    def write_rows(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """The stored rows (independent of ``dt``)."""
-        self._check_rows(C, lower, upper)
         r = self.C.shape[0]
         C[:r] = self.C
         lower[:r] = self.lower
@@ -127,9 +126,8 @@ class TightPointConstraint(Constraint):
         """One row per masked axis."""
         return int(self.mask.sum())
 
-    def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
+    def write_rows(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """Rows on the masked position axes."""
-        self._check_rows(C, lower, upper)
         kin = self._kin
         J = kin.frame_jacobian(self._fid, pin.LOCAL_WORLD_ALIGNED)[:3]
         err = self.target - kin.frame_placement(self._fid).translation
@@ -181,9 +179,8 @@ class TightFramePoseConstraint(Constraint):
         """One row per masked axis."""
         return int(self.mask.sum())
 
-    def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
+    def write_rows(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """Rows on the masked pose axes."""
-        self._check_rows(C, lower, upper)
         kin = self._kin
         oMf = kin.frame_placement(self._fid)
         J = kin.frame_jacobian(self._fid, pin.LOCAL_WORLD_ALIGNED)

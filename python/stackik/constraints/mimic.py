@@ -135,18 +135,16 @@ class MimicConstraint(Constraint):
         d[wrap] = np.pi - np.mod(np.pi - d[wrap], 2.0 * np.pi)
         return d
 
-    def tighten_box(self, dt: float, lower: np.ndarray, upper: np.ndarray) -> None:
+    def narrow_box(self, dt: float, lower: np.ndarray, upper: np.ndarray) -> None:
         """Leaves the box as it is; remembers the followers' and leaders' bounds."""
-        self._check_box(lower, upper)
         self._box[:, 0] = lower[self._iv[:, 0]]
         self._box[:, 1] = upper[self._iv[:, 0]]
         self._box[:, 2] = lower[self._iv[:, 1]]
         self._box[:, 3] = upper[self._iv[:, 1]]
         self._boxed = True
 
-    def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
+    def write_rows(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """One equality row per coupling."""
-        self._check_rows(C, lower, upper)
         n = len(self.couplings)
         if n == 0:
             return 0

@@ -253,9 +253,8 @@ class JointMotionConstraint(Constraint):
         self.acceleration[:] = 0.0
         self._given = False
 
-    def tighten_box(self, dt: float, lower: np.ndarray, upper: np.ndarray) -> None:
+    def narrow_box(self, dt: float, lower: np.ndarray, upper: np.ndarray) -> None:
         """Velocities reachable within the horizon, braking-safe near the position limits."""
-        self._check_box(lower, upper)
         pos = self._position
         if not self._given:
             pos[self._iv] = self._kin.q[self._iq]

@@ -94,9 +94,8 @@ class RelativePoseConstraint(Constraint):
         """One row per masked axis."""
         return int(self.mask.sum())
 
-    def write(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
+    def write_rows(self, dt: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """Damper rows on the masked axes."""
-        self._check_rows(C, lower, upper)
         Tab, J = self._kin.relative_pose_jacobian(self._fa, self._fb)
         Re = self.reference_rotation.T @ Tab.rotation
         # R_ref is constant: R_e's body angular velocity is R_ab's, R_ab^T w_ab.

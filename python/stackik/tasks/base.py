@@ -10,12 +10,16 @@ kinematics itself). The desired velocity is
 where ``error`` points from the current value to the target. Tasks with the same
 ``priority`` form one level, their rows scaled by ``sqrt(weight)``.
 
-The hot path is :meth:`Task.write`: the task writes its (masked, weighted) rows straight
-into the solver's stacked level buffers. :meth:`Task.update` computes the same rows into
-the task's own buffers for inspection (:meth:`Task.get_jacobian`, :meth:`Task.get_error`).
+The hot path is :meth:`Task.write_rows`: the task writes its (masked, weighted) rows
+straight into the solver's stacked level buffers (the velocity engine's own views, sized
+by the layout; the public :meth:`Task.write` checks the buffers it is given first).
+:meth:`Task.update` computes the same rows into the task's own buffers for inspection
+(:meth:`Task.get_jacobian`, :meth:`Task.get_error`).
 
 A new family is one module with one ``Task`` subclass decorated with
-:func:`register_task`, plus its import in ``stackik/tasks/__init__.py``.
+:func:`register_task`, plus its import in ``stackik/tasks/__init__.py``. It implements
+``_compute(J, error)`` or :meth:`Task.write_rows`; a family that overrides ``write``
+itself is called through it.
 """
 
 from __future__ import annotations
@@ -302,6 +306,8 @@ class Task:
     def write(self, J: np.ndarray, xdot: np.ndarray) -> None:
         """Write this step's masked rows, scaled by ``sqrt(weight)``, into the solver's buffers.
 
+        Checks the buffers, then calls :meth:`write_rows`.
+
         Args:
             J: View of the stacked Jacobian rows reserved for this task
                 (:meth:`get_dimension` x nv).
@@ -312,6 +318,15 @@ class Task:
                 writers would write past them).
         """
         self._check_buffers(J, xdot)
+        self.write_rows(J, xdot)
+
+    def write_rows(self, J: np.ndarray, xdot: np.ndarray) -> None:
+        """:meth:`write` without the buffer checks: the velocity engine's call on its own views.
+
+        ``J`` must be a writable float64 (:meth:`get_dimension` x nv) array and ``xdot``
+        a writable float64 vector of that many rows (compiled writers do not check
+        bounds); call :meth:`write` with buffers of your own.
+        """
         self._fresh = False
         full = self._rows.size == self._dim
         self._compute(J if full else self._J, self._error)

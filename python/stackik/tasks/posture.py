@@ -131,9 +131,8 @@ class PostureTask(Task):
         np.fill_diagonal(J, 1.0)
         error[:] = pin.difference(kin.model, kin.q, self._target_q)
 
-    def write(self, J: np.ndarray, xdot: np.ndarray) -> None:
+    def write_rows(self, J: np.ndarray, xdot: np.ndarray) -> None:
         """Selection rows (constant) and the masked error, scaled by ``sqrt(weight)``."""
-        self._check_buffers(J, xdot)
         kin = self._kin
         self._fresh = False
         error = self._error
