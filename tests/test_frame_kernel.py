@@ -126,3 +126,67 @@ def test_targets_are_the_tasks_own_copies() -> None:
     got_p, got_R = task._target
     assert got_p[0] == 0.4 and got_R.flags.c_contiguous
     np.testing.assert_array_equal(got_R, pin.exp3(np.array([0.1, 0.2, 0.3])))
+
+
+@pytest.mark.parametrize("kind", ["FRAME_POSE", "FRAME_POSITION", "FRAME_ORIENTATION"])
+def test_frame_task_rows_in_one_call_match_pinocchio_and_the_python_path(kind):
+    """The task's compiled rows and velocity (masks, weight, feed-forward velocity, error
+    override, excluded joints) against Pinocchio called directly, and bit for bit against
+    the base class's path (``_compute``, masking, velocity in NumPy)."""
+    from stackik.tasks import TaskType
+    from stackik.tasks.base import Task
+
+    rng = np.random.default_rng(7)
+    humanoid = RobotModel(HUMANOID, floating_base=True, load_visuals=False, load_collisions=False)
+    model = humanoid.model
+    solver = KinematicsSolver(humanoid)
+    task = FrameTask("t", solver.kinematics, "right_hand", TaskType[kind])
+    data = model.createData()
+    for case in range(6):
+        q = pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq))
+        solver.kinematics.set_unchecked(q)
+        target = pin.SE3(_random_rotation(rng), rng.normal(size=3))
+        task.set_target_pose(target)
+        task.gain = float(rng.uniform(0.5, 20.0))
+        task.weight = [1.0, 4.0, 0.3][case % 3]
+        if kind == "FRAME_POSE" and case >= 2:
+            task.set_position_mask([1, 0, 1])
+        tv = rng.normal(size=6) if case % 2 else None
+        if tv is None:
+            task.clear_target_velocity()
+        else:
+            task.set_target_velocity(tv)
+        task.set_excluded_joint_indices([0, 7, 12] if case >= 3 else [])
+        rows = {"FRAME_POSE": np.arange(6), "FRAME_POSITION": np.arange(3)}.get(
+            kind, np.arange(3, 6)
+        )
+        if kind == "FRAME_POSE" and case >= 2:
+            rows = np.array([0, 2, 3, 4, 5])
+        assert task.get_dimension() == rows.size
+        m = rows.size
+        override = rng.normal(size=m) if case == 5 else None
+        if override is None:
+            task.clear_error_override()
+        else:
+            task.set_error_override(override)
+        J, xdot = np.full((m, model.nv), np.nan), np.full(m, np.nan)
+        task.write_rows(J, xdot)
+        # Pinocchio directly.
+        pin.computeJointJacobians(model, data, q)
+        pin.updateFramePlacements(model, data)
+        fid = model.getFrameId("right_hand")
+        oMf = data.oMf[fid]
+        J6 = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)
+        e6 = np.r_[target.translation - oMf.translation, pin.log3(target.rotation @ oMf.rotation.T)]
+        J_ref = J6[rows].copy()
+        J_ref[:, task.get_excluded_joint_indices()] = 0.0
+        e = e6[rows] if override is None else override
+        x_ref = task.gain * e + (0.0 if tv is None else tv[rows])
+        root = np.sqrt(task.weight)
+        np.testing.assert_allclose(J, root * J_ref, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(xdot, root * x_ref, rtol=0, atol=1e-12)
+        # The base class's path gives the same bits.
+        J2, x2 = np.full((m, model.nv), np.nan), np.full(m, np.nan)
+        Task.write_rows(task, J2, x2)
+        np.testing.assert_array_equal(J, J2)
+        np.testing.assert_array_equal(xdot, x2)

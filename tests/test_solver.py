@@ -534,6 +534,7 @@ def test_a_family_writes_unchecked_rows_for_the_engine_and_checked_ones_for_call
     assert calls == ["narrow_box", "write_rows"]  # (nothing written past them)
     C, lo, hi = box.rows(0.01)
     np.testing.assert_array_equal(C, np.eye(7)[[3]] + np.eye(7)[[5]])
+    assert (lo.tolist(), hi.tolist()) == ([-0.05], [0.05])
     lo7, hi7 = np.full(7, -1.0), np.full(7, 1.0)
     box.tighten_box(0.01, lo7, hi7)
     assert (lo7[5], hi7[5], lo7[4], hi7[4]) == (-0.05, 0.05, -1.0, 1.0)

@@ -68,3 +68,57 @@ def frame_error_jacobian(
             T[r, c] = tR[r, c]
         T[r, 3] = tp[r]
     pose_error(T, R, p, error)
+
+
+@kernel
+def frame_rows(
+    oMi: np.ndarray,
+    Jw: np.ndarray,
+    spec: tuple,
+    target: tuple,
+    select: tuple,
+    gains: tuple,
+    full: tuple,
+    J: np.ndarray,
+    xdot: np.ndarray,
+) -> None:
+    """A frame task's rows and task velocity in one call (:func:`frame_error_jacobian` first).
+
+    ``J = sqrt(w) J6[S]`` with the excluded columns zero, and ``xdot = sqrt(w) (gain
+    e[S] + v*[S])``, where ``S`` are the controlled rows, ``e`` the error (or the
+    override, given for the rows ``S`` only) and ``v*`` the feed-forward velocity; the
+    same operations, in the same order, as the task's Python path.
+
+    Args:
+        oMi: Joint placements ``(njoints, 12)`` (see :func:`frame_error_jacobian`).
+        Jw: Pinocchio's world joint Jacobian ``(6, nx)``.
+        spec: ``(frame, columns)`` of :func:`frame_error_jacobian`.
+        target: ``(position (3,), rotation (3, 3))`` [m].
+        select: ``(rows S (m,) int64, excluded columns int64)``.
+        gains: ``(gain [1/s], sqrt(weight))``.
+        full: ``(J6 (6, nv), e (6,), override (m,) or empty, v* (6,) or empty)``: the
+            task's own full Jacobian and error (written) and the velocity inputs.
+        J: Output rows ``(m, nv)``.
+        xdot: Output task velocity ``(m,)``.
+    """
+    frame, columns = spec
+    rows, excluded = select
+    gain, root = gains
+    J6, error, override, target_velocity = full
+    frame_error_jacobian(oMi, Jw, frame, columns, target, J6, error)
+    nv = J.shape[1]
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        for k in range(nv):
+            J[i, k] = J6[r, k]
+        for k in excluded:
+            J[i, k] = 0.0
+        v = (override[i] if override.shape[0] else error[r]) * gain
+        if target_velocity.shape[0]:
+            v += target_velocity[r]
+        xdot[i] = v
+    if root != 1.0:
+        for i in range(rows.shape[0]):
+            for k in range(nv):
+                J[i, k] *= root
+            xdot[i] *= root

@@ -20,7 +20,7 @@ from ..errors import InvalidInput
 from ..model import Kinematics, RobotModel
 from ..model.kinematics import jacobian_columns, support_columns
 from ..spatial import as_se3, check_rotation, check_translation
-from ._frame_kernel import frame_error_jacobian
+from ._frame_kernel import frame_error_jacobian, frame_rows
 from .base import Task, TaskType, register_task
 
 _ROWS = {
@@ -28,6 +28,10 @@ _ROWS = {
     TaskType.FRAME_POSITION: (0, 3),
     TaskType.FRAME_ORIENTATION: (3, 6),
 }
+
+
+_NONE = np.zeros(0, dtype=np.int64)  # no excluded joints
+_NONE_F = np.zeros(0)  # no override, no feed-forward velocity
 
 
 def _own(a: np.ndarray) -> np.ndarray:
@@ -139,6 +143,28 @@ class FrameTask(Task):
         frame, columns = self._spec
         Jw = kin.joint_jacobians_view()
         frame_error_jacobian(oMi, Jw, frame, columns, self._target, J, error)
+
+    def write_rows(self, J: np.ndarray, xdot: np.ndarray) -> None:
+        """The masked rows and task velocity, scaled by ``sqrt(weight)``, in one compiled call.
+
+        The same numbers as the base class's path (``_compute``, masking, velocity).
+        """
+        kin = self._kin
+        self._fresh = False
+        oMi = kin.joint_placements()  # (brings the cache's Data up to date first)
+        if self._spec_revision != kin.robot.revision:
+            self._spec = self._frame_spec()
+        tv, override = self._target_velocity, self._error_override
+        excluded = _NONE if not self._excluded else np.array(self._excluded, dtype=np.int64)
+        frame_rows(
+            oMi, kin.joint_jacobians_view(), self._spec, self._target, (self._rows, excluded),
+            (self._gain, self._root),
+            (
+                self._J, self._error, _NONE_F if override is None else override,
+                _NONE_F if tv is None else tv,
+            ),
+            J, xdot,
+        )  # fmt: skip
 
     def _frame_spec(self) -> tuple[tuple, tuple]:
         """The frame's parent joint and placement in it, and the Jacobian's columns."""
