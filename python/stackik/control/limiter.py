@@ -50,6 +50,7 @@ from ..constraints.motion import (
 from ..errors import InvalidBounds, InvalidInput, NotWithinLimits
 from ..model import JointKind, RobotModel
 from ..results import SolverStatus
+from ._loop_kernel import braking_bound
 from .limits import MotionLimits, coordinate_names
 
 __all__ = ["JointCommand", "JointMotionLimiter", "joint_callback"]
@@ -494,15 +495,21 @@ class JointMotionLimiter:
         to full deceleration and back); 0 when nothing moves.
 
         Args:
-            velocity: Joint velocity (size nv) [rad/s or m/s], trusted (the state's).
+            velocity: Joint velocity (size nv) [rad/s or m/s]; a float64 array of that
+                size is taken as it is (the loop's state), anything else is checked.
+
+        Raises:
+            ShapeError, NonFiniteInput, InvalidInput: ``velocity`` is not a vector of nv
+                finite numbers (checked unless it is a float64 array of size nv).
         """
         core = self._core
-        if not velocity.any():
-            return 0.0
-        brake = np.abs(velocity)
-        brake /= core.amax
-        brake += core.amax / core.jmax
-        return float(brake.max())
+        if not (
+            type(velocity) is np.ndarray
+            and velocity.dtype == np.float64
+            and velocity.shape == (core.n,)
+        ):  # (the compiled bound indexes by the limits' size)
+            velocity = _validate.vector(velocity, core.n, "velocity")
+        return float(braking_bound(velocity, core.amax, core.jmax))
 
     def stop_positions(self) -> np.ndarray:
         """Where the joints would come to rest if they braked now [rad or m] (size nv).

@@ -48,7 +48,8 @@ from ..constraints.motion import JointMotionConstraint
 from ..errors import InvalidInput, StackIKError
 from ..results import SolverStatus
 from ..solver import KinematicsSolver
-from .limiter import JointCommand, JointMotionLimiter, clip_into
+from ._loop_kernel import lead_positions, smooth_stages
+from .limiter import JointCommand, JointMotionLimiter
 from .targets import Staged, stage
 from .timing import LoopStats, Recorder, quiet_runtime, set_realtime, wait_until
 
@@ -437,12 +438,8 @@ class ControlLoop:
         if self._smoothing == 0.0:
             return w
         first, second = self._smooth
-        alpha = self._alpha
-        first += alpha * (w - first)
-        second += alpha * (first - second)
-        lo, hi = self._motion.cruise_lower, self._motion.cruise_upper
-        clip_into(first, lo, hi, first)
-        clip_into(second, lo, hi, second)
+        motion = self._motion
+        smooth_stages(w, first, second, self._alpha, motion.cruise_lower, motion.cruise_upper)
         return second
 
     def _configuration_ahead(self, p: np.ndarray, v: np.ndarray, anticipating: bool) -> np.ndarray:
@@ -455,8 +452,7 @@ class ControlLoop:
         lim = self._limiter
         stop = lim.stop_positions() if anticipating else p.copy()
         if self._smoothing:
-            stop += v * (2.0 * self._smoothing)
-            clip_into(stop, self._motion.lower, self._motion.upper, stop)
+            lead_positions(stop, v, 2.0 * self._smoothing, self._motion.lower, self._motion.upper)
         if lim.has_configuration:
             return lim.to_configuration(stop)
         return pin.integrate(self._robot.model, self._q, stop - p)  # (the loop's own, valid)
