@@ -671,3 +671,33 @@ def test_level_qp_fallback_matches_the_quadprog_path(humanoid):
             assert "fallback" not in res.status_message
         q = humanoid.integrate(q, res.solution, solver.dt)
     assert 0.3 * 150 <= fallbacks < 150  # both paths (greedy and QP) are exercised
+
+
+def test_an_unpickled_solver_steps_bit_for_bit_as_the_original(panda):
+    """A solver that has stepped pickles with its tasks and constraints; the copy rebuilds
+    its layout and calls (their views of the level buffers do not survive pickling) and
+    its steps are the original's, bit for bit, also after a target moves."""
+    import pickle
+
+    solver = KinematicsSolver(panda, dt=0.01)
+    ee = solver.add_frame_task("ee", "panda_hand_tcp")
+    ee.set_target_pose(far_pose(2))
+    solver.add_posture_task("posture").priority = 1
+    solver.configure_collision_constraint(0.02)
+    q = PANDA_READY.copy()
+    for _ in range(3):
+        q = panda.integrate(q, solver.solve_velocity(q).solution, 0.01)
+    copy = pickle.loads(pickle.dumps(solver))
+    for k in range(4):
+        if k == 2:
+            for s in (solver, copy):
+                s.get_task("ee").set_target_pose(far_pose(5))
+        a, b = solver.solve_velocity(q), copy.solve_velocity(q)
+        assert a.status == b.status
+        np.testing.assert_array_equal(a.solution, b.solution)
+        np.testing.assert_array_equal(a.levels[0], b.levels[0])
+        np.testing.assert_array_equal(a.levels[2], b.levels[2])
+        q = panda.integrate(q, a.solution, 0.01)
+    # The copy's level rows are its tasks' own rows (written into the copy's buffers).
+    J = copy.build_problem(q).J
+    np.testing.assert_allclose(J[:6], copy.get_task("ee").get_jacobian(), rtol=0, atol=0)

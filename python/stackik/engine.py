@@ -234,15 +234,19 @@ class VelocityEngine:
         if robot.kept_mimic_joints:  # mimic="keep": followers are coupled to their leaders
             self.add_constraint(MimicConstraint(MIMIC, self.kinematics))
 
-    # -- pickling: the lock and the SNS solver's buffers are rebuilt ------------------------
+    # -- pickling: the lock, the SNS solver's buffers and the step's calls are rebuilt -------
+    # (A layout's writers hold views of its buffers, which pickle as separate arrays, and
+    # its key holds the tasks' ids: it is rebuilt at the first step after unpickling.)
     def __getstate__(self) -> dict[str, Any]:
         with self.lock:
-            return _pickling.without(self.__dict__, ("lock", "_sns", "_sns_z", "_plan"))
+            dropped = ("lock", "_sns", "_sns_z", "_plan", "_layout")
+            return _pickling.without(self.__dict__, dropped)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.lock = threading.RLock()
         self._plan = None
+        self._layout = None
         self._drop_solvers()
 
     def _drop_solvers(self) -> None:
