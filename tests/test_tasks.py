@@ -835,3 +835,32 @@ def test_task_classes_are_exported_and_typed(panda):
     assert AbsoluteFrameTask("a", panda, "panda_link0", "panda_hand").get_type() == (
         TaskType.ABSOLUTE_FRAME
     )
+
+
+@pytest.mark.parametrize("family", ["frame", "posture"])
+def test_task_write_refuses_buffers_it_cannot_fill_with_a_typed_error(panda, family):
+    """The public ``write`` checks a caller's buffers before any compiled writer runs:
+    wrong shapes raise ShapeError; read-only, float32 or non-array buffers a typed error,
+    never numba's; nothing is written."""
+    solver = make_solver(panda, PANDA_READY)
+    if family == "frame":
+        task = solver.add_frame_task("t", "panda_hand_tcp")
+    else:
+        task = solver.add_posture_task("t")
+    m = task.get_dimension()
+    J, x = np.zeros((m, 7)), np.zeros(m)
+    read_only = np.zeros((m, 7))
+    read_only.flags.writeable = False
+    bad = [
+        ((np.zeros((m + 1, 7)), x), ShapeError),
+        ((J, np.zeros(m - 1)), ShapeError),
+        ((np.zeros((m, 7), dtype=np.float32), x), InvalidInput),
+        ((read_only, x), InvalidInput),
+        ((J.tolist(), x), ShapeError),
+    ]
+    for args, error in bad:
+        with pytest.raises(error):
+            task.write(*args)
+    assert not J.any() and not x.any()
+    task.write(J, x)  # the right buffers are filled
+    assert J.any()

@@ -32,7 +32,7 @@ from typing import ClassVar, TypeVar
 import numpy as np
 
 from .. import _validate
-from ..errors import InvalidInput, ShapeError
+from ..errors import InvalidInput
 from ..model import Kinematics, RobotModel, as_kinematics
 from ..sns import TaskSolveMode
 
@@ -316,6 +316,7 @@ class Task:
         Raises:
             ShapeError: ``J`` or ``xdot`` does not have the task's rows (the compiled
                 writers would write past them).
+            InvalidInput: ``J`` or ``xdot`` is not a writable float64 array.
         """
         self._check_buffers(J, xdot)
         self.write_rows(J, xdot)
@@ -340,12 +341,15 @@ class Task:
             xdot *= self._root
 
     def _check_buffers(self, J: np.ndarray, xdot: np.ndarray) -> None:
-        """Raise :class:`ShapeError` unless ``J`` is (rows x nv) and ``xdot`` (rows,)."""
+        """Raise unless ``J`` is a writable float64 (rows x nv) array and ``xdot`` (rows,).
+
+        Raises:
+            ShapeError: Wrong shapes (or not arrays).
+            InvalidInput: Not float64, or read-only (a compiled writer would fail on it).
+        """
         rows = self._rows.size
-        if J.shape != (rows, self._robot.nv):
-            raise ShapeError(f"task {self.name!r}: J", (rows, self._robot.nv), J.shape)
-        if xdot.shape != (rows,):
-            raise ShapeError(f"task {self.name!r}: xdot", (rows,), xdot.shape)
+        _validate.check_out(J, (rows, self._robot.nv), f"task {self.name!r}: J")
+        _validate.check_out(xdot, (rows,), f"task {self.name!r}: xdot")
 
     def _write_velocity(self, xdot: np.ndarray) -> None:
         """``xdot = gain * error (+ target_velocity)`` on the controlled rows."""
