@@ -161,7 +161,6 @@ class _Layout:
         self.xdot = np.zeros(rows)
         self.offsets = np.array(offsets, dtype=np.int64)
         self.mode_values = np.array([m.kernel_mode for m in self.modes], dtype=np.int64)
-        self.all_scale = not self.mode_values.any()
         #: The highest-priority level is a SCALE level (what a stall is judged on).
         self.top_scale = bool(self.modes) and self.modes[0].kernel_mode == TaskSolveMode.SCALE
         self.elastic = any(t.solve_mode is TaskSolveMode.SCALE_ELASTIC for t, _, _ in placed)
@@ -735,7 +734,7 @@ class VelocityEngine:
             layout.J,
             layout.xdot,
             layout.offsets,
-            None if layout.all_scale else layout.mode_values,
+            layout.mode_values,
             self._rows_C[:p],
             self._rows_lower[:p],
             self._rows_upper[:p],
@@ -760,7 +759,7 @@ class VelocityEngine:
             layout.J @ red.G,
             layout.xdot - layout.J @ v0,
             layout.offsets,
-            None if layout.all_scale else layout.mode_values,
+            layout.mode_values,
             C @ red.G,
             self._rows_lower[rows] - shift,
             self._rows_upper[rows] - shift,
