@@ -35,6 +35,7 @@ import platform
 import threading
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -49,8 +50,23 @@ HUMANOID = ROBOTS / "humanoid" / "humanoid.urdf"
 HUMANOID_SRDF = ROBOTS / "humanoid" / "humanoid.srdf"
 DT = 0.001
 Q_PANDA = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8])
-#: ``ControlLoop.start(spin_us=...)`` of every run [µs] (``--spin-us``).
-SPIN_US = 300.0
+
+
+@dataclass(frozen=True)
+class Run:
+    """How each loop runs: its thread's CPU, SCHED_FIFO priority and spin before a release.
+
+    Attributes:
+        ticks: Ticks per run (at 1 kHz).
+        cpu: CPU to pin the loop to (None: any).
+        prio: SCHED_FIFO priority (None: default scheduling).
+        spin_us: ``ControlLoop.start(spin_us=...)`` [µs] (``--spin-us``).
+    """
+
+    ticks: int
+    cpu: int | None = None
+    prio: int | None = None
+    spin_us: float = 300.0
 
 
 def panda_solver() -> tuple[stackik.KinematicsSolver, stackik.MotionLimits]:
@@ -91,13 +107,13 @@ def device(loop: stackik.ControlLoop, seconds: float, stop: threading.Event) -> 
         time.sleep(0.004)
 
 
-def run_loop(loop: stackik.ControlLoop, ticks: int, feed, cpu: int | None, prio: int | None):
-    """Run ``loop`` in its own thread for ``ticks`` ticks while ``feed`` sends targets."""
+def run_loop(loop: stackik.ControlLoop, run: Run, feed):
+    """Run ``loop`` in its own thread for ``run.ticks`` ticks while ``feed`` sends targets."""
     stop = threading.Event()
-    feeder = threading.Thread(target=feed, args=(loop, ticks * DT + 5.0, stop), daemon=True)
-    loop.start(cpu=cpu, priority=prio, spin_us=SPIN_US)
+    feeder = threading.Thread(target=feed, args=(loop, run.ticks * DT + 5.0, stop), daemon=True)
+    loop.start(cpu=run.cpu, priority=run.prio, spin_us=run.spin_us)
     feeder.start()
-    while loop.ticks < ticks and loop.is_running:
+    while loop.ticks < run.ticks and loop.is_running:
         time.sleep(0.05)
     loop.stop()
     stop.set()
@@ -110,7 +126,7 @@ def print_stats(name: str, stats: stackik.LoopStats) -> None:
     print("  " + stats.report().replace("\n", "\n  "))
 
 
-def bench_panda(ticks: int, cpu: int | None, prio: int | None) -> None:
+def bench_panda(run: Run) -> None:
     solver, limits = panda_solver()
     limiter = stackik.JointMotionLimiter.from_limits(solver.robot, DT, limits)
     loop = stackik.ControlLoop(solver, Q_PANDA, limiter=limiter)
@@ -119,7 +135,7 @@ def bench_panda(ticks: int, cpu: int | None, prio: int | None) -> None:
         loop.set_target("tool", panda_pose(0.0, np.array([0.45, 0.0, 0.35])))
         loop.step()
     loop.reset(Q_PANDA)
-    stats = run_loop(loop, ticks, device, cpu, prio)
+    stats = run_loop(loop, run, device)
     print_stats("P: Panda, self-collision, ControlLoop in its thread", stats)
 
 
@@ -159,7 +175,7 @@ def humanoid_loop(solver: stackik.KinematicsSolver, q0: np.ndarray) -> stackik.C
     return stackik.ControlLoop(solver, q0, limiter=limiter)
 
 
-def bench_humanoid(ticks: int, cpu: int | None, prio: int | None, collide: bool = False) -> None:
+def bench_humanoid(run: Run, collide: bool = False) -> None:
     solver, q0, start = humanoid_solver(collide)
     loop = humanoid_loop(solver, q0)
 
@@ -176,14 +192,14 @@ def bench_humanoid(ticks: int, cpu: int | None, prio: int | None, collide: bool 
         loop.set_target("hand", start)
         loop.step()
     loop.reset(q0)
-    stats = run_loop(loop, ticks, feed, cpu, prio)
+    stats = run_loop(loop, run, feed)
     if collide:
         print_stats("HC: humanoid, CoM polygon, self-collision, ControlLoop in its thread", stats)
     else:
         print_stats("H: humanoid, CoM polygon, ControlLoop in its thread", stats)
 
 
-def bench_humanoid30(ticks: int, cpu: int | None, prio: int | None) -> None:
+def bench_humanoid30(run: Run) -> None:
     """The generated 30-joint humanoid (about 900 self-collision pairs), palms fed at 250 Hz."""
     import tempfile
 
@@ -220,17 +236,18 @@ def bench_humanoid30(ticks: int, cpu: int | None, prio: int | None) -> None:
             loop.set_target(side, p)
         loop.step()
     loop.reset(q0)
-    stats = run_loop(loop, ticks, feed, cpu, prio)
+    stats = run_loop(loop, run, feed)
     print_stats(f"G: 30-joint humanoid, {pairs} self-collision pairs, ControlLoop", stats)
 
 
-def bench_naive(ticks: int, cpu: int | None, prio: int | None) -> None:
+def bench_naive(run: Run) -> None:
     """What a user writes today: solve, integrate, sleep(dt); no limiter, no watchdog.
 
     Given the same CPU and priority as the loop's thread, for a fair comparison.
     """
     from stackik.control.timing import set_realtime
 
+    cpu, prio, ticks = run.cpu, run.prio, run.ticks
     scheduling = set_realtime(cpu, prio) if (cpu is not None or prio is not None) else ""
     solver, _ = panda_solver()
     robot = solver.robot
@@ -280,25 +297,25 @@ def main() -> None:
     parser.add_argument("--ticks", type=int, default=100_000)
     parser.add_argument("--cpu", type=int, default=None, help="pin the loop to this CPU")
     parser.add_argument("--priority", type=int, default=None, help="SCHED_FIFO priority")
-    parser.add_argument("--spin-us", type=float, default=SPIN_US, help="spin before a release")
+    parser.add_argument("--spin-us", type=float, default=300.0, help="spin before a release")
     parser.add_argument("--only", nargs="+", default=["P", "H", "HC", "G", "N"])
     args = parser.parse_args()
-    globals()["SPIN_US"] = args.spin_us
+    run = Run(args.ticks, args.cpu, args.priority, args.spin_us)
     print(
         f"machine: {platform.processor() or platform.machine()}, python "
         f"{platform.python_version()}, {args.ticks} ticks per run at 1 kHz, "
         f"spin {args.spin_us:g} us before each release"
     )
     if "P" in args.only:
-        bench_panda(args.ticks, args.cpu, args.priority)
+        bench_panda(run)
     if "H" in args.only:
-        bench_humanoid(args.ticks, args.cpu, args.priority)
+        bench_humanoid(run)
     if "HC" in args.only:
-        bench_humanoid(args.ticks, args.cpu, args.priority, collide=True)
+        bench_humanoid(run, collide=True)
     if "G" in args.only:
-        bench_humanoid30(args.ticks, args.cpu, args.priority)
+        bench_humanoid30(run)
     if "N" in args.only:
-        bench_naive(args.ticks, args.cpu, args.priority)
+        bench_naive(run)
 
 
 if __name__ == "__main__":
