@@ -701,3 +701,61 @@ def test_an_unpickled_solver_steps_bit_for_bit_as_the_original(panda):
     # The copy's level rows are its tasks' own rows (written into the copy's buffers).
     J = copy.build_problem(q).J
     np.testing.assert_allclose(J[:6], copy.get_task("ee").get_jacobian(), rtol=0, atol=0)
+
+
+def test_a_mask_changed_during_a_step_is_refused_and_taken_at_the_next(panda):
+    """The engine's task writers skip the public buffer checks, so a compiled writer must
+    still never write past rows sized for the old mask: a task whose mask another thread
+    changes after the layout was made gets a typed refusal for that step (INVALID_INPUT,
+    naming the task), and the next step uses the new mask."""
+    from stackik.tasks import Task
+
+    ee = None
+
+    class Meddler(Task):
+        """Changes the frame task's mask while the step writes its rows (as a thread would)."""
+
+        task_type = TaskType.FRAME_POSITION
+
+        def __init__(self, kinematics):
+            super().__init__("meddler", kinematics, 1, priority=0, weight=1e-6)
+            self.armed = True
+
+        def _compute(self, J, error):
+            J[:] = 0.0
+            error[:] = 0.0
+
+        def write_rows(self, J, xdot):
+            super().write_rows(J, xdot)
+            if self.armed:
+                self.armed = False
+                ee.set_position_mask([1, 0, 1])  # 6 rows -> 5, after the layout was made
+
+    solver = KinematicsSolver(panda, dt=0.01)
+    meddler = solver.add_task(Meddler(solver.kinematics))
+    ee = solver.add_frame_task("ee", "panda_hand_tcp")
+    ee.set_target_pose(far_pose(3))
+    solver.add_posture_task("posture").priority = 1
+    refused = solver.solve_velocity(PANDA_READY)
+    assert refused.status == SolverStatus.INVALID_INPUT
+    assert "'ee'" in refused.status_message
+    np.testing.assert_array_equal(refused.solution, np.zeros(7))
+    after = solver.solve_velocity(PANDA_READY)  # the new layout: 1 + 5 rows on level 0
+    assert after.status in (SolverStatus.SUCCESS, SolverStatus.NO_PROGRESS), after.status_message
+    J, offsets, _ = after.levels
+    assert offsets[1] - offsets[0] == 6
+    np.testing.assert_allclose(J[1:6], ee.get_jacobian() * np.sqrt(ee.weight), rtol=0, atol=1e-15)
+    assert not meddler.armed
+
+
+def test_a_support_polygon_with_fewer_vertices_than_its_planes_is_refused(humanoid):
+    """Rows are sized by ``max_rows()`` (the vertices); the compiled writer writes one row
+    per half plane. Vertices replaced without the planes must give a typed refusal, never
+    rows written past the buffer."""
+    solver, q, _ = humanoid_reaching(humanoid)
+    com = solver.get_constraint("com_polygon")
+    assert solver.solve_velocity(q).status != SolverStatus.INVALID_INPUT
+    com.vertices = com.vertices[:3]
+    res = solver.solve_velocity(q)
+    assert res.status == SolverStatus.INVALID_INPUT
+    assert "constraint 'com_polygon'" in res.status_message

@@ -175,7 +175,11 @@ class ComPolygonConstraint(Constraint):
         settings[3] = self.com_vel_max
         settings[4] = self.com_acc_max
         com = kin.com_view()
+        planes = self._planes()
+        if planes[0].shape[0] > C.shape[0]:  # (a polygon changed by another thread since
+            # max_rows(): the compiled writer would write past the rows sized for the old one)
+            raise ShapeError(f"constraint {self.name!r}: C", (planes[0].shape[0],), C.shape)
         return com_polygon_rows(
-            self._planes(), com, kin.com_jacobian_view(), settings,
+            planes, com, kin.com_jacobian_view(), settings,
             bool(self.use_acceleration_limits), C, lower, upper,
         )  # fmt: skip

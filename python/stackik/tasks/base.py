@@ -32,7 +32,7 @@ from typing import ClassVar, TypeVar
 import numpy as np
 
 from .. import _validate
-from ..errors import InvalidInput
+from ..errors import InvalidInput, ShapeError
 from ..model import Kinematics, RobotModel, as_kinematics
 from ..sns import TaskSolveMode
 
@@ -350,6 +350,24 @@ class Task:
         rows = self._rows.size
         _validate.check_out(J, (rows, self._robot.nv), f"task {self.name!r}: J")
         _validate.check_out(xdot, (rows,), f"task {self.name!r}: xdot")
+
+    def _rows_for(self, J: np.ndarray, xdot: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """The controlled rows and the error override, checked against ``J`` and ``xdot``.
+
+        A compiled :meth:`write_rows` reads both once through this: its buffers were sized
+        by the layout, and a mask changed by another thread since then must not reach the
+        compiled writer (it would write past them).
+
+        Raises:
+            ShapeError: The rows no longer match the buffers (the next layout fixes it).
+        """
+        rows, override = self._rows, self._error_override
+        m = rows.shape[0]
+        if J.shape[0] != m or xdot.shape[0] != m:
+            raise ShapeError(f"task {self.name!r}: J", (m, self._robot.nv), J.shape)
+        if override is not None and override.shape[0] != m:
+            raise ShapeError(f"task {self.name!r}: error override", (m,), override.shape)
+        return rows, override
 
     def _write_velocity(self, xdot: np.ndarray) -> None:
         """``xdot = gain * error (+ target_velocity)`` on the controlled rows."""

@@ -154,10 +154,11 @@ class FrameTask(Task):
         oMi = kin.joint_placements()  # (brings the cache's Data up to date first)
         if self._spec_revision != kin.robot.revision:
             self._spec = self._frame_spec()
-        tv, override = self._target_velocity, self._error_override
+        rows, override = self._rows_for(J, xdot)
+        tv = self._target_velocity
         excluded = _NONE if not self._excluded else np.array(self._excluded, dtype=np.int64)
         frame_rows(
-            oMi, kin.joint_jacobians_view(), self._spec, self._target, (self._rows, excluded),
+            oMi, kin.joint_jacobians_view(), self._spec, self._target, (rows, excluded),
             (self._gain, self._root),
             (
                 self._J, self._error, _NONE_F if override is None else override,

@@ -15,7 +15,7 @@ import numpy as np
 import pinocchio as pin
 
 from .. import _validate
-from ..errors import InvalidInput
+from ..errors import InvalidInput, ShapeError
 from ..model import Kinematics, RobotModel, as_kinematics
 from ._posture_kernel import selection_rows
 from .base import Task, TaskType, register_task
@@ -135,14 +135,18 @@ class PostureTask(Task):
         """Selection rows (constant) and the masked error, scaled by ``sqrt(weight)``."""
         kin = self._kin
         self._fresh = False
+        selection = self._selection
+        rows, override = self._rows_for(J, xdot)
+        if selection.shape[0] != rows.shape[0]:  # (a change of joints by another thread)
+            raise ShapeError(f"task {self.name!r}: selection", (rows.shape[0],), selection.shape)
         error = self._error
         error[:] = pin.difference(kin.model, kin.q, self._target_q)
-        if self._error_override is not None:  # (the kernel reads the full-size error)
+        if override is not None:  # (the kernel reads the full-size error)
             error = error.copy()
-            error[self._rows] = self._error_override
+            error[rows] = override
         tv = self._target_velocity
         excluded = _NONE if not self._excluded else np.array(self._excluded, dtype=np.int64)
         selection_rows(
-            error, self._rows, (self._gain, self._root), _NONE_F if tv is None else tv,
-            self._selection, excluded, J, xdot,
+            error, rows, (self._gain, self._root), _NONE_F if tv is None else tv,
+            selection, excluded, J, xdot,
         )  # fmt: skip
