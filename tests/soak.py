@@ -32,6 +32,10 @@ DT = 1e-3
 EPS = 1e-9
 
 
+#: A stall (NO_PROGRESS) is a step whose joint velocities are all within this [rad/s].
+STALL_STEP = 1e-12
+
+
 @dataclasses.dataclass
 class SoakReport:
     """What a soak run counted (violations are steps; distances in m)."""
@@ -43,6 +47,8 @@ class SoakReport:
     collision_violations: int = 0
     com_violations: int = 0
     non_finite: int = 0
+    #: NO_PROGRESS steps that moved (a stall is a zero step by definition: must stay 0).
+    moving_stalls: int = 0
     statuses: dict[str, int] = dataclasses.field(default_factory=dict)
     smallest_margin: float = np.inf
     seconds: float = 0.0
@@ -54,6 +60,7 @@ class SoakReport:
             + self.collision_violations
             + self.com_violations
             + self.non_finite
+            + self.moving_stalls
         )
 
     def line(self) -> str:
@@ -61,7 +68,8 @@ class SoakReport:
             f"{self.robot}: {self.steps} steps in {self.seconds:.0f} s; violations: position "
             f"{self.position_limit_violations}, velocity {self.velocity_limit_violations}, "
             f"collision {self.collision_violations}, CoM {self.com_violations}, non-finite "
-            f"{self.non_finite}; smallest margin {self.smallest_margin * 1e3:.3f} mm; "
+            f"{self.non_finite}, moving stalls {self.moving_stalls}; smallest margin "
+            f"{self.smallest_margin * 1e3:.3f} mm; "
             f"statuses {self.statuses}"
         )
 
@@ -129,6 +137,8 @@ def _polygon_margin(p: np.ndarray, poly: np.ndarray) -> float:
 
 def _record(report: SoakReport, res, q: np.ndarray, checker: IndependentChecker) -> None:
     report.statuses[res.status.name] = report.statuses.get(res.status.name, 0) + 1
+    if res.status.name == "NO_PROGRESS" and np.abs(res.solution).max() > STALL_STEP:
+        report.moving_stalls += 1
     if not (np.isfinite(res.solution).all() and np.isfinite(q).all()):
         report.non_finite += 1
     if not checker.velocity(res.solution):

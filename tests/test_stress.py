@@ -12,6 +12,8 @@ import pytest
 from stackik import KinematicsSolver, RobotModel, SolverStatus
 
 ROBOTS = Path(__file__).resolve().parents[1] / "robots"
+#: What a step may report: solved, or stalled (a zero step).
+_SOLVED = (SolverStatus.SUCCESS, SolverStatus.NO_PROGRESS)
 
 pytestmark = pytest.mark.slow
 
@@ -63,7 +65,11 @@ def test_limits_hold_over_long_randomized_teleop_runs():
             if step % 500 == 0:  # a new target, mostly outside the workspace
                 ee.set_target_pose(pin.SE3(pin.exp3(rng.normal(size=3)), rng.uniform(-1.5, 1.5, 3)))
             res = solver.solve_velocity(q)
-            assert res.status == SolverStatus.SUCCESS, res.status_message
+            # A target outside the workspace stalls the arm against a limit: NO_PROGRESS,
+            # a zero step by definition (never SUCCESS); nothing else is acceptable.
+            assert res.status in _SOLVED, res.status_message
+            if res.status == SolverStatus.NO_PROGRESS:
+                assert np.abs(res.solution).max() <= 1e-12
             q = q + res.solution * solver.dt
             assert np.all(q >= lo - 1e-9) and np.all(q <= hi + 1e-9)
 
@@ -79,4 +85,7 @@ def test_soak_a_million_steps_without_a_violation(robot):
     print(report.line())
     assert report.violations() == 0, report.line()
     assert report.smallest_margin >= 0.0
-    assert set(report.statuses) == {"SUCCESS"}, report.statuses
+    # Random targets far outside the workspace stall the robot (NO_PROGRESS, a zero step:
+    # ``report.moving_stalls`` counts any that moved, among the violations above).
+    assert set(report.statuses) <= {"SUCCESS", "NO_PROGRESS"}, report.statuses
+    assert report.statuses.get("SUCCESS", 0) > 0, report.statuses
