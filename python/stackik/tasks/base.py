@@ -39,6 +39,12 @@ from ..sns import TaskSolveMode
 __all__ = ["Task", "TaskType", "register_task", "task_families"]
 
 
+#: The compiled task writers' "none" arrays: no excluded columns, no feed-forward
+#: velocity or error override (one array type per argument, never None).
+NO_COLUMNS = np.zeros(0, dtype=np.int64)
+NO_VALUES = np.zeros(0)
+
+
 class TaskType(enum.Enum):
     """Kinds of task, as EmbodiK names them."""
 
@@ -368,6 +374,10 @@ class Task:
         if override is not None and override.shape[0] != m:
             raise ShapeError(f"task {self.name!r}: error override", (m,), override.shape)
         return rows, override
+
+    def _excluded_columns(self) -> np.ndarray:
+        """The excluded velocity indices as the compiled writers take them (int64)."""
+        return NO_COLUMNS if not self._excluded else np.array(self._excluded, dtype=np.int64)
 
     def _write_velocity(self, xdot: np.ndarray) -> None:
         """``xdot = gain * error (+ target_velocity)`` on the controlled rows."""

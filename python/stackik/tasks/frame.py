@@ -21,17 +21,13 @@ from ..model import Kinematics, RobotModel
 from ..model.kinematics import jacobian_columns, support_columns
 from ..spatial import as_se3, check_rotation, check_translation
 from ._frame_kernel import frame_error_jacobian, frame_rows
-from .base import Task, TaskType, register_task
+from .base import NO_VALUES, Task, TaskType, register_task
 
 _ROWS = {
     TaskType.FRAME_POSE: (0, 6),
     TaskType.FRAME_POSITION: (0, 3),
     TaskType.FRAME_ORIENTATION: (3, 6),
 }
-
-
-_NONE = np.zeros(0, dtype=np.int64)  # no excluded joints
-_NONE_F = np.zeros(0)  # no override, no feed-forward velocity
 
 
 def _own(a: np.ndarray) -> np.ndarray:
@@ -134,14 +130,17 @@ class FrameTask(Task):
         """Frame rotation matrix in the cache's current configuration."""
         return self._kin.frame_placement(self._fid).rotation.copy()
 
-    def _compute(self, J: np.ndarray, error: np.ndarray) -> None:
-        """One compiled call on the cache's live joint placements and joint Jacobian."""
+    def _live(self) -> tuple[np.ndarray, np.ndarray, tuple[tuple, tuple]]:
+        """The cache's live joint placements and joint Jacobian, and the frame's spec."""
         kin = self._kin
         oMi = kin.joint_placements()  # (brings the cache's Data up to date first)
         if self._spec_revision != kin.robot.revision:
             self._spec = self._frame_spec()
-        frame, columns = self._spec
-        Jw = kin.joint_jacobians_view()
+        return oMi, kin.joint_jacobians_view(), self._spec
+
+    def _compute(self, J: np.ndarray, error: np.ndarray) -> None:
+        """One compiled call on the cache's live joint placements and joint Jacobian."""
+        oMi, Jw, (frame, columns) = self._live()
         frame_error_jacobian(oMi, Jw, frame, columns, self._target, J, error)
 
     def write_rows(self, J: np.ndarray, xdot: np.ndarray) -> None:
@@ -149,20 +148,16 @@ class FrameTask(Task):
 
         The same numbers as the base class's path (``_compute``, masking, velocity).
         """
-        kin = self._kin
         self._fresh = False
-        oMi = kin.joint_placements()  # (brings the cache's Data up to date first)
-        if self._spec_revision != kin.robot.revision:
-            self._spec = self._frame_spec()
+        oMi, Jw, spec = self._live()
         rows, override = self._rows_for(J, xdot)
         tv = self._target_velocity
-        excluded = _NONE if not self._excluded else np.array(self._excluded, dtype=np.int64)
         frame_rows(
-            oMi, kin.joint_jacobians_view(), self._spec, self._target, (rows, excluded),
+            oMi, Jw, spec, self._target, (rows, self._excluded_columns()),
             (self._gain, self._root),
             (
-                self._J, self._error, _NONE_F if override is None else override,
-                _NONE_F if tv is None else tv,
+                self._J, self._error, NO_VALUES if override is None else override,
+                NO_VALUES if tv is None else tv,
             ),
             J, xdot,
         )  # fmt: skip

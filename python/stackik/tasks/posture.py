@@ -18,10 +18,7 @@ from .. import _validate
 from ..errors import InvalidInput, ShapeError
 from ..model import Kinematics, RobotModel, as_kinematics
 from ._posture_kernel import selection_rows
-from .base import Task, TaskType, register_task
-
-_NONE = np.zeros(0, dtype=np.int64)  # no excluded joints
-_NONE_F = np.zeros(0)  # no feed-forward velocity
+from .base import NO_VALUES, Task, TaskType, register_task
 
 
 def joint_velocity_indices(robot: RobotModel, joints: Sequence[int | str]) -> list[int]:
@@ -145,8 +142,7 @@ class PostureTask(Task):
             error = error.copy()
             error[rows] = override
         tv = self._target_velocity
-        excluded = _NONE if not self._excluded else np.array(self._excluded, dtype=np.int64)
         selection_rows(
-            error, rows, (self._gain, self._root), _NONE_F if tv is None else tv,
-            selection, excluded, J, xdot,
+            error, rows, (self._gain, self._root), NO_VALUES if tv is None else tv,
+            selection, self._excluded_columns(), J, xdot,
         )  # fmt: skip
