@@ -6,6 +6,7 @@ Public functions call these once; private helpers trust their inputs.
 from __future__ import annotations
 
 import math
+from typing import TypeGuard
 
 import numpy as np
 
@@ -113,13 +114,18 @@ def bounded(arr: np.ndarray, limit: float, what: str) -> np.ndarray:
     return arr
 
 
+def is_float_vector(x: object, n: int) -> TypeGuard[np.ndarray]:
+    """Whether ``x`` is already a float64 NumPy vector of size ``n`` (no conversion needed)."""
+    return isinstance(x, np.ndarray) and x.dtype == np.float64 and x.shape == (n,)
+
+
 def bounded_vector(x: object, n: int, limit: float, what: str) -> np.ndarray:
     """:func:`vector` then :func:`bounded`, with one pass over ``x`` when it is valid.
 
     Raises:
         ShapeError, NonFiniteInput, InvalidInput: As :func:`vector` and :func:`bounded`.
     """
-    if isinstance(x, np.ndarray) and x.dtype == np.float64 and x.shape == (n,):
+    if is_float_vector(x, n):
         values = x.tolist()  # (builtins on a list beat NumPy reductions on short vectors)
         if math.isfinite(sum(values)) and max(map(abs, values), default=0.0) <= limit:
             return x  # (a NaN or inf makes the sum non-finite; the slow path names it)

@@ -503,12 +503,8 @@ class JointMotionLimiter:
                 finite numbers (checked unless it is a float64 array of size nv).
         """
         core = self._core
-        if not (
-            type(velocity) is np.ndarray
-            and velocity.dtype == np.float64
-            and velocity.shape == (core.n,)
-        ):  # (the compiled bound indexes by the limits' size)
-            velocity = _validate.vector(velocity, core.n, "velocity")
+        if not _validate.is_float_vector(velocity, core.n):  # (the compiled bound indexes
+            velocity = _validate.vector(velocity, core.n, "velocity")  # by the limits' size)
         return float(braking_bound(velocity, core.amax, core.jmax))
 
     def stop_positions(self) -> np.ndarray:
