@@ -97,3 +97,29 @@ def test_python_fallback_gives_the_same_result(tmp_path, flag):
     (tmp_path / "kmod_caller.py").write_text(CALLER)
     out = _python(RUN, tmp_path, tmp_path / "cache", **{flag: "1"})
     assert out[:2] == ["4.0", "False"]
+
+
+LATE = """
+from stackik._jit import kernel
+
+@kernel(digest=False)
+def late(x):
+    return x + 1.0
+"""
+
+
+def test_a_kernel_left_out_of_the_digest_never_moves_the_cache_folder(tmp_path):
+    """``kernel(digest=False)``: importing its module before loading keeps the folder."""
+    (tmp_path / "kmod_late.py").write_text(LATE)
+    (tmp_path / "kmod_callee.py").write_text(CALLEE.format(step=1.0))
+    code = """
+    from stackik import _jit
+    import stackik
+    before = _jit.sources_digest()
+    import kmod_late
+    late = _jit.sources_digest()
+    import kmod_callee
+    counted = _jit.sources_digest()
+    print(before == late, before == counted, kmod_late.late(1.0), _jit.is_compiled())
+    """
+    assert _python(code, tmp_path, tmp_path / "cache") == ["True", "False", "2.0", "True"]

@@ -122,9 +122,10 @@ class Kernel:
         name: Its name in that module.
     """
 
-    def __init__(self, func: Callable[..., Any], inline: bool = False) -> None:
+    def __init__(self, func: Callable[..., Any], inline: bool = False, digest: bool = True) -> None:
         self.py_func = func
         self.inline = inline
+        self.digest = digest
         self.module = func.__module__
         self.name = func.__name__
         self.__name__ = func.__name__
@@ -154,21 +155,28 @@ class Kernel:
         return f"<stackik kernel {self.module}.{self.name} ({state})>"
 
 
-def kernel(func: Callable[..., Any] | None = None, *, inline: bool = False) -> Any:
+def kernel(
+    func: Callable[..., Any] | None = None, *, inline: bool = False, digest: bool = True
+) -> Any:
     """Register ``func`` as a compiled kernel (decorator, with or without arguments).
 
     Args:
         func: A numba-compatible function (loops over NumPy arrays and scalars).
         inline: Inline the kernel into compiled callers (numba ``inline="always"``); for
             small helpers on hot loops.
+        digest: Count the kernel's module in the cache folder's digest. False for a
+            module that imports numba itself and is imported only on the compiled path,
+            at a time that varies: counted only when imported before loading, it would
+            change the folder. Its kernels must call no other kernel (numba's own index,
+            keyed on the file, keeps them fresh; the digest is for callees in other files).
 
     Returns:
         The :class:`Kernel` wrapper that stands in the module until loading (or a
         decorator when called with keyword arguments only).
     """
     if func is None:
-        return lambda f: kernel(f, inline=inline)
-    k = Kernel(func, inline)
+        return lambda f: kernel(f, inline=inline, digest=digest)
+    k = Kernel(func, inline, digest)
     with _LOCK:
         _KERNELS.append(k)
         _BY_FUNC[func] = k
@@ -208,7 +216,7 @@ def register_warmup(func: Any = None, *, machine_only: bool = False) -> Any:
 def sources_digest(version: str = "") -> str:
     """Digest of the source files of every module that defines kernels (16 hex digits)."""
     digest = hashlib.sha256(version.encode())
-    for name in sorted({k.module for k in _KERNELS}):
+    for name in sorted({k.module for k in _KERNELS if k.digest}):
         path = getattr(sys.modules.get(name), "__file__", None)
         digest.update(name.encode())
         if path is not None and os.path.exists(path):

@@ -42,6 +42,7 @@ Array layouts (columns of the per-pair state):
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -1409,3 +1410,33 @@ def collision_step(
         out,
         counts,
     )
+
+
+@kernel
+def collision_step_ws(
+    ws: Any,
+    dq_abs: np.ndarray,
+    oMi: np.ndarray,
+    obs_rot: np.ndarray,
+    obs_trans: np.ndarray,
+    J: np.ndarray,
+    C: np.ndarray,
+    lower: np.ndarray,
+) -> None:
+    """:func:`collision_step` with the layout's arrays in one record.
+
+    ``ws`` is a :func:`~stackik.constraints._collision_ws.new_workspace` record (a
+    compiled argument that costs one array's crossing instead of 50); the other
+    arguments are those that change from step to step: ``|dq|`` since the last step,
+    Pinocchio's joint placements, the obstacles' rotations and positions, the joint
+    Jacobian and the row buffers.
+    """
+    lever, pairs, pf, pi, cfg, counts = ws.pairs
+    joint, local_rot, local_trans = ws.placement
+    slot, obs_vel, disp, extra, offset = ws.motion
+    row_geom, row_point, row_normal = ws.out
+    collision_step(
+        dq_abs, lever, pairs, pf, pi, cfg, (oMi, joint, local_rot, local_trans, obs_rot),
+        ws.geometry, ws.shapes, (slot, obs_trans, obs_vel, disp, extra, offset), J,
+        ws.columns, ws.work, ws.sel, (C, lower, row_geom, row_point, row_normal), counts,
+    )  # fmt: skip

@@ -59,7 +59,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import _validate
+from .. import _jit, _validate
 from ..errors import CollisionMarginWarning, InvalidInput
 from ..model import Kinematics, RobotModel
 from ..model.collision import validate_pairs
@@ -175,6 +175,8 @@ class CollisionConstraint(Constraint):
         self._cfg_key: tuple[object, ...] | None = None  # the settings written into _cfg
         self._sized_for: tuple[int, int, int] | None = None  # the layout max_rows() sized
         self._tables: tuple = (None, (), ())  # (geometry set, its kernel tables)
+        #: (geometry set, pairs, buffers, their compiled record): see :meth:`_workspace`.
+        self._ws: tuple = (None, None, None, None)
         self._configure(
             min_distance, max_constraints, gain, activation_margin, patch_tolerance,
             recovery_deadband,
@@ -746,19 +748,63 @@ class CollisionConstraint(Constraint):
             self._pipeline.place(oMi, state)
             self._staged_step(gs, state, dq, cfg, C, lower)
         else:
-            ck.collision_step(
-                dq, self._pairs.lever, self._pairs.pairs, self._pairs.pf, self._pairs.pi, cfg,
-                (oMi, gs.joint, gs.local_rot, gs.local_trans, state.rotations),
-                *self._kernel_tables(gs),
-                (
-                    gs.slot, state.translations, self._obs_vel, self._disp, self._obs_extra,
-                    self._offset,
-                ),
-                self._kin.joint_jacobians_view(), self._columns, self._work, self._sel,
-                (C, lower, self._row_geoms, self._row_points, self._row_normals), self._counts,
-            )  # fmt: skip
+            self._one_call(gs, state, dq, oMi, C, lower)
         self._learn_query_cost(t0)
         return self._records(C, lower, upper)
+
+    def _one_call(
+        self,
+        gs: GeometrySet,
+        state: WorldState,
+        dq: np.ndarray,
+        oMi: np.ndarray,
+        C: np.ndarray,
+        lower: np.ndarray,
+    ) -> None:
+        """The whole step in one compiled call (no triangle meshes)."""
+        J = self._kin.joint_jacobians_view()
+        ws = self._workspace(gs)
+        if ws is not None:
+            ck.collision_step_ws(ws, dq, oMi, state.rotations, state.translations, J, C, lower)
+            return
+        ps = self._pairs
+        ck.collision_step(
+            dq, ps.lever, ps.pairs, ps.pf, ps.pi, self._cfg,
+            (oMi, gs.joint, gs.local_rot, gs.local_trans, state.rotations),
+            *self._kernel_tables(gs),
+            (gs.slot, state.translations, self._obs_vel, self._disp, self._obs_extra, self._offset),
+            J, self._columns, self._work, self._sel,
+            (C, lower, self._row_geoms, self._row_points, self._row_normals), self._counts,
+        )  # fmt: skip
+
+    def _workspace(self, gs: GeometrySet) -> object | None:
+        """The layout's arrays as one compiled record (None while kernels run as Python).
+
+        Made again when the geometry set, the pairs or the buffers are replaced (a layout
+        change, or :meth:`restore` putting back those of a snapshot).
+        """
+        ps, work = self._pairs, self._work
+        made = self._ws
+        if made[0] is gs and made[1] is ps and made[2] is work:
+            return made[3]
+        if not _jit.is_compiled():
+            return None
+        from ._collision_ws import new_workspace  # (imports numba: compiled kernels only)
+
+        geometry, shapes = self._kernel_tables(gs)
+        ws = new_workspace(
+            (ps.lever, ps.pairs, ps.pf, ps.pi, self._cfg, self._counts),
+            (gs.joint, gs.local_rot, gs.local_trans),
+            geometry,
+            shapes,
+            (gs.slot, self._obs_vel, self._disp, self._obs_extra, self._offset),
+            self._columns,
+            self._work,
+            self._sel,
+            (self._row_geoms, self._row_points, self._row_normals),
+        )
+        self._ws = (gs, ps, work, ws)
+        return ws
 
     def _kernel_tables(self, gs: GeometrySet) -> tuple[tuple, tuple]:
         """:meth:`_geometry_tuple` and :meth:`_shapes_tuple` of ``gs`` (kept while current)."""
@@ -1015,6 +1061,11 @@ class CollisionConstraint(Constraint):
         return f"collision pair {names[g1]}/{names[g2]}"
 
     # -- step-to-step state ----------------------------------------------------------------
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(vars(self))
+        state["_ws"] = (None, None, None, None)  # (a compiled record does not pickle)
+        return state
+
     def snapshot(self) -> dict[str, tuple[object, object]]:
         """The step-to-step state (see :meth:`Constraint.snapshot`), the pairs' included."""
         saved = super().snapshot()
