@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from .._jit import kernel
-from ..geometry.kernels import table_distance_from
+from ..geometry.kernels import table_distance_inline
 from ..model.pipeline import place_geometries
 
 #: Directions (evenly spaced in the contact plane) whose extreme support points are kept
@@ -420,7 +420,7 @@ def exact_queries(
         k = query[i]
         recent = pi[k, PI_EXACT_STEP] == step - 1
         guess = pf[k, PF_NORMAL : PF_NORMAL + 3] if recent else cold
-        d = table_distance_from(
+        d = table_distance_inline(
             pairs[k, 0], pairs[k, 1], kind, params, vstart, verts, rot, trans, guess, witness[i]
         )
         dist[i] = d
@@ -600,7 +600,7 @@ def hit_arrays(
         sel_f[h, HF_HOLD] = hold
 
 
-@kernel
+@kernel(inline=True)
 def _row(
     lower: np.ndarray,
     r: int,
@@ -643,7 +643,7 @@ _SAME_POINT = 1e-3
 _SAME_NORMAL = 0.9998
 
 
-@kernel
+@kernel(inline=True)
 def _patch_row(
     out: tuple,
     first: int,
@@ -673,7 +673,7 @@ def _patch_row(
     return nrows + 1
 
 
-@kernel
+@kernel(inline=True)
 def _plane_axes(n: np.ndarray, t1: np.ndarray, t2: np.ndarray) -> None:
     """Two unit axes ``t1``, ``t2`` spanning the plane normal to the unit vector ``n``."""
     if abs(n[0]) < 0.9:
@@ -724,7 +724,7 @@ def _keep_point(
     return count
 
 
-@kernel
+@kernel(inline=True)
 def _generator(
     geom: int,
     sign: float,
@@ -759,7 +759,7 @@ def _generator(
     return True
 
 
-@kernel
+@kernel(inline=True)
 def _near_points(
     geom: int,
     sign: float,
@@ -769,6 +769,7 @@ def _near_points(
     limit: float,
     gaps: np.ndarray,
     world: np.ndarray,
+    ends: np.ndarray,
 ) -> int:
     """Support points of ``geom`` whose gap to the plane through ``q`` is below ``limit``.
 
@@ -776,12 +777,11 @@ def _near_points(
     for a cylinder or cone whose side faces the other shape, the two ends of the
     generator facing it (:func:`_generator`). Each point is moved by the shape's radius
     along ``sign * n`` (capsule ends); its gap is ``sign * n . (q - w)``. Returns how
-    many were written to ``gaps``/``world``.
+    many were written to ``gaps``/``world``; ``ends`` (2 x 3) is scratch.
     """
     shape_kind, shape_params, rot, trans, sup_points, sup_offset, sup_radius = geometry
     count = 0
     rad = sup_radius[geom] * sign
-    ends = np.empty((2, 3))
     if _generator(geom, sign, n, rot, shape_kind, shape_params, ends):
         for i in range(2):
             count = _keep_point(
@@ -797,7 +797,7 @@ def _near_points(
     return count
 
 
-@kernel
+@kernel(inline=True)
 def _cylinder_local(x: float, y: float, z: float, r: float, h: float, n: np.ndarray) -> float:
     """Signed distance from a local point to a cylinder (radius r, half length h); normal."""
     rho = math.sqrt(x * x + y * y)
@@ -815,7 +815,7 @@ def _cylinder_local(x: float, y: float, z: float, r: float, h: float, n: np.ndar
     return dz
 
 
-@kernel
+@kernel(inline=True)
 def _box_local(x: float, y: float, z: float, h: np.ndarray, n: np.ndarray) -> float:
     """Signed distance from a local point to a box of half sides ``h``; outward normal."""
     qx, qy, qz = abs(x) - h[0], abs(y) - h[1], abs(z) - h[2]
@@ -838,7 +838,7 @@ def _box_local(x: float, y: float, z: float, h: np.ndarray, n: np.ndarray) -> fl
     return qz
 
 
-@kernel
+@kernel(inline=True)
 def point_distance(
     kind: int,
     params: np.ndarray,
@@ -852,40 +852,40 @@ def point_distance(
     ``n`` receives the unit normal of the shape's surface toward ``p`` (world). Shapes:
     sphere (radius), capsule and cylinder (radius, half length), box (half sides),
     half-space and plane (unit normal, offset). For any other kind nothing is computed
-    (returns NaN).
+    (returns NaN). The local normal is formed in ``n`` and then rotated (no scratch array).
     """
     x = y = z = 0.0
     for c in range(3):
         x += R[c, 0] * (p[c] - t[c])
         y += R[c, 1] * (p[c] - t[c])
         z += R[c, 2] * (p[c] - t[c])
-    nl = np.empty(3)
     if kind == SHAPE_SPHERE or kind == SHAPE_CAPSULE:
         hz = min(max(z, -params[1]), params[1]) if kind == SHAPE_CAPSULE else 0.0
         vz = z - hz
         norm = math.sqrt(x * x + y * y + vz * vz)
         if norm < 1e-15:
-            nl[0], nl[1], nl[2] = 1.0, 0.0, 0.0
+            n[0], n[1], n[2] = 1.0, 0.0, 0.0
         else:
-            nl[0], nl[1], nl[2] = x / norm, y / norm, vz / norm
+            n[0], n[1], n[2] = x / norm, y / norm, vz / norm
         d = norm - params[0]
     elif kind == SHAPE_CYLINDER:
-        d = _cylinder_local(x, y, z, params[0], params[1], nl)
+        d = _cylinder_local(x, y, z, params[0], params[1], n)
     elif kind == SHAPE_BOX:
-        d = _box_local(x, y, z, params, nl)
+        d = _box_local(x, y, z, params, n)
     elif kind == SHAPE_HALFSPACE or kind == SHAPE_TWO_SIDED_PLANE:
         d = x * params[0] + y * params[1] + z * params[2] - params[3]
         sign = -1.0 if (kind == SHAPE_TWO_SIDED_PLANE and d < 0.0) else 1.0
         d *= sign
-        nl[0], nl[1], nl[2] = sign * params[0], sign * params[1], sign * params[2]
+        n[0], n[1], n[2] = sign * params[0], sign * params[1], sign * params[2]
     else:
         return math.nan
+    l0, l1, l2 = n[0], n[1], n[2]
     for c in range(3):
-        n[c] = R[c, 0] * nl[0] + R[c, 1] * nl[1] + R[c, 2] * nl[2]
+        n[c] = R[c, 0] * l0 + R[c, 1] * l1 + R[c, 2] * l2
     return d
 
 
-@kernel
+@kernel(inline=True)
 def _extremes(
     count: int,
     max_per_side: int,
@@ -958,7 +958,7 @@ def _jacobian_rows(
             C[r, colmap[k]] += sign * val
 
 
-@kernel
+@kernel(inline=True)
 def _support_gap(
     other: int,
     sign: float,
@@ -985,21 +985,35 @@ def _support_gap(
     return d
 
 
-@kernel
+@kernel(inline=True)
 def _polygon_order(
-    pts: np.ndarray, count: int, t1: np.ndarray, t2: np.ndarray, uv: np.ndarray
-) -> np.ndarray:
-    """Plane coordinates ``uv`` of ``count`` points and their order around their centroid."""
+    pts: np.ndarray,
+    count: int,
+    t1: np.ndarray,
+    t2: np.ndarray,
+    uv: np.ndarray,
+    angle: np.ndarray,
+    order: np.ndarray,
+) -> None:
+    """Plane coordinates ``uv`` of ``count`` points and their ``order`` around their centroid.
+
+    ``angle`` is scratch. The order is that of a stable sort of the angles (a patch has a
+    few points: an insertion sort, without allocating).
+    """
     cu = cv = 0.0
     for c in range(count):
         uv[c, 0] = pts[c, 0] * t1[0] + pts[c, 1] * t1[1] + pts[c, 2] * t1[2]
         uv[c, 1] = pts[c, 0] * t2[0] + pts[c, 1] * t2[1] + pts[c, 2] * t2[2]
         cu += uv[c, 0]
         cv += uv[c, 1]
-    angle = np.empty(count)
     for c in range(count):
         angle[c] = math.atan2(uv[c, 1] - cv / count, uv[c, 0] - cu / count)
-    return np.argsort(angle, kind="mergesort")
+        order[c] = c
+        i = c
+        while i > 0 and angle[order[i - 1]] > angle[c]:  # (ties keep their order)
+            order[i] = order[i - 1]
+            i -= 1
+        order[i] = c
 
 
 @kernel(inline=True)
@@ -1007,7 +1021,7 @@ def _cross2(ax: float, ay: float, bx: float, by: float) -> float:
     return ax * by - ay * bx
 
 
-@kernel
+@kernel(inline=True)
 def _crossings(
     side_pts: np.ndarray,
     side_count: np.ndarray,
@@ -1015,6 +1029,7 @@ def _crossings(
     t2: np.ndarray,
     max_out: int,
     out: np.ndarray,
+    polygon: tuple,
 ) -> int:
     """Where the outlines of the two sides' patch points cross, as points on side 0.
 
@@ -1023,6 +1038,7 @@ def _crossings(
     of side 1's bounds the contact patch at the crossing (e.g. a cylinder's generator
     leaving a box face over its edge), a point that neither shape's own support points
     reach. The crossing is lifted onto side 0's edge (a point of geometry 1).
+    ``polygon`` is scratch: ``(uv (2, m, 2), angle (m,), order (2, m) int64)``.
 
     Returns:
         How many points were written to ``out`` (at most ``max_out``).
@@ -1030,10 +1046,10 @@ def _crossings(
     n0, n1 = side_count[0], side_count[1]
     if n0 < 2 or n1 < 2:
         return 0
-    uv0 = np.empty((n0, 2))
-    uv1 = np.empty((n1, 2))
-    o0 = _polygon_order(side_pts[0], n0, t1, t2, uv0)
-    o1 = _polygon_order(side_pts[1], n1, t1, t2, uv1)
+    uv, angle, order = polygon
+    uv0, uv1, o0, o1 = uv[0], uv[1], order[0], order[1]
+    _polygon_order(side_pts[0], n0, t1, t2, uv0, angle, o0)
+    _polygon_order(side_pts[1], n1, t1, t2, uv1, angle, o1)
     e0 = n0 if n0 > 2 else 1
     e1 = n1 if n1 > 2 else 1
     found = 0
@@ -1077,7 +1093,7 @@ def _patch_rows(
     """
     shape_kind, shape_params, rot, trans = geometry[0], geometry[1], geometry[2], geometry[3]
     dist, d_min, normal, p1, p2 = hits
-    gaps, world, chosen, t1, t2, ns, side_pts, side_count, cross = scratch
+    gaps, world, chosen, t1, t2, ns, side_pts, side_count, cross, ends, polygon = scratch
     first = nrows - 1  # the pair's witness row
     n = normal[h]
     _plane_axes(n, t1, t2)
@@ -1086,13 +1102,14 @@ def _patch_rows(
         geom, other = (f, s) if side == 0 else (s, f)
         q = p2[h] if side == 0 else p1[h]
         sign = 1.0 if side == 0 else -1.0
-        count = _near_points(geom, sign, q, n, geometry, limit, gaps, world)
+        count = _near_points(geom, sign, q, n, geometry, limit, gaps, world, ends)
         _extremes(count, max_per_side, world, t1, t2, chosen)
         side_count[side] = 0
         for c in range(count):
             if not chosen[c]:
                 continue
-            side_pts[side, side_count[side]] = world[c]
+            for j in range(3):
+                side_pts[side, side_count[side], j] = world[c, j]
             side_count[side] += 1
             g = _support_gap(
                 other, sign, world[c], n, gaps[c], shape_kind, shape_params, rot, trans, ns
@@ -1101,7 +1118,7 @@ def _patch_rows(
                 continue  # the other shape curves away: this point is not in the patch
             bound = damper(max(g, d_min[h]) - d_min[h], gain_over_dt, decel)
             nrows = _patch_row(out, first, nrows, f, s, bound, world[c], ns)
-    found = _crossings(side_pts, side_count, t1, t2, max_per_side, cross)
+    found = _crossings(side_pts, side_count, t1, t2, max_per_side, cross, polygon)
     q = p2[h]
     for c in range(found):
         w = cross[c]
@@ -1174,6 +1191,12 @@ def contact_rows(
         np.empty((2, max(npts, 1), 3)),
         np.zeros(2, dtype=np.int64),
         np.empty((max_per_side, 3)),
+        np.empty((2, 3)),
+        (
+            np.empty((2, max(npts, 1), 2)),
+            np.empty(max(npts, 1)),
+            np.empty((2, max(npts, 1)), dtype=np.int64),
+        ),
     )
     geometry = (shape_kind, shape_params, rot, trans, sup_points, sup_offset, sup_radius)
     hits = (dist, d_min, normal, p1, p2)

@@ -507,7 +507,7 @@ def _flat_hull(
 _LAM, _TMP, _TMP2, _V = 4, 5, 6, 7
 
 
-@kernel
+@kernel(inline=True)
 def _support_pair(
     shape1: tuple, shape2: tuple, Mr: tuple, Tr: tuple, dx: float, dy: float, dz: float
 ) -> tuple:
@@ -524,7 +524,7 @@ def _support_pair(
     return (ax - bx, ay - by, az - bz, ax, ay, az, bx, by, bz)
 
 
-@kernel
+@kernel(inline=True)
 def _put(W: np.ndarray, row: int, w: tuple) -> None:
     """``W[row, 0:9] = w``."""
     for c in range(9):
@@ -668,7 +668,7 @@ def _closest(W: np.ndarray, n: int) -> float:
     return _tet(W)
 
 
-@kernel
+@kernel(inline=True)
 def _compact(W: np.ndarray, n: int) -> int:
     """Keep the simplex vertices of positive weight (rows and weights moved up); count."""
     m = 0
@@ -682,7 +682,7 @@ def _compact(W: np.ndarray, n: int) -> int:
     return m
 
 
-@kernel
+@kernel(inline=True)
 def _known(W: np.ndarray, n: int, w: tuple) -> bool:
     """Whether the point ``w`` repeats a simplex vertex (GJK made no progress)."""
     for i in range(n):
@@ -732,7 +732,7 @@ def _gjk(shape1: tuple, shape2: tuple, Mr: tuple, Tr: tuple, W: np.ndarray) -> t
     return n, _CAP
 
 
-@kernel
+@kernel(inline=True)
 def _gjk_result(W: np.ndarray, n: int) -> tuple:
     """Core distance, witnesses (shape 1's frame) and normal of a GJK simplex."""
     ax = ay = az = bx = by = bz = 0.0
@@ -1438,6 +1438,27 @@ def table_distance_from(
 
     Returns:
         The signed distance [m] (see :func:`shape_distance`).
+    """
+    return table_distance_inline(g1, g2, kind, params, vstart, verts, rot, trans, guess, out)
+
+
+@kernel(inline=True)
+def table_distance_inline(
+    g1: int,
+    g2: int,
+    kind: np.ndarray,
+    params: np.ndarray,
+    vstart: np.ndarray,
+    verts: np.ndarray,
+    rot: np.ndarray,
+    trans: np.ndarray,
+    guess: np.ndarray,
+    out: np.ndarray,
+) -> float:
+    """:func:`table_distance_from` inlined into a compiled caller's loop.
+
+    A call between compiled functions costs a reference count update for each array it
+    passes; a loop over many pairs (the collision step's exact queries) calls this one.
     """
     start = (guess[0], guess[1], guess[2])
     return _store(out, _table(g1, g2, kind, params, vstart, verts, rot, trans, start))
