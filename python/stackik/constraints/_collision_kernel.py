@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from .._jit import kernel
-from ..geometry.kernels import table_distance_inline
+from ..geometry.kernels import table_distance_from
 from ..model.pipeline import place_geometries
 
 #: Directions (evenly spaced in the contact plane) whose extreme support points are kept
@@ -420,7 +420,7 @@ def exact_queries(
         k = query[i]
         recent = pi[k, PI_EXACT_STEP] == step - 1
         guess = pf[k, PF_NORMAL : PF_NORMAL + 3] if recent else cold
-        d = table_distance_inline(
+        d = table_distance_from(
             pairs[k, 0], pairs[k, 1], kind, params, vstart, verts, rot, trans, guess, witness[i]
         )
         dist[i] = d

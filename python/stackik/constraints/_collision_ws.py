@@ -53,57 +53,20 @@ class Workspace(structref.StructRefProxy):
 structref.define_boxing(WorkspaceType, Workspace)
 
 
-def _gather(
-    pairs: tuple,
-    placement: tuple,
-    geometry: tuple,
-    shapes: tuple,
-    motion: tuple,
-    columns: tuple,
-    work: tuple,
-    sel: tuple,
-    out: tuple,
-) -> Any:
-    """The record of the arguments (compiled code only; see :func:`new_workspace`)."""
+def _gather(*fields: tuple) -> Any:
+    """The record of :data:`FIELDS` (compiled code only; see :func:`new_workspace`)."""
     raise NotImplementedError("compiled code only")
 
 
 @overload(_gather)
-def _gather_typed(
-    pairs: Any,
-    placement: Any,
-    geometry: Any,
-    shapes: Any,
-    motion: Any,
-    columns: Any,
-    work: Any,
-    sel: Any,
-    out: Any,
-) -> Any:
-    given = (pairs, placement, geometry, shapes, motion, columns, work, sel, out)
-    record = WorkspaceType(list(zip(FIELDS, given, strict=True)))
+def _gather_typed(*fields: Any) -> Any:
+    record = WorkspaceType(list(zip(FIELDS, fields, strict=True)))
 
-    def build(
-        pairs: Any,
-        placement: Any,
-        geometry: Any,
-        shapes: Any,
-        motion: Any,
-        columns: Any,
-        work: Any,
-        sel: Any,
-        out: Any,
-    ) -> Any:
+    def build(*fields: Any) -> Any:
         ws = _new(record)
-        ws.pairs = pairs
-        ws.placement = placement
-        ws.geometry = geometry
-        ws.shapes = shapes
-        ws.motion = motion
-        ws.columns = columns
-        ws.work = work
-        ws.sel = sel
-        ws.out = out
+        ws.pairs, ws.placement, ws.geometry = fields[0], fields[1], fields[2]
+        ws.shapes, ws.motion, ws.columns = fields[3], fields[4], fields[5]
+        ws.work, ws.sel, ws.out = fields[6], fields[7], fields[8]
         return ws
 
     return build

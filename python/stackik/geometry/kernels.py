@@ -1401,7 +1401,7 @@ def table_distance(
     return _store(out, _table(g1, g2, kind, params, vstart, verts, rot, trans, _NO_GUESS))
 
 
-@kernel
+@kernel(inline=True)  # (inlined into the collision step's loop over its queries)
 def table_distance_from(
     g1: int,
     g2: int,
@@ -1438,27 +1438,6 @@ def table_distance_from(
 
     Returns:
         The signed distance [m] (see :func:`shape_distance`).
-    """
-    return table_distance_inline(g1, g2, kind, params, vstart, verts, rot, trans, guess, out)
-
-
-@kernel(inline=True)
-def table_distance_inline(
-    g1: int,
-    g2: int,
-    kind: np.ndarray,
-    params: np.ndarray,
-    vstart: np.ndarray,
-    verts: np.ndarray,
-    rot: np.ndarray,
-    trans: np.ndarray,
-    guess: np.ndarray,
-    out: np.ndarray,
-) -> float:
-    """:func:`table_distance_from` inlined into a compiled caller's loop.
-
-    A call between compiled functions costs a reference count update for each array it
-    passes; a loop over many pairs (the collision step's exact queries) calls this one.
     """
     start = (guess[0], guess[1], guess[2])
     return _store(out, _table(g1, g2, kind, params, vstart, verts, rot, trans, start))
