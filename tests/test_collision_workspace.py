@@ -21,6 +21,7 @@ import pytest
 import stackik
 from stackik import _jit
 from stackik.constraints import CollisionConstraint
+from stackik.constraints import _collision_kernel as ck
 from stackik.errors import CollisionMarginWarning
 
 ROBOTS = Path(__file__).resolve().parents[1] / "robots"
@@ -55,8 +56,25 @@ def _solver(record: bool) -> tuple[stackik.KinematicsSolver, CollisionConstraint
     collision = solver.engine.constraints_of("collision")[0]
     assert isinstance(collision, CollisionConstraint)
     if not record:
-        collision._workspace = lambda gs: None  # type: ignore[method-assign]
+        collision._one_call = _argument_by_argument(collision)  # type: ignore[method-assign]
     return solver, collision
+
+
+def _argument_by_argument(c: CollisionConstraint):
+    """The step's call with every array passed on its own (``collision_step``, no record)."""
+
+    def one_call(gs, state, dq, oMi, C, lower) -> None:
+        ps = c._pairs
+        ck.collision_step(
+            dq, ps.lever, ps.pairs, ps.pf, ps.pi, c._cfg,
+            (oMi, gs.joint, gs.local_rot, gs.local_trans, state.rotations),
+            *c._kernel_tables(gs),
+            (gs.slot, state.translations, c._obs_vel, c._disp, c._obs_extra, c._offset),
+            c._kin.joint_jacobians_view(), c._columns, c._work, c._sel,
+            (C, lower, c._row_geoms, c._row_points, c._row_normals), c._counts,
+        )  # fmt: skip
+
+    return one_call
 
 
 def _target(solver: stackik.KinematicsSolver, i: int) -> None:

@@ -42,7 +42,7 @@ Array layouts (columns of the per-pair state):
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -1435,6 +1435,25 @@ def collision_step(
     )
 
 
+class LayoutArrays(NamedTuple):
+    """The arrays of a collision step that change only with the layout, grouped.
+
+    The plain form of the record :func:`collision_step_ws` takes (while kernels run as
+    plain Python); compiled, the same fields go into one numba record
+    (:func:`stackik.constraints._collision_ws.new_workspace`).
+    """
+
+    pairs: tuple  #: (lever, pairs, pf, pi, cfg, counts)
+    placement: tuple  #: (joint, local_rot, local_trans) of the geometries
+    geometry: tuple  #: (kind, params, rot, trans, sup_points, sup_offset, sup_radius)
+    shapes: tuple  #: (kind, params, vstart, verts, center, radius)
+    motion: tuple  #: (slot, obs_vel, disp, extra, offset)
+    columns: tuple  #: (support, colmap) of the Jacobian columns
+    work: tuple  #: the broadphase's scratch arrays
+    sel: tuple  #: the row selection's scratch arrays
+    out: tuple  #: (row_geom, row_point, row_normal), the rows' records
+
+
 @kernel
 def collision_step_ws(
     ws: Any,
@@ -1448,8 +1467,10 @@ def collision_step_ws(
 ) -> None:
     """:func:`collision_step` with the layout's arrays in one record.
 
-    ``ws`` is a :func:`~stackik.constraints._collision_ws.new_workspace` record (a
-    compiled argument that costs one array's crossing instead of 50); the other
+    ``ws`` holds the :class:`LayoutArrays`: a
+    :func:`~stackik.constraints._collision_ws.new_workspace` record once compiled (one
+    argument's crossing instead of 50), the :class:`LayoutArrays` themselves as plain
+    Python; the other
     arguments are those that change from step to step: ``|dq|`` since the last step,
     Pinocchio's joint placements, the obstacles' rotations and positions, the joint
     Jacobian and the row buffers.

@@ -14,7 +14,8 @@ writes into them (the pairs' state, the rows' records) is what Python reads.
 
 This module imports numba. It is imported only once the kernels run compiled (never
 at ``import stackik``, never while they run as plain Python); the plain-Python path
-passes the arrays one by one. Its kernel is left out of the cache folder's digest
+passes the same fields as they are (:class:`~stackik.constraints._collision_kernel.LayoutArrays`).
+Its kernel is left out of the cache folder's digest
 (``kernel(digest=False)``): the folder must not depend on whether this module happened
 to be imported before the kernels loaded.
 """
@@ -28,11 +29,12 @@ from numba.core.extending import overload
 from numba.experimental import structref
 
 from .._jit import kernel
+from ._collision_kernel import LayoutArrays
 
 _new: Any = structref.new  # (an intrinsic: called from compiled code with the type only)
 
-#: The record's fields, each a tuple of arrays (see :func:`new_workspace`).
-FIELDS = ("pairs", "placement", "geometry", "shapes", "motion", "columns", "work", "sel", "out")
+#: The record's fields, each a tuple of arrays: those of :class:`LayoutArrays`.
+FIELDS = tuple(LayoutArrays.__annotations__)  # (its field names, in order)
 
 
 @structref.register

@@ -764,45 +764,38 @@ class CollisionConstraint(Constraint):
         """The whole step in one compiled call (no triangle meshes)."""
         J = self._kin.joint_jacobians_view()
         ws = self._workspace(gs)
-        if ws is not None:
-            ck.collision_step_ws(ws, dq, oMi, state.rotations, state.translations, J, C, lower)
-            return
-        ps = self._pairs
-        ck.collision_step(
-            dq, ps.lever, ps.pairs, ps.pf, ps.pi, self._cfg,
-            (oMi, gs.joint, gs.local_rot, gs.local_trans, state.rotations),
-            *self._kernel_tables(gs),
-            (gs.slot, state.translations, self._obs_vel, self._disp, self._obs_extra, self._offset),
-            J, self._columns, self._work, self._sel,
-            (C, lower, self._row_geoms, self._row_points, self._row_normals), self._counts,
-        )  # fmt: skip
+        ck.collision_step_ws(ws, dq, oMi, state.rotations, state.translations, J, C, lower)
 
-    def _workspace(self, gs: GeometrySet) -> object | None:
-        """The layout's arrays as one compiled record (None while kernels run as Python).
+    def _workspace(self, gs: GeometrySet) -> object:
+        """The layout's arrays as the step kernel's record.
 
-        Made again when the geometry set, the pairs or the buffers are replaced (a layout
-        change, or :meth:`restore` putting back those of a snapshot).
+        Once kernels run compiled, one compiled record, kept until the geometry set, the
+        pairs or the buffers are replaced (a layout change, or :meth:`restore` putting
+        back those of a snapshot); while they run as plain Python, the
+        :class:`~stackik.constraints._collision_kernel.LayoutArrays` themselves (not
+        kept: the switch to compiled code makes the record).
         """
         ps, work = self._pairs, self._work
         made = self._ws
         if made[0] is gs and made[1] is ps and made[2] is work:
             return made[3]
-        if not _jit.is_compiled():
-            return None
-        from ._collision_ws import new_workspace  # (imports numba: compiled kernels only)
-
         geometry, shapes = self._kernel_tables(gs)
-        ws = new_workspace(
+        arrays = ck.LayoutArrays(
             (ps.lever, ps.pairs, ps.pf, ps.pi, self._cfg, self._counts),
             (gs.joint, gs.local_rot, gs.local_trans),
             geometry,
             shapes,
             (gs.slot, self._obs_vel, self._disp, self._obs_extra, self._offset),
             self._columns,
-            self._work,
+            work,
             self._sel,
             (self._row_geoms, self._row_points, self._row_normals),
         )
+        if not _jit.is_compiled():
+            return arrays
+        from ._collision_ws import new_workspace  # (imports numba: compiled kernels only)
+
+        ws = new_workspace(*arrays)
         self._ws = (gs, ps, work, ws)
         return ws
 
