@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pinocchio as pin
 import pytest
 
 from stackik import RobotModel
 from stackik.errors import InvalidInput
+from stackik.model import Kinematics
+from stackik.model.kinematics import vector_space
 from stackik.model.robot import DEFAULT_BASE_SAMPLING_RANGE
 
 
@@ -148,3 +152,36 @@ def test_reduced_and_mimic_models_sample(arm_path):
     for seed in range(10):
         q = robot.random_configuration(seed)
         assert q[0] ** 2 + q[1] ** 2 == pytest.approx(1.0)
+
+
+PANDA = Path(__file__).resolve().parents[1] / "robots" / "panda" / "panda.urdf"
+MIMIC = Path(__file__).resolve().parent / "data" / "mimic.urdf"
+
+
+@pytest.mark.parametrize(
+    ("which", "flat"),
+    [("panda", True), ("mimic_keep", True), ("arm", False), ("floating_arm", False),
+     ("mimic_fold", False)],
+)  # fmt: skip
+def test_kinematics_difference_is_pinocchios_bit_for_bit(which, flat, arm, floating_arm, rand_q):
+    """The subtraction shortcut gives Pinocchio's numbers, and only where it may be taken."""
+    robot = {
+        "panda": lambda: RobotModel(PANDA, load_collisions=False),
+        "mimic_keep": lambda: RobotModel(MIMIC, mimic="keep"),
+        "mimic_fold": lambda: RobotModel(MIMIC, mimic="fold"),
+        "arm": lambda: arm,
+        "floating_arm": lambda: floating_arm,
+    }[which]()
+    model = robot.model
+    # a continuous joint's (cos, sin) pair, a floating base and a folded mimic joint are
+    # left to Pinocchio
+    assert vector_space(model) is flat
+    kin = Kinematics(robot)
+    for seed in range(40):
+        q0, q1 = rand_q(robot, 2 * seed), rand_q(robot, 2 * seed + 1)
+        if flat:  # far outside the limits too: the shortcut is exact anywhere
+            q1 = q1 + 10.0 ** (seed % 7 - 3) * np.sign(np.sin(np.arange(robot.nq) + seed))
+        expected = pin.difference(model, q0, q1)
+        got = kin.difference(q0, q1)
+        assert got.shape == (robot.nv,)
+        assert np.array_equal(got.view(np.int64), expected.view(np.int64))

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pickle
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from stackik import InvalidBounds, NonFiniteInput, RobotModel, ShapeError
+from stackik import InvalidBounds, KinematicsSolver, NonFiniteInput, RobotModel, ShapeError
 from stackik.errors import InvalidInput
 from stackik.model import (
     DEFAULT_ACCELERATION_LIMIT,
@@ -157,3 +160,67 @@ def test_set_joint_limits_drive_random_configuration(arm):
         q = arm.random_configuration(seed)
         assert 0.5 <= q[0] <= 0.6
         assert 0.1 <= q[3] <= 0.15
+
+
+PANDA = Path(__file__).resolve().parents[1] / "robots" / "panda" / "panda.urdf"
+
+
+def _limit_box(solver: KinematicsSolver, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The joint limits' velocity box of ``solver`` at ``q`` (dt 0.01 s)."""
+    solver.kinematics.update(q)
+    lo, hi = np.full(solver.robot.nv, -np.inf), np.full(solver.robot.nv, np.inf)
+    solver.engine.joint_limits.tighten_box(0.01, lo, hi)
+    return lo, hi
+
+
+def _fresh_box(robot: RobotModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The same box from a solver made after the limits were set (nothing cached)."""
+    return _limit_box(KinematicsSolver(robot, dt=0.01), q)
+
+
+def test_the_limit_box_follows_limits_set_after_its_first_step():
+    """Velocity, position and acceleration limits set between steps reach the next step."""
+    robot = RobotModel(PANDA, load_collisions=False)
+    solver = KinematicsSolver(robot, dt=0.01)
+    lo0, hi0 = robot.get_joint_limits()
+    q = 0.5 * (lo0 + hi0)
+    q[3] = hi0[3] - 0.01  # near an upper limit: the braking bound and the acceleration act
+    vmax = robot.get_velocity_limits()
+    np.testing.assert_array_equal(_limit_box(solver, q)[1][:3], vmax[:3])  # (mid-range joints)
+    robot.set_velocity_limits(0.5 * vmax)
+    lo, hi = _limit_box(solver, q)
+    np.testing.assert_array_equal(hi[:3], 0.5 * vmax[:3])
+    assert np.array_equal(np.stack([lo, hi]), np.stack(_fresh_box(robot, q)))
+    robot.set_joint_limits(lo0, hi0 + 0.005)
+    robot.set_acceleration_limits(np.full(robot.nv, 3.0))
+    moved = _limit_box(solver, q)
+    assert not np.array_equal(moved[1], hi)
+    assert np.array_equal(np.stack(moved), np.stack(_fresh_box(robot, q)))
+
+
+def test_an_unpickled_solver_reads_the_limits_of_its_own_robot():
+    robot = RobotModel(PANDA, load_collisions=False)
+    solver = KinematicsSolver(robot, dt=0.01)
+    lower, upper = robot.get_joint_limits()
+    q = lower + np.linspace(0.02, 0.98, robot.nq) * (upper - lower)  # (near both limits too)
+    before = _limit_box(solver, q)
+    copy = pickle.loads(pickle.dumps(solver))
+    copy.robot.set_velocity_limits(0.25 * copy.robot.get_velocity_limits())
+    copy.robot.set_acceleration_limits(np.full(robot.nv, 2.0))
+    after = _limit_box(copy, q)
+    assert np.array_equal(np.stack(after), np.stack(_fresh_box(copy.robot, q)))
+    assert not np.array_equal(after[1], before[1])
+    assert np.array_equal(np.stack(_limit_box(solver, q)), np.stack(before))  # the original's
+
+
+def test_acceleration_limits_view_is_read_only_and_current():
+    robot = RobotModel(PANDA, load_collisions=False)
+    view = robot.acceleration_limits
+    with pytest.raises(ValueError):
+        view[0] = 1.0
+    robot.set_acceleration_limits(np.arange(1.0, robot.nv + 1.0))
+    np.testing.assert_array_equal(robot.acceleration_limits, np.arange(1.0, robot.nv + 1.0))
+    copy = pickle.loads(pickle.dumps(robot))
+    np.testing.assert_array_equal(copy.acceleration_limits, np.arange(1.0, robot.nv + 1.0))
+    with pytest.raises(ValueError):
+        copy.acceleration_limits[0] = 1.0

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import pinocchio as pin
 
 from ..model import RobotModel
 from ..model.joints import JointKind
@@ -286,8 +285,3 @@ def build_pairs(
     )
     ps.reset_motion()
     return ps, lowered
-
-
-def configuration_difference(robot: RobotModel, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
-    """``|q1 - q0|`` in the tangent space (size nv)."""
-    return np.abs(pin.difference(robot.model, q0, q1))

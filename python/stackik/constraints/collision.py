@@ -71,7 +71,6 @@ from ._collision_pairs import (
     NamePair,
     PairSet,
     build_pairs,
-    configuration_difference,
     joint_columns,
 )
 from .base import Constraint, register_constraint
@@ -664,7 +663,7 @@ class CollisionConstraint(Constraint):
         if self._q_last is None:
             dq = np.zeros(self._robot.nv)
         else:
-            dq = configuration_difference(self._robot, self._q_last, q)
+            dq = np.abs(self._kin.difference(self._q_last, q))
         self._q_last = q
         if len(self._obs_prev):
             ck.obstacle_motion(

@@ -21,10 +21,11 @@ the velocity limits to every joint) as the solver's joint velocity box.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
-from .. import _validate
+from .. import _pickling, _validate
 from ..errors import InvalidInput
 from ..model import Kinematics, RobotModel
 from ..model.joints import scalar_limited
@@ -42,6 +43,8 @@ from ._box_kernel import (
     limit_box,
 )
 from .base import Constraint, register_constraint
+
+_NO_VIEWS: tuple = (None, None, None, None)  # (no model: the first step makes them)
 
 
 def calculate_velocity_box_constraint(
@@ -294,6 +297,15 @@ class JointLimitsConstraint(Constraint):
         self._state = np.zeros((self._iq.size, 2), dtype=np.int64)
         self._relief = np.zeros(self._robot.nv)
         self._margins = np.zeros(self._iq.size)
+        self._limit_views: tuple = _NO_VIEWS
+
+    # -- pickling: the limit views are of the model's memory, made again after unpickling --
+    def __getstate__(self) -> dict[str, Any]:
+        return _pickling.without(self.__dict__, ("_limit_views",))
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._limit_views = _NO_VIEWS
 
     # -- switches ----------------------------------------------------------------------------
     @property
@@ -456,18 +468,31 @@ class JointLimitsConstraint(Constraint):
         self._margin = margin
         self._update_margins()
 
+    def _model_limits(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The model's velocity and position limits: live views of its memory.
+
+        Made once per model (reading them from Pinocchio makes new views each time); a
+        view does not keep the model alive, so the model is kept with them.
+        """
+        model = self._kin.model
+        cached = self._limit_views
+        if cached[0] is not model:
+            views = (model.velocityLimit, model.lowerPositionLimit, model.upperPositionLimit)
+            cached = self._limit_views = (model, *views)
+        return cached[1], cached[2], cached[3]
+
     def narrow_box(self, dt: float, lower: np.ndarray, upper: np.ndarray) -> None:
         """Velocity limits, then the position-limit braking bounds (one compiled call)."""
         velocity = self._velocity_limits
         position = self._position_limits and self._iq.size > 0
         if not (velocity or position):
             return
-        model = self._kin.model
+        vmax, q_lower, q_upper = self._model_limits()
         joint_box(
             self._kin.q,
-            model.velocityLimit,
+            vmax,
             (velocity, position),
-            (self._iq, self._iv, model.lowerPositionLimit, model.upperPositionLimit, self._margins),
+            (self._iq, self._iv, q_lower, q_upper, self._margins),
             self._robot.acceleration_limits,
             dt,
             self._options,

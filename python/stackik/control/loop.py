@@ -395,7 +395,7 @@ class ControlLoop:
             self._present_errors(q_ahead)
             q_solve = None  # the solver's kinematics are at q_ahead already
             if cols:  # (both configurations are the loop's own: valid, normalized)
-                offset = pin.difference(self._robot.model, self._q, q_ahead)
+                offset = self._solver.kinematics.difference(self._q, q_ahead)
         elif self._compensating:
             self._clear_error_overrides()
         for c in cols:

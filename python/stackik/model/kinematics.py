@@ -38,6 +38,7 @@ __all__ = [
     "joint_placements_copy",
     "joint_placements_view",
     "support_columns",
+    "vector_space",
 ]
 
 
@@ -126,6 +127,21 @@ def _extended_columns(jm: Any) -> slice:
     return slice(start, start + int(getattr(jm, "nvExtended", jm.nv)))
 
 
+def vector_space(model: pin.Model) -> bool:
+    """Whether every joint's configuration space is a vector space (``q1 - q0`` is exact).
+
+    Revolute, prismatic, helical, translation, universal and ZYX-spherical joints have as
+    many configuration entries as velocities, and Pinocchio's ``difference`` on them is
+    the subtraction ``q1 - q0``; a quaternion, a planar or a ``(cos, sin)`` joint has more
+    entries than velocities. Composite and mimic joints are left to Pinocchio.
+    """
+    for jm in model.joints[1:]:
+        name = jm.shortname()
+        if jm.nq != jm.nv or "Composite" in name or "Mimic" in name:
+            return False
+    return True
+
+
 def data_bytes(nv: int) -> int:
     """Estimated bytes of one Pinocchio ``Data`` of a model with ``nv`` velocities."""
     return DATA_BYTES_PER_NV3 * nv**3
@@ -169,6 +185,7 @@ class Kinematics:
         """Drop the Data: the next use creates it (at the current description)."""
         self._revision = -1
         self._model = self.robot.model
+        self._flat = vector_space(self._model)
         self._data: pin.Data | None = None
         self._com_version = -1
 
@@ -176,6 +193,7 @@ class Kinematics:
         """(Re)create the Data when the description changed (frames added, base moved)."""
         self._revision = self.robot.revision
         self._model = self.robot.model
+        self._flat = vector_space(self._model)
         self._data = pin.Data(self._model)
         self._refresh()
         self._placements = joint_placements_view(self._data)
@@ -185,6 +203,18 @@ class Kinematics:
     def model(self) -> pin.Model:
         """The Pinocchio model (the robot's; shared, read only)."""
         return self._model
+
+    def difference(self, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+        """Tangent displacement from ``q0`` to ``q1`` (size nv) [rad or m]; unchecked.
+
+        Pinocchio's ``difference`` on the model; where every joint's configuration space
+        is a vector space (:func:`vector_space`) the same numbers come from ``q1 - q0``
+        without the call into Pinocchio. Both configurations must be valid (checked and
+        normalized) and of size nq.
+        """
+        if self._flat:
+            return q1 - q0
+        return pin.difference(self._model, q0, q1)
 
     @property
     def data(self) -> pin.Data:

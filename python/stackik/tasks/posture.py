@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import pinocchio as pin
 
 from .. import _validate
 from ..errors import InvalidInput, ShapeError
@@ -126,7 +125,7 @@ class PostureTask(Task):
         kin = self._kin
         J[:] = 0.0
         np.fill_diagonal(J, 1.0)
-        error[:] = pin.difference(kin.model, kin.q, self._target_q)
+        error[:] = kin.difference(kin.q, self._target_q)
 
     def write_rows(self, J: np.ndarray, xdot: np.ndarray) -> None:
         """Selection rows (constant) and the masked error, scaled by ``sqrt(weight)``."""
@@ -137,7 +136,7 @@ class PostureTask(Task):
         if selection.shape[0] != rows.shape[0]:  # (a change of joints by another thread)
             raise ShapeError(f"task {self.name!r}: selection", (rows.shape[0],), selection.shape)
         error = self._error
-        error[:] = pin.difference(kin.model, kin.q, self._target_q)
+        error[:] = kin.difference(kin.q, self._target_q)
         if override is not None:  # (the kernel reads the full-size error)
             error = error.copy()
             error[rows] = override
