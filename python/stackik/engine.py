@@ -163,6 +163,9 @@ class _Layout:
         self.mode_values = np.array([m.kernel_mode for m in self.modes], dtype=np.int64)
         #: The highest-priority level is a SCALE level (what a stall is judged on).
         self.top_scale = bool(self.modes) and self.modes[0].kernel_mode == TaskSolveMode.SCALE
+        #: That level's task velocities (a view) and task names, as a stall names them.
+        self.top_xdot = self.xdot[: offsets[1]] if len(offsets) > 1 else self.xdot[:0]
+        self.top_names = ", ".join(self.level_tasks[0]) if self.level_tasks else ""
         self.elastic = any(t.solve_mode is TaskSolveMode.SCALE_ELASTIC for t, _, _ in placed)
         #: Each task's writer (unchecked: the views are sized here) and its views.
         self.writers = [
@@ -722,12 +725,20 @@ class VelocityEngine:
         result.task_modes_effective = list(layout.modes)
         result.task_used_fallback = [False] * len(layout.modes)
         result.levels = (layout.J.copy(), layout.offsets, layout.xdot.copy())
+        if not self._colliders:
+            return
+        pairs = queries = culled = 0
+        exhausted = False
         for c in self._colliders:
             watched, exact, skipped = c.step_counts()
-            result.collision_pairs_considered += watched
-            result.collision_exact_distance_queries += exact
-            result.collision_bound_culled_pairs += max(watched - exact - skipped, 0)
-            result.collision_budget_exhausted |= skipped > 0
+            pairs += watched
+            queries += exact
+            culled += max(watched - exact - skipped, 0)
+            exhausted |= skipped > 0
+        result.collision_pairs_considered += pairs
+        result.collision_exact_distance_queries += queries
+        result.collision_bound_culled_pairs += culled
+        result.collision_budget_exhausted |= exhausted
 
     def _run(self, layout: _Layout, p: int) -> VelocitySolverResult:
         return self._solver().solve_stacked(
@@ -874,10 +885,7 @@ class _ConstraintPlan:
 
 def _top_demand(layout: _Layout) -> float:
     """Norm of the highest-priority level's task velocity (0 without levels)."""
-    if len(layout.offsets) < 2:
-        return 0.0
-    x = layout.xdot[layout.offsets[0] : layout.offsets[1]]
-    return math.hypot(*x.tolist())  # (a matrix product costs more on a few entries)
+    return math.hypot(*layout.top_xdot.tolist())  # (a matrix product costs more on a few)
 
 
 def _report_stall(layout: _Layout, result: VelocitySolverResult) -> None:
@@ -892,14 +900,15 @@ def _report_stall(layout: _Layout, result: VelocitySolverResult) -> None:
         return
     if not layout.top_scale or result.task_scales[0] > STALL_SCALE:
         return
-    if max(map(abs, result.solution.tolist()), default=0.0) > ZERO_STEP:
+    step = result.solution.tolist()
+    if step and max(max(step), -min(step)) > ZERO_STEP:  # (the largest |dq|, two C passes)
         return
     demand = _top_demand(layout)
     if demand <= STALL_DEMAND:
         return
     result.status = SolverStatus.NO_PROGRESS
     result.status_message = (
-        f"stalled: the highest-priority level ({', '.join(layout.level_tasks[0])}) got "
+        f"stalled: the highest-priority level ({layout.top_names}) got "
         f"scale 0 and the step is zero while it asks for |xdot| = {demand:.3g}; blocked by "
         f"saturated joints {result.saturated_joints} and constraint rows "
         f"{result.saturated_constraints}"

@@ -1,0 +1,70 @@
+"""What a velocity step reports beside its solution: the stall message and the collision counts.
+
+A stalled step names its highest-priority level, the task speed it asks for and what
+blocks it; a step with a collision constraint counts its watched pairs, exact queries and
+culled pairs. Each is checked against the task's own error and gain, and the collision
+constraint's own counters, read after the step.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from stackik import KinematicsSolver, RobotModel, SolverStatus
+
+ROBOTS = Path(__file__).resolve().parents[1] / "robots"
+PANDA = ROBOTS / "panda" / "panda.urdf"
+READY = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])
+J4 = 3  # velocity (and q) index of panda_joint4
+
+
+def test_a_stall_names_its_level_its_demand_and_what_blocks_it():
+    robot = RobotModel(PANDA, load_visuals=False)
+    solver = KinematicsSolver(robot, dt=0.01)
+    hi = robot.get_joint_limits()[1]
+    q = READY.copy()
+    q[J4] = hi[J4]  # at the upper limit, asked to go 0.2 rad past it
+    task = solver.add_joint_task("j4", "panda_joint4", hi[J4] + 0.2)
+    task.gain = 3.0
+    res = solver.solve_velocity(q)
+    assert res.status == SolverStatus.NO_PROGRESS
+    assert not res.solution.any() and res.task_scales[0] == 0.0
+    demand = abs(task.gain * float(task.get_error()[0]))  # one row, weight 1
+    assert math.isclose(demand, 3.0 * 0.2, rel_tol=1e-12)
+    assert res.status_message == (
+        f"stalled: the highest-priority level (j4) got scale 0 and the step is zero while it "
+        f"asks for |xdot| = {demand:.3g}; blocked by saturated joints {res.saturated_joints} "
+        f"and constraint rows {res.saturated_constraints}"
+    )
+    assert res.saturated_joints == [J4]
+    assert res.collision_pairs_considered == res.collision_exact_distance_queries == 0
+    assert not res.collision_budget_exhausted  # (no collision constraint)
+    assert math.isclose(solver.engine.top_demand, demand, rel_tol=1e-12)
+    q[J4] = hi[J4] - 0.1  # room to move: no stall
+    assert solver.solve_velocity(q).status == SolverStatus.SUCCESS
+
+
+def test_a_step_counts_the_collision_constraints_pairs_and_queries():
+    robot = RobotModel(PANDA, srdf_path=ROBOTS / "panda" / "panda.srdf", load_visuals=False)
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.add_frame_task("ee", "panda_hand").set_target_pose(
+        np.array([0.3, 0.0, 0.25]), np.diag([1.0, -1.0, -1.0])
+    )
+    solver.configure_collision_constraint(0.02)
+    col = solver.get_constraint("collision")
+    q = READY.copy()
+    seen_queries = 0
+    for _ in range(40):
+        res = solver.solve_velocity(q)
+        watched = len(col.pair_names())
+        assert res.collision_pairs_considered == watched > 0
+        assert res.collision_exact_distance_queries == col.exact_queries
+        culled = watched - col.exact_queries - col.skipped_queries
+        assert res.collision_bound_culled_pairs == max(culled, 0)
+        assert res.collision_budget_exhausted is (col.skipped_queries > 0)
+        seen_queries += col.exact_queries
+        q = robot.integrate(q, res.solution, solver.dt)
+    assert seen_queries > 0
