@@ -127,7 +127,9 @@ def bounded_vector(x: object, n: int, limit: float, what: str) -> np.ndarray:
     """
     if is_float_vector(x, n):
         values = x.tolist()  # (builtins on a list beat NumPy reductions on short vectors)
-        if math.isfinite(sum(values)) and max(map(abs, values), default=0.0) <= limit:
+        if not values or (
+            math.isfinite(sum(values)) and max(values) <= limit and min(values) >= -limit
+        ):
             return x  # (a NaN or inf makes the sum non-finite; the slow path names it)
     return bounded(vector(x, n, what), limit, what)
 
