@@ -20,6 +20,7 @@ import pinocchio as pin
 import pytest
 
 import stackik
+from stackik.control.timing import quiet_runtime
 from stackik.errors import (
     InvalidInput,
     InvalidTransform,
@@ -356,6 +357,34 @@ def test_targets_written_from_another_thread_at_10khz_are_never_torn():
         stop.set()
         thread.join()
     assert len(seen) > 500 and written[0] > len(seen)  # many targets, most overwritten
+
+
+def test_a_tick_keeps_the_gil_and_the_wait_between_ticks_shares_it():
+    """Other threads take the GIL while the loop waits, not in the middle of a tick.
+
+    A tick computes with the long switch interval (``quiet_runtime.hold_s``: a thread
+    that starts waiting for the GIL meanwhile waits for the tick), the wait between
+    ticks with the short one (``switch_s``); both are restored by ``stop``.
+    """
+    seen_in_ticks: list[float] = []
+    loop = panda_loop(
+        collision=False, on_command=lambda _: seen_in_ticks.append(sys.getswitchinterval())
+    )
+    runtime = quiet_runtime()
+    switch = sys.getswitchinterval()
+    seen_outside: set[float] = set()
+    loop.start()
+    try:
+        while len(seen_in_ticks) < 200:
+            seen_outside.add(sys.getswitchinterval())  # (this thread: mostly between ticks)
+            time.sleep(2e-4)
+    finally:
+        loop.stop()
+    # (the interval is kept in whole microseconds: 1e-4 reads back as 9.999...e-05)
+    assert runtime.hold_s == 0.005 and runtime.switch_s == 1e-4
+    assert all(v == pytest.approx(runtime.hold_s, rel=1e-9) for v in seen_in_ticks)
+    assert any(v == pytest.approx(runtime.switch_s, rel=1e-9) for v in seen_outside)
+    assert sys.getswitchinterval() == switch
 
 
 def test_the_loops_own_thread_runs_on_schedule_and_restores_the_runtime():

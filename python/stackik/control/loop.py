@@ -501,8 +501,11 @@ class ControlLoop:
     ) -> None:
         """Run the ticks in a thread of their own at ``rate_hz`` until :meth:`stop`.
 
-        While it runs, Python's garbage collector is frozen and disabled and the GIL
-        switch interval is 100 µs (process-wide; restored by :meth:`stop`).
+        While it runs, Python's garbage collector is frozen and disabled, and the GIL
+        switch interval is 100 µs while the loop waits between ticks and 5 ms while a
+        tick computes, so other threads take the GIL between ticks rather than in the
+        middle of one (process-wide; restored by :meth:`stop`; see
+        :class:`~stackik.control.timing.quiet_runtime`).
 
         Args:
             cpu: Pin the loop's thread to this CPU (Linux), if permitted.
@@ -553,17 +556,20 @@ class ControlLoop:
         rec = self._recorder
         rec.scheduling = set_realtime(cpu, priority)
         period = self._period_ns
-        with quiet_runtime():
+        with quiet_runtime() as runtime:
             ready.set()
             release = time.monotonic_ns() + period
             while not self._stop.is_set():
                 start = wait_until(release, spin_ns)
                 rec.release(start, release)
+                runtime.hold()
                 try:
                     self._tick()
                 except BaseException as exc:  # stop the loop; stop() re-raises it
                     self._error = exc
                     break
+                finally:
+                    runtime.share()
                 end = time.monotonic_ns()
                 rec.tick(start, end, release + period)
                 release += period

@@ -62,12 +62,28 @@ class quiet_runtime:
     scanned again), ``gc.disable()``, and ``sys.setswitchinterval(switch_s)`` so another
     Python thread holding the GIL gives it back within ``switch_s`` instead of 5 ms.
     On exit every setting is restored. Both are process-wide.
+
+    The short interval works both ways: another thread that wants the GIL while the
+    loop computes a tick takes it after ``switch_s`` too, and the tick waits for it.
+    :meth:`hold` sets the interval to ``hold_s`` for the tick's compute and
+    :meth:`share` puts ``switch_s`` back for the wait: the other threads then take the
+    GIL while the loop sleeps or spins, and not in the middle of a tick (unless the
+    tick computes for longer than ``hold_s``).
     """
 
-    def __init__(self, switch_s: float = 1e-4) -> None:
+    def __init__(self, switch_s: float = 1e-4, hold_s: float = 0.005) -> None:
         self.switch_s = switch_s
+        self.hold_s = hold_s
         self._was_enabled = True
         self._switch = 0.005
+
+    def hold(self) -> None:
+        """The long switch interval, for a tick's compute (process-wide)."""
+        sys.setswitchinterval(self.hold_s)
+
+    def share(self) -> None:
+        """The short switch interval, for the wait between ticks (process-wide)."""
+        sys.setswitchinterval(self.switch_s)
 
     def __enter__(self) -> quiet_runtime:
         self._was_enabled = gc.isenabled()
