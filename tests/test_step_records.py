@@ -68,3 +68,37 @@ def test_a_step_counts_the_collision_constraints_pairs_and_queries():
         seen_queries += col.exact_queries
         q = robot.integrate(q, res.solution, solver.dt)
     assert seen_queries > 0
+
+
+def test_a_step_writes_its_rows_with_the_geometry_set_of_its_layout():
+    """Through obstacles added, moved and removed between steps, the set a step used is
+    the one its pairs were built for: the pipeline's set for the step's world snapshot."""
+    import coal
+
+    robot = RobotModel(PANDA, srdf_path=ROBOTS / "panda" / "panda.srdf", load_visuals=False)
+    ball = np.eye(4)
+    ball[:3, 3] = (0.45, 0.0, 0.45)
+    robot.add_obstacle("ball", coal.Sphere(0.06), ball)
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.add_frame_task("ee", "panda_hand").set_target_pose(
+        np.array([0.45, 0.0, 0.3]), np.diag([1.0, -1.0, -1.0])
+    )
+    solver.configure_collision_constraint(0.02)
+    col = solver.get_constraint("collision")
+    q = READY.copy()
+    for i in range(40):
+        if i == 10:
+            plate = np.eye(4)
+            plate[:3, 3] = (0.4, 0.0, 0.2)
+            robot.add_obstacle("plate", coal.Box(0.3, 0.3, 0.02), plate)
+        if i == 25:
+            robot.remove_obstacle("ball")
+        ball[0, 3] = 0.45 + 0.002 * (i % 10)
+        if i < 25:
+            robot.set_obstacle_pose("ball", ball)
+        res = solver.solve_velocity(q)
+        gs = col.geometry  # (the pipeline's set for the step's snapshot)
+        assert gs is col._gs  # (what the step wrote its rows with)
+        assert ("plate" in gs.names) is (i >= 10) and ("ball" in gs.names) is (i < 25)
+        assert col.last_world_state is robot.world.state
+        q = robot.integrate(q, res.solution, solver.dt)

@@ -741,15 +741,14 @@ class CollisionConstraint(Constraint):
         cfg = self._fill_cfg(dt)
         dq = self._motion(state, dt)
         oMi = self._kin.joint_placements()
-        gs = self._pipeline.geometry(state)
+        gs = self._gs  # (the pipeline's set for the step's layout: _step_state synced it)
         t0 = time.perf_counter() if self.refinement_budget_us > 0 else 0.0
         if gs.has_meshes:
             self._pipeline.place(oMi, state)
             self._staged_step(gs, state, dq, cfg, C, lower)
         else:
             self._one_call(gs, state, dq, oMi, C, lower)
-        self._learn_query_cost(t0)
-        return self._records(C, lower, upper)
+        return self._finish(t0, C, lower, upper)
 
     def _one_call(
         self,
@@ -855,19 +854,20 @@ class CollisionConstraint(Constraint):
             (C, lower, self._row_geoms, self._row_points, self._row_normals), counts,
         )  # fmt: skip
 
-    def _learn_query_cost(self, t0: float) -> None:
-        """Per-query cost [us] of this step, for turning a time budget into a count."""
-        queries = int(self._counts[ck.N_QUERIES])
+    def _finish(self, t0: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
+        """The step's counts: the query cost, the ``last_*`` records; return its row count.
+
+        The per-query cost [us] of a step with a time budget turns the budget into a
+        count at the next step. The counts are read in one pass (a list of ints).
+        """
+        counts = self._counts.tolist()
+        queries = counts[ck.N_QUERIES]
         self.exact_queries = queries
-        self.skipped_queries = int(self._counts[ck.N_SKIPPED])
+        self.skipped_queries = counts[ck.N_SKIPPED]
         if t0 and queries:
             self._query_us = max(0.05, (time.perf_counter() - t0) * 1e6 / queries)
-
-    def _records(self, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
-        """Keep what the ``last_*`` records read; return the step's row count."""
-        counts = self._counts
-        rows = int(counts[ck.N_ROWS])
-        self._rec = (rows, int(counts[ck.N_HITS]), C, lower)
+        rows = counts[ck.N_ROWS]
+        self._rec = (rows, counts[ck.N_HITS], C, lower)
         upper[:rows] = np.inf
         return rows
 
