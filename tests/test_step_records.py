@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -47,14 +48,25 @@ def test_a_stall_names_its_level_its_demand_and_what_blocks_it():
     assert solver.solve_velocity(q).status == SolverStatus.SUCCESS
 
 
-def test_a_step_counts_the_collision_constraints_pairs_and_queries():
-    robot = RobotModel(PANDA, srdf_path=ROBOTS / "panda" / "panda.srdf", load_visuals=False)
+def _collision_solver(
+    robot: RobotModel, target: tuple[float, float, float]
+) -> tuple[KinematicsSolver, Any]:
+    """A Panda solver: the hand to ``target`` (pointing down), 20 mm collision minimum."""
     solver = KinematicsSolver(robot, dt=0.01)
     solver.add_frame_task("ee", "panda_hand").set_target_pose(
-        np.array([0.3, 0.0, 0.25]), np.diag([1.0, -1.0, -1.0])
+        np.array(target), np.diag([1.0, -1.0, -1.0])
     )
     solver.configure_collision_constraint(0.02)
-    col = solver.get_constraint("collision")
+    return solver, solver.get_constraint("collision")
+
+
+def _panda() -> RobotModel:
+    return RobotModel(PANDA, srdf_path=ROBOTS / "panda" / "panda.srdf", load_visuals=False)
+
+
+def test_a_step_counts_the_collision_constraints_pairs_and_queries():
+    robot = _panda()
+    solver, col = _collision_solver(robot, (0.3, 0.0, 0.25))
     q = READY.copy()
     seen_queries = 0
     for _ in range(40):
@@ -75,16 +87,11 @@ def test_a_step_writes_its_rows_with_the_geometry_set_of_its_layout():
     the one its pairs were built for: the pipeline's set for the step's world snapshot."""
     import coal
 
-    robot = RobotModel(PANDA, srdf_path=ROBOTS / "panda" / "panda.srdf", load_visuals=False)
+    robot = _panda()
     ball = np.eye(4)
     ball[:3, 3] = (0.45, 0.0, 0.45)
     robot.add_obstacle("ball", coal.Sphere(0.06), ball)
-    solver = KinematicsSolver(robot, dt=0.01)
-    solver.add_frame_task("ee", "panda_hand").set_target_pose(
-        np.array([0.45, 0.0, 0.3]), np.diag([1.0, -1.0, -1.0])
-    )
-    solver.configure_collision_constraint(0.02)
-    col = solver.get_constraint("collision")
+    solver, col = _collision_solver(robot, (0.45, 0.0, 0.3))
     q = READY.copy()
     for i in range(40):
         if i == 10:
