@@ -55,7 +55,8 @@ import enum
 import math
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar, overload
 
 import numpy as np
 
@@ -114,6 +115,68 @@ def _check_spec(pairs: Sequence[tuple[str, str]]) -> list[NamePair]:
     return validate_pairs(pairs)
 
 
+def _non_negative(value: object, what: str) -> float:
+    return _validate.positive_float(value, what, allow_zero=True)
+
+
+def _unit_interval(value: object, what: str) -> float:
+    return _validate.in_range(value, what, 0.0, 1.0, open_low=True)
+
+
+def _positive_or_inf(value: object, what: str) -> float:
+    number = _validate.real(value, what)
+    if not number > 0.0:  # (inf allowed: off)
+        raise InvalidInput(f"{what} must be > 0, got {value!r}", what=what)
+    return number
+
+
+def _multiplier(value: object, what: str) -> float:
+    number = _validate.real(value, what)
+    if not math.isfinite(number) or number > _validate.MAX_MAGNITUDE:
+        raise InvalidInput(f"{what} must be finite, got {value!r}", what=what)
+    return max(number, 0.0)
+
+
+def _budget(value: object, what: str) -> int:
+    return max(_validate.count(value, what, minimum=-(2**31)), 0)
+
+
+_T = TypeVar("_T")
+
+
+class _Setting(Generic[_T]):
+    """A checked setting of :class:`CollisionConstraint` (a typed error when it is set).
+
+    Setting it bumps the constraint's settings version: the compiled step's settings
+    vector is rewritten at the next step (one integer compared per step).
+    """
+
+    def __init__(self, check: Callable[[object, str], _T]) -> None:
+        self._check = check
+        self._name = self._slot = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name, self._slot = name, "_" + name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _Setting[_T]: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> _T: ...
+
+    def __get__(self, obj: object | None, owner: type | None = None) -> _T | _Setting[_T]:
+        if obj is None:
+            return self
+        value: _T = getattr(obj, self._slot)
+        return value
+
+    def __set__(self, obj: CollisionConstraint, value: object) -> None:
+        checked = self._check(value, self._name)
+        if getattr(obj, self._slot, None) != checked:
+            setattr(obj, self._slot, checked)
+            obj._settings_version += 1
+
+
 @register_constraint
 class CollisionConstraint(Constraint):
     """Keep every watched pair (robot, attached objects, world) ``min_distance`` apart.
@@ -142,6 +205,27 @@ class CollisionConstraint(Constraint):
             pair is only kept from approaching further, not pushed back.
         world: A world of its own; None follows the robot's (``robot.world``).
 
+    Attributes:
+        min_distance: Minimum separation [m] of every pair without one of its own;
+            assigning it is :meth:`set_min_distance`.
+        max_constraints: Largest number of pairs with rows per step (>= 1).
+        gain: Damper gain in (0, 1].
+        activation_margin: Pairs farther than their minimum plus this [m] get no row.
+        patch_tolerance: Contact-patch support rows within this [m] of the limit (0: off).
+        recovery_deadband: Band [m] above the minimum where a held pair is not pushed back.
+        nearest_points_all_pairs: Query every broadphase candidate exactly.
+        activation_multiplier: Activation margin as a multiple of ``min_distance``
+            (finite; <= 0 reads 0: off).
+        proximity_gating: Whether ``activation_multiplier`` applies.
+        recovery_scale: Fraction in (0, 1] of the recovery speed of a pair inside its minimum.
+        max_separation_speed: Cap [m/s] of a non-penetrating pair's separation (inf: none).
+        refinement_budget_us: Budget [us] of exact queries per step (<= 0 reads 0: none).
+        sphere_broadphase: Skip the exact query of pairs whose bounding spheres are apart.
+        approach_deceleration: Closing-speed cap ``sqrt(2 decel gap)`` [m/s^2] (inf: off).
+
+    Each setting is checked when it is assigned (``InvalidInput`` naming it; the old
+    value stays) and takes effect at the next step.
+
     Raises:
         InvalidInput: The robot has no collision geometry or an argument is out of range.
         CollisionGeometryNotFound: A name in the pair lists is unknown.
@@ -149,6 +233,33 @@ class CollisionConstraint(Constraint):
 
     family = "collision"
     order = 10
+
+    #: Largest number of pairs with rows per step (>= 1).
+    max_constraints = _Setting(_validate.count)
+    #: Damper gain in (0, 1].
+    gain = _Setting(_unit_interval)
+    #: Pairs farther than their minimum plus this [m] get no row (>= 0).
+    activation_margin = _Setting(_non_negative)
+    #: Contact-patch support rows within this distance [m] of a pair's limit (0: off).
+    patch_tolerance = _Setting(_non_negative)
+    #: Band [m] above a pair's minimum in which a held pair is not pushed back (>= 0).
+    recovery_deadband = _Setting(_non_negative)
+    #: Query every broadphase candidate exactly (True) or only the closest (False).
+    nearest_points_all_pairs = _Setting(_validate.flag)
+    #: Activation margin as a multiple of ``min_distance`` (finite; <= 0: off, read 0).
+    activation_multiplier = _Setting(_multiplier)
+    #: Whether :attr:`activation_multiplier` applies.
+    proximity_gating = _Setting(_validate.flag)
+    #: Fraction in (0, 1] of the recovery speed a pair inside its minimum asks for.
+    recovery_scale = _Setting(_unit_interval)
+    #: Cap [m/s] of the separation a non-penetrating pair asks for (> 0; inf: none).
+    max_separation_speed = _Setting(_positive_or_inf)
+    #: Budget [us] of exact queries per step (<= 0: none, read 0).
+    refinement_budget_us = _Setting(_budget)
+    #: Skip the exact query of pairs whose bounding spheres are apart.
+    sphere_broadphase = _Setting(_validate.flag)
+    #: Cap every pair's closing speed at ``sqrt(2 decel gap)`` [m/s^2] (> 0; inf: off).
+    approach_deceleration = _Setting(_positive_or_inf)
 
     def __init__(
         self,
@@ -171,7 +282,8 @@ class CollisionConstraint(Constraint):
         if world is not None and not isinstance(world, World):
             raise InvalidInput(f"world must be a stackik World, got {type(world).__name__}")
         self._cfg = np.zeros(ck.CFG_SIZE)
-        self._cfg_key: tuple[object, ...] | None = None  # the settings written into _cfg
+        self._settings_version = 0  # bumped by every setting (see _Setting)
+        self._cfg_key: tuple[int, float] | None = None  # (version, dt) written into _cfg
         self._sized_for: tuple[int, int, int] | None = None  # the layout max_rows() sized
         self._tables: tuple = (None, (), ())  # (geometry set, its kernel tables)
         #: (geometry set, pairs, buffers, their compiled record): see :meth:`_workspace`.
@@ -180,7 +292,7 @@ class CollisionConstraint(Constraint):
             min_distance, max_constraints, gain, activation_margin, patch_tolerance,
             recovery_deadband,
         )  # fmt: skip
-        self.nearest_points_all_pairs = bool(nearest_points_all_pairs)
+        self.nearest_points_all_pairs = nearest_points_all_pairs
         self._include = _check_spec(include_pairs)
         self._exclude = _check_spec(exclude_pairs)
         self._pipeline = CollisionPipeline(self._robot, world)
@@ -201,16 +313,12 @@ class CollisionConstraint(Constraint):
         recovery_deadband: float,
     ) -> None:
         """Check and store the settings (typed errors at configuration time)."""
-
-        def non_negative(value: float, what: str) -> float:
-            return _validate.positive_float(value, what, allow_zero=True)
-
-        self.min_distance = non_negative(min_distance, "min_distance")
-        self.activation_margin = non_negative(activation_margin, "activation_margin")
-        self.patch_tolerance = non_negative(patch_tolerance, "patch_tolerance")
-        self.recovery_deadband = non_negative(recovery_deadband, "recovery_deadband")
-        self.max_constraints = _validate.count(max_constraints, "max_constraints")
-        self.gain = _validate.in_range(gain, "gain", 0.0, 1.0, open_low=True)
+        self._min_distance = _non_negative(min_distance, "min_distance")
+        self.activation_margin = activation_margin
+        self.patch_tolerance = patch_tolerance
+        self.recovery_deadband = recovery_deadband
+        self.max_constraints = max_constraints
+        self.gain = gain
 
     def _tuning_defaults(self) -> None:
         self.activation_multiplier = 0.0
@@ -228,6 +336,18 @@ class CollisionConstraint(Constraint):
         self._offset = np.zeros(self._robot.nv)
 
     @property
+    def min_distance(self) -> float:
+        """Minimum separation [m] of every pair without one of its own (>= 0).
+
+        Setting it is :meth:`set_min_distance`.
+        """
+        return self._min_distance
+
+    @min_distance.setter
+    def min_distance(self, value: float) -> None:
+        self.set_min_distance(value)
+
+    @property
     def activation(self) -> float:
         """Effective activation margin [m]: pairs closer than their minimum plus this get rows.
 
@@ -240,23 +360,15 @@ class CollisionConstraint(Constraint):
 
     def set_activation_multiplier(self, multiplier: float) -> None:
         """Activation margin as a multiple of ``min_distance`` (``<= 0``: ``activation_margin``)."""
-        value = _validate.real(multiplier, "multiplier")
-        if not math.isfinite(value) or value > _validate.MAX_MAGNITUDE:
-            raise InvalidInput(f"multiplier must be finite, got {multiplier!r}", what="multiplier")
-        self.activation_multiplier = max(value, 0.0)
+        self.activation_multiplier = _multiplier(multiplier, "multiplier")
 
     def set_recovery_scale(self, scale: float) -> None:
         """Fraction in (0, 1] of the recovery speed a pair inside its minimum asks for."""
-        self.recovery_scale = _validate.in_range(scale, "scale", 0.0, 1.0, open_low=True)
+        self.recovery_scale = _unit_interval(scale, "scale")
 
     def set_max_separation_speed(self, speed: float) -> None:
         """Cap [m/s] of the separation a non-penetrating pair asks for (inf: none)."""
-        value = _validate.real(speed, "max_separation_speed")
-        if not value > 0.0:  # inf allowed
-            raise InvalidInput(
-                f"max_separation_speed must be > 0, got {speed!r}", what="max_separation_speed"
-            )
-        self.max_separation_speed = value
+        self.max_separation_speed = speed
 
     def set_refinement_budget_us(self, budget_us: int) -> None:
         """Budget [us] of exact queries per step (``<= 0``: none); the closest bounds first.
@@ -264,8 +376,7 @@ class CollisionConstraint(Constraint):
         The budget is turned into a number of queries with the per-query cost measured
         over the previous steps (at least one query always runs).
         """
-        value = _validate.count(budget_us, "budget_us", minimum=-(2**31))
-        self.refinement_budget_us = max(value, 0)
+        self.refinement_budget_us = _budget(budget_us, "budget_us")
 
     def enable_pair_cache(
         self,
@@ -285,12 +396,13 @@ class CollisionConstraint(Constraint):
         if not enable:
             self._cache = None
             self._pairs.pi[:, 2] = 0
-            return
-        self._cache = (
-            _validate.count(full_refresh_interval, "full_refresh_interval"),
-            _validate.positive_float(candidate_distance_margin, "candidate_distance_margin", True),
-            _validate.count(max_cached_candidates, "max_cached_candidates"),
-        )
+        else:
+            self._cache = (
+                _validate.count(full_refresh_interval, "full_refresh_interval"),
+                _non_negative(candidate_distance_margin, "candidate_distance_margin"),
+                _validate.count(max_cached_candidates, "max_cached_candidates"),
+            )
+        self._settings_version += 1
 
     def set_tuning_mode(self, mode: CollisionTuningMode | str) -> None:
         """Apply a :class:`CollisionTuningMode` preset."""
@@ -314,12 +426,7 @@ class CollisionConstraint(Constraint):
     def _fill_cfg(self, dt: float) -> np.ndarray:
         """The kernel's settings vector; the settings part is rewritten only when it changed."""
         cfg = self._cfg
-        key = (
-            self.activation, self.gain, dt, self.recovery_deadband, self.recovery_scale,
-            self.max_separation_speed, self.patch_tolerance, self.max_constraints,
-            self.nearest_points_all_pairs, self.sphere_broadphase, self._cache,
-            self.approach_deceleration,
-        )  # fmt: skip
+        key = (self._settings_version, dt)
         if key != self._cfg_key:
             self._write_settings(cfg, dt)
             self._cfg_key = key
@@ -570,7 +677,8 @@ class CollisionConstraint(Constraint):
         Robot pairs that can never be that far apart get a lowered minimum with a
         :class:`~stackik.errors.CollisionMarginWarning`, as at configuration.
         """
-        self.min_distance = _validate.positive_float(min_distance, "min_distance", True)
+        self._min_distance = _non_negative(min_distance, "min_distance")
+        self._settings_version += 1
         self._rebuild(self._pipeline.world_state(), self._pairs.saved_minimums())
 
     # -- steps ---------------------------------------------------------------------------------
@@ -685,12 +793,7 @@ class CollisionConstraint(Constraint):
         With this cap a pair starts braking (or giving way) ``v^2 / (2 decel)`` before its
         minimum. ``inf`` (the default) turns it off.
         """
-        value = _validate.real(decel, "approach_deceleration")
-        if not value > 0.0:
-            raise InvalidInput(
-                f"approach_deceleration must be > 0, got {decel!r}", what="approach_deceleration"
-            )
-        self.approach_deceleration = value
+        self.approach_deceleration = decel
 
     def set_solve_offset(self, delta_v: np.ndarray | None) -> None:
         """Tell the constraint that steps are solved ``delta_v`` ahead of the present.
