@@ -367,6 +367,44 @@ def test_ticks_are_the_states_of_ruckig_called_directly(panda, limits):
         np.testing.assert_allclose(command.acceleration, out.new_acceleration, atol=1e-6)
 
 
+def test_follow_velocity_is_ruckig_velocity_control_and_the_checked_step(panda, limits):
+    """The control loop's trusted tick: ruckig's velocity interface, tick for tick.
+
+    Against ruckig called directly (away from the position limits the guard is idle) and
+    against ``step(None, v)`` on a second limiter, bit for bit, with velocities beyond
+    the limits among them (both clip them to the limits).
+    """
+    q0 = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8])
+    trusted = stackik.JointMotionLimiter.from_limits(panda, DT, limits)
+    checked = stackik.JointMotionLimiter.from_limits(panda, DT, limits)
+    trusted.reset(q0)
+    checked.reset(q0)
+    otg, inp, out = Ruckig(7, DT), InputParameter(7), OutputParameter(7)
+    inp.control_interface = ControlInterface.Velocity
+    inp.max_velocity, inp.max_acceleration = PANDA_V.tolist(), PANDA_A.tolist()
+    inp.max_jerk = PANDA_J.tolist()
+    inp.synchronization = Synchronization.No
+    inp.current_position, inp.current_velocity, inp.current_acceleration = q0, [0.0] * 7, [0.0] * 7
+    rng = np.random.default_rng(7)
+    clipped = False
+    for k in range(1200):
+        if k % 50 == 0:  # a new velocity; every other one beyond the limits (clipped)
+            w = rng.uniform(-0.3, 0.3, 7) * (10.0 if k % 100 == 0 else 1.0)
+            clipped |= bool(np.any(np.abs(w) > PANDA_V))
+        a, b = trusted.follow_velocity(w), checked.step(None, w)
+        for x, y in ((a.position, b.position), (a.velocity, b.velocity)):
+            np.testing.assert_array_equal(x, y)
+        np.testing.assert_array_equal(a.configuration, b.configuration)
+        assert a.status == b.status == stackik.SolverStatus.SUCCESS
+        inp.target_velocity = np.clip(w, -PANDA_V, PANDA_V).tolist()
+        assert otg.update(inp, out) in (Result.Working, Result.Finished)
+        out.pass_to_input(inp)
+        assert a.braked_joints == ()
+        np.testing.assert_allclose(a.position, out.new_position, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(a.velocity, out.new_velocity, rtol=0, atol=1e-9)
+    assert clipped
+
+
 def test_a_long_rest_to_rest_move_takes_the_closed_form_time(panda, limits):
     """Velocity, acceleration and jerk all saturate: T = d/V + V/A + A/J."""
     limiter = stackik.JointMotionLimiter.from_limits(panda, DT, limits)

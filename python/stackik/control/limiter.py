@@ -692,6 +692,22 @@ class JointMotionLimiter:
         status = SolverStatus.NUMERICAL_ERROR if message else SolverStatus.SUCCESS
         return self._command(status, message)
 
+    def follow_velocity(self, velocity: np.ndarray) -> JointCommand:
+        """One tick toward a velocity the caller has already checked (trusted).
+
+        The same tick as ``step(None, velocity)`` without its input checks: for a
+        caller whose velocity is finite and of size nv by construction, such as the
+        :class:`~stackik.control.ControlLoop` passing its IK's (smoothed) solution (the
+        velocity IK never returns a non-finite one). It is still clipped to the velocity
+        limits.
+
+        Args:
+            velocity: Joint velocity to reach (size nv, finite) [rad/s or m/s].
+        """
+        message = self._core.track(None, velocity)
+        status = SolverStatus.NUMERICAL_ERROR if message else SolverStatus.SUCCESS
+        return self._command(status, message)
+
     def brake(self) -> JointCommand:
         """One tick of braking to rest, every joint together (then holding still).
 

@@ -404,7 +404,7 @@ class ControlLoop:
         counts = self._recorder.counts
         if result.status is not SolverStatus.SUCCESS:
             counts[_COUNTED.get(result.status, "failure")] += 1
-        command = self._limiter.step(None, self._smoothed(result.solution))
+        command = self._limiter.follow_velocity(self._smoothed(result.solution))
         if command.braked_joints:
             counts["guard"] += 1
         return command
@@ -426,7 +426,7 @@ class ControlLoop:
             lead += self._limiter.braking_time(v)
         for c in cols:
             c.obstacle_lead = lead
-            if self._approach is not None:
+            if self._approach is not None and c.approach_deceleration != self._approach:
                 c.approach_deceleration = self._approach
 
     def _smoothed(self, w: np.ndarray) -> np.ndarray:
