@@ -387,6 +387,45 @@ def test_an_error_override_drives_the_velocity_and_nothing_else(panda, humanoid)
     np.testing.assert_allclose(post.get_error(), e[[2, 7, 20]], rtol=1e-14)
 
 
+@pytest.mark.parametrize("seed", [41, 42, 43])
+def test_the_present_error_override_is_the_tasks_error_there(panda, seed):
+    """``override_with_present_error``: the error of ``update()`` bit for bit (frame tasks
+    of each type and with masks, a posture task on some joints, a CoM task by the generic
+    path), and Pinocchio's frame pose error and configuration difference."""
+    q = random_qs(panda, seed=seed, n=1)[0]
+    solver = make_solver(panda, q)
+    target = pin.SE3(pin.exp3(np.array([0.3, -0.1, 0.2])), np.array([0.4, -0.1, 0.45]))
+    full = solver.add_frame_task("full", "panda_hand_tcp")
+    full.set_target_pose(target)
+    masked = solver.add_frame_task("masked", "panda_link6", TaskType.FRAME_POSITION)
+    masked.set_target_position(np.array([0.2, 0.3, 0.6]))
+    masked.set_position_mask([1, 0, 1])
+    post = solver.add_posture_task("post", [1, 3, 5])
+    post.set_target_configuration(random_qs(panda, seed=seed + 10, n=1)[0])
+    com = solver.add_com_task("com")
+    com.set_target_position(np.array([0.05, 0.0, 0.3]))
+    tasks = [full, masked, post, com]
+    for task in tasks:
+        task.override_with_present_error()
+    present = [task.error_override.copy() for task in tasks]
+    for task, got in zip(tasks, present, strict=True):
+        task.clear_error_override()
+        task.update()
+        task.override_with_current_error()
+        np.testing.assert_array_equal(got, task.error_override)
+    data = pin.Data(panda.model)
+    pin.framesForwardKinematics(panda.model, data, q)
+    T = data.oMf[panda.model.getFrameId("panda_hand_tcp")]
+    pinocchio_error = np.concatenate(
+        [target.translation - T.translation, pin.log3(target.rotation @ T.rotation.T)]
+    )
+    np.testing.assert_allclose(present[0], pinocchio_error, rtol=0, atol=1e-12)
+    p6 = data.oMf[panda.model.getFrameId("panda_link6")].translation
+    np.testing.assert_allclose(present[1], (np.array([0.2, 0.3, 0.6]) - p6)[[0, 2]], atol=1e-14)
+    e = pin.difference(panda.model, q, post.target_configuration)
+    np.testing.assert_allclose(present[2], e[[1, 3, 5]], rtol=1e-14, atol=1e-15)
+
+
 def test_posture_rows_written_for_the_solver_in_closed_form(humanoid):
     """The rows a step stacks: ``sqrt(w) I[S]`` (excluded columns zero) and
     ``sqrt(w) (gain difference(q, q*)[S] + v*[S])``, against Pinocchio's difference."""

@@ -102,8 +102,15 @@ def _solver(robot: RobotModel) -> KinematicsSolver:
 
 @register_warmup(machine_only=True)
 def velocity_job() -> None:
-    """``solve_velocity`` with a frame task, a posture task, limits and self-collision."""
-    _solver(arm()).solve_velocity(_Q)
+    """``solve_velocity`` with a frame task, a posture task, limits and self-collision.
+
+    Then the control loop's present-error pass (each task's error alone).
+    """
+    solver = _solver(arm())
+    solver.solve_velocity(_Q)
+    for task in solver.tasks:
+        task.override_with_present_error()
+        task.clear_error_override()
 
 
 @register_warmup(machine_only=True)

@@ -473,8 +473,7 @@ class ControlLoop:
         kin.set_unchecked(self._q)
         for task in self._solver.tasks:
             if task.active:
-                task.update()
-                task.override_with_current_error()
+                task.override_with_present_error()
         kin.set_unchecked(q_ahead)
         self._compensating = True
 

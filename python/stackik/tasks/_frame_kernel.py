@@ -71,6 +71,29 @@ def frame_error_jacobian(
 
 
 @kernel
+def frame_error(oMi: np.ndarray, frame: tuple, target: tuple, error: np.ndarray) -> None:
+    """A frame's pose error alone: :func:`frame_error_jacobian`'s, without the Jacobian.
+
+    Args:
+        oMi: Joint placements ``(njoints, 12)`` (see :func:`frame_error_jacobian`).
+        frame: ``(joint, rot (3, 3), trans (3,))`` of :func:`frame_error_jacobian`.
+        target: ``(position (3,), rotation (3, 3))`` in world coordinates [m].
+        error: Output ``(6,)``: ``[p* - p; log3(R* R^T)]`` [m, rad].
+    """
+    joint, lrot, ltrans = frame
+    tp, tR = target
+    R = np.empty((3, 3))
+    p = np.empty(3)
+    place_one(oMi, joint, lrot, ltrans, R, p)
+    T = np.empty((3, 4))
+    for r in range(3):
+        for c in range(3):
+            T[r, c] = tR[r, c]
+        T[r, 3] = tp[r]
+    pose_error(T, R, p, error)
+
+
+@kernel
 def frame_rows(
     oMi: np.ndarray,
     Jw: np.ndarray,

@@ -300,6 +300,16 @@ class Task:
         """
         self._error_override = self._error[self._rows]  # (a copy: fancy indexing)
 
+    def override_with_present_error(self) -> None:
+        """Evaluate the task's error at the cache's configuration and make it the override.
+
+        :meth:`update` then :meth:`override_with_current_error`; tasks whose error needs
+        no Jacobian (frame and posture tasks) compute only the error, the same numbers.
+        A control loop calls it at the present configuration before solving elsewhere.
+        """
+        self.update()
+        self.override_with_current_error()
+
     def clear_error_override(self) -> None:
         """The task velocity comes from the task's own error again."""
         self._error_override = None

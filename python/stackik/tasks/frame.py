@@ -20,7 +20,7 @@ from ..errors import InvalidInput
 from ..model import Kinematics, RobotModel
 from ..model.kinematics import jacobian_columns, support_columns
 from ..spatial import as_se3, check_rotation, check_translation
-from ._frame_kernel import frame_error_jacobian, frame_rows
+from ._frame_kernel import frame_error, frame_error_jacobian, frame_rows
 from .base import NO_VALUES, Task, TaskType, register_task
 
 _ROWS = {
@@ -142,6 +142,13 @@ class FrameTask(Task):
         """One compiled call on the cache's live joint placements and joint Jacobian."""
         oMi, Jw, (frame, columns) = self._live()
         frame_error_jacobian(oMi, Jw, frame, columns, self._target, J, error)
+
+    def override_with_present_error(self) -> None:
+        """The pose error at the cache's configuration as the override (no Jacobian)."""
+        oMi, _, (frame, _) = self._live()
+        self._fresh = False
+        frame_error(oMi, frame, self._target, self._error)
+        self._error_override = self._error[self._rows]  # (a copy: fancy indexing)
 
     def write_rows(self, J: np.ndarray, xdot: np.ndarray) -> None:
         """The masked rows and task velocity, scaled by ``sqrt(weight)``, in one compiled call.

@@ -127,6 +127,13 @@ class PostureTask(Task):
         np.fill_diagonal(J, 1.0)
         error[:] = kin.difference(kin.q, self._target_q)
 
+    def override_with_present_error(self) -> None:
+        """The displacement to the target at the cache's configuration as the override."""
+        kin = self._kin
+        self._fresh = False
+        self._error[:] = kin.difference(kin.q, self._target_q)
+        self._error_override = self._error[self._rows]  # (a copy: fancy indexing)
+
     def write_rows(self, J: np.ndarray, xdot: np.ndarray) -> None:
         """Selection rows (constant) and the masked error, scaled by ``sqrt(weight)``."""
         kin = self._kin
