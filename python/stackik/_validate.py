@@ -6,7 +6,7 @@ Public functions call these once; private helpers trust their inputs.
 from __future__ import annotations
 
 import math
-from typing import TypeGuard
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -404,3 +404,29 @@ def check_out(arr: object, shape: tuple[int, ...], what: str) -> None:
     if arr.dtype != np.float64 or not arr.flags.writeable:
         kind = str(arr.dtype) + ("" if arr.flags.writeable else ", read-only")
         raise InvalidInput(f"{what}: expected a writable float64 array, given {kind}", what=what)
+
+
+def fixed_attribute(owner: object, what: str, hint: str) -> InvalidInput:
+    """The error of assigning an attribute fixed at construction (``what`` of ``owner``).
+
+    Returned (the caller raises it), so that a property setter reads ``raise ...``.
+    """
+    return InvalidInput(
+        f"{type(owner).__name__}.{what} is fixed when it is made: {hint}", what=what
+    )
+
+
+def fixed_property(what: str, hint: str, doc: str) -> Any:
+    """A read-only attribute kept in ``_<what>``: assigning it raises :func:`fixed_attribute`.
+
+    Annotate the class attribute with its type (``frame_name: str = fixed_property(...)``).
+    """
+    slot = "_" + what
+
+    def get(self: object) -> Any:
+        return getattr(self, slot)
+
+    def refuse(self: object, value: object) -> None:
+        raise fixed_attribute(self, what, hint)
+
+    return property(get, refuse, doc=doc)

@@ -194,9 +194,19 @@ class VelocityEngine:
             operation (position IK) hold it for the whole operation.
     """
 
+    robot: RobotModel = _validate.fixed_property(
+        "robot", "make a solver for the other robot", "The robot description."
+    )
+    kinematics: Kinematics = _validate.fixed_property(
+        "kinematics", "the engine owns its cache", "The engine's own kinematics cache."
+    )
+    lock: threading.RLock = _validate.fixed_property(
+        "lock", "hold it, never replace it", "The re-entrant lock held by every step."
+    )
+
     def __init__(self, robot: RobotModel, dt: float = 0.01) -> None:
-        self.robot = robot
-        self.kinematics = Kinematics(robot, robot.kinematics.q)
+        self._robot = robot
+        self._kinematics = Kinematics(robot, robot.kinematics.q)
         self.dt = dt
         self._tasks: dict[str, Task] = {}
         self._constraints: dict[str, Constraint] = {}
@@ -231,22 +241,22 @@ class VelocityEngine:
         self._phase: dict[str, float] = {}  # per-constraint row times of the last step [ms]
         self._row_deadband = 0.0
         self.world: World | None = None  # None: the robot's world (robot.world)
-        self.lock = threading.RLock()
-        self.add_constraint(JointLimitsConstraint(JOINT_LIMITS, self.kinematics))
+        self._lock = threading.RLock()
+        self.add_constraint(JointLimitsConstraint(JOINT_LIMITS, self._kinematics))
         if robot.kept_mimic_joints:  # mimic="keep": followers are coupled to their leaders
-            self.add_constraint(MimicConstraint(MIMIC, self.kinematics))
+            self.add_constraint(MimicConstraint(MIMIC, self._kinematics))
 
     # -- pickling: the lock, the SNS solver's buffers and the step's calls are rebuilt -------
     # (A layout's writers hold views of its buffers, which pickle as separate arrays, and
     # its key holds the tasks' ids: it is rebuilt at the first step after unpickling.)
     def __getstate__(self) -> dict[str, Any]:
-        with self.lock:
-            dropped = ("lock", "_sns", "_sns_z", "_plan", "_layout")
+        with self._lock:
+            dropped = ("_lock", "_sns", "_sns_z", "_plan", "_layout")
             return _pickling.without(self.__dict__, dropped)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.lock = threading.RLock()
+        self._lock = threading.RLock()
         self._plan = None
         self._layout = None
         self._drop_solvers()
@@ -312,7 +322,7 @@ class VelocityEngine:
 
     @joint_weights.setter
     def joint_weights(self, weights: object) -> None:
-        w = _validate.vector(weights, self.robot.nv, "joint weights")
+        w = _validate.vector(weights, self._robot.nv, "joint weights")
         if (w <= 0).any():
             raise InvalidInput("joint weights must be > 0")
         self._joint_weights = w
@@ -373,7 +383,7 @@ class VelocityEngine:
         """
         if task.name in self._tasks:
             raise InvalidInput(f"a task named {task.name!r} already exists")
-        if task.kinematics is not self.kinematics:
+        if task.kinematics is not self._kinematics:
             raise InvalidInput(f"task {task.name!r} reads another kinematics cache")
         self._tasks[task.name] = task
         return task
@@ -431,7 +441,7 @@ class VelocityEngine:
                 what="constraint",
             )
         replace = _validate.flag(replace, "replace")
-        if constraint.kinematics is not self.kinematics:
+        if constraint.kinematics is not self._kinematics:
             raise InvalidInput(f"constraint {constraint.name!r} reads another kinematics cache")
         if constraint.name in self._constraints and not replace:
             raise InvalidInput(f"a constraint named {constraint.name!r} already exists")
@@ -485,7 +495,7 @@ class VelocityEngine:
             parts = [c.velocity_couplings for c in couplers]
             f, lead, m = (np.concatenate([p[i] for p in parts]) for i in range(3))
             try:
-                reduction = Reduction(self.robot.nv, f, lead, m)
+                reduction = Reduction(self._robot.nv, f, lead, m)
             except InvalidInput as exc:
                 names = [c.name for c in couplers]
                 raise InvalidInput(f"mimic constraints {names}: {exc}") from None
@@ -506,19 +516,19 @@ class VelocityEngine:
             ShapeError, NonFiniteInput, InvalidInput: Bad ``q``.
         """
         if not _validate.is_empty(q):
-            self.kinematics.update(q)
+            self._kinematics.update(q)
 
     def _current_layout(self) -> _Layout:
         key = tuple((id(t), t.layout_version) for t in self._tasks.values())
         if self._layout is None or key != self._layout_key:
-            self._layout = _Layout(list(self._tasks.values()), self.robot.nv)
+            self._layout = _Layout(list(self._tasks.values()), self._robot.nv)
             self._layout_key = key
         return self._layout
 
     def _row_capacity(self, cap: int) -> None:
         if cap > self._rows_C.shape[0]:
             cap = max(cap, 2 * self._rows_C.shape[0])
-            self._rows_C = np.zeros((cap, self.robot.nv))
+            self._rows_C = np.zeros((cap, self._robot.nv))
             self._rows_lower = np.zeros(cap)
             self._rows_upper = np.zeros(cap)
 
@@ -593,7 +603,7 @@ class VelocityEngine:
         """
         apply_limits = _validate.flag(apply_limits, "apply_limits")
         advance = _validate.flag(advance, "advance")
-        with self.lock:
+        with self._lock:
             self.update(q)
             saved = [] if advance else [(c, c.snapshot()) for c in self.constraints]
             slices = self._slices
@@ -665,7 +675,7 @@ class VelocityEngine:
             (size nv) [rad/s or m/s]. Bad input gives status INVALID_INPUT (never an
             exception).
         """
-        with self.lock:
+        with self._lock:
             t0 = time.perf_counter()
             try:
                 if apply_limits is not True:  # the default skips the check on the hot path
@@ -778,7 +788,7 @@ class VelocityEngine:
             z_hi,
         )
         if result.status in _NO_SOLUTION:
-            result.solution = np.zeros(self.robot.nv)
+            result.solution = np.zeros(self._robot.nv)
         else:
             result.solution = red.solution(result.solution, v0)
         result.saturated_joints = [int(red.free[j]) for j in result.saturated_joints]
@@ -820,7 +830,7 @@ class VelocityEngine:
             t0 = time.perf_counter()
         nlev = len({t.priority for t in self._tasks.values() if t.active})
         return VelocitySolverResult(
-            solution=np.zeros(self.robot.nv),
+            solution=np.zeros(self._robot.nv),
             status=SolverStatus.INVALID_INPUT,
             status_message=message,
             task_scales=np.zeros(nlev),
@@ -830,7 +840,7 @@ class VelocityEngine:
 
     def __repr__(self) -> str:
         return (
-            f"VelocityEngine(robot={self.robot!r}, tasks={list(self._tasks)}, "
+            f"VelocityEngine(robot={self._robot!r}, tasks={list(self._tasks)}, "
             f"constraints={list(self._constraints)}, dt={self._dt})"
         )
 

@@ -84,6 +84,11 @@ class ComPolygonConstraint(Constraint):
     """
 
     family = "com_polygon"
+    frame_name: str = _validate.fixed_property(
+        "frame_name",
+        "add a constraint on the other frame",
+        "Frame of the polygon's vertices (fixed when the constraint is made).",
+    )
     order = 20
 
     def __init__(
@@ -109,7 +114,7 @@ class ComPolygonConstraint(Constraint):
             proximity_fraction, "proximity_fraction", allow_zero=True
         )
         self._fid = None if frame_name == "world" else self._robot.get_frame_id(frame_name)
-        self.frame_name = frame_name
+        self._frame_name = frame_name
         centroid = self.vertices.mean(axis=0)
         normals, offsets = self._half_planes(self.vertices)
         self.inradius = float(np.min(normals @ centroid - offsets))

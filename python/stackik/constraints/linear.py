@@ -102,6 +102,11 @@ class TightPointConstraint(Constraint):
     """
 
     family = "tight_point"
+    frame_name: str = _validate.fixed_property(
+        "frame_name",
+        "add a constraint on the other frame",
+        "The constrained frame (fixed when the constraint is made).",
+    )
     order = 50
 
     def __init__(
@@ -115,7 +120,7 @@ class TightPointConstraint(Constraint):
     ) -> None:
         super().__init__(name, kinematics)
         self._fid = self._robot.get_frame_id(frame_name)
-        self.frame_name = frame_name
+        self._frame_name = frame_name
         self.target = _validate.bounded_vector(
             target_point, 3, _validate.MAX_MAGNITUDE, "target_point"
         )
@@ -154,6 +159,11 @@ class TightFramePoseConstraint(Constraint):
     """
 
     family = "tight_pose"
+    frame_name: str = _validate.fixed_property(
+        "frame_name",
+        "add a constraint on the other frame",
+        "The constrained frame (fixed when the constraint is made).",
+    )
     order = 60
 
     def __init__(
@@ -168,7 +178,7 @@ class TightFramePoseConstraint(Constraint):
     ) -> None:
         super().__init__(name, kinematics)
         self._fid = self._robot.get_frame_id(frame_name)
-        self.frame_name = frame_name
+        self._frame_name = frame_name
         self.target = pin.SE3(as_se3(target_pose, "target_pose"))
         p_eps = _validate.positive_float(position_epsilon, "position_epsilon")
         o_eps = _validate.positive_float(orientation_epsilon, "orientation_epsilon")

@@ -252,18 +252,17 @@ class SNSSolver:
         tolerance = _validate.positive_float(tolerance, "tolerance", allow_zero=True)
         if max_iterations is not None:
             max_iterations = _validate.count(max_iterations, "max_iterations")
-        self.n = n
-        self.joint_weights = w
-        self.damping = float(damping)
-        self.tolerance = float(tolerance)
-        self.max_iterations = int(max_iterations) if max_iterations is not None else n + 2
-        self.exact_fallback = _validate.flag(exact_fallback, "exact_fallback")
+        self._n = n
+        self._joint_weights = w
+        exact_fallback = _validate.flag(exact_fallback, "exact_fallback")
         # Kernel flags of a fresh solve: hold (no exact fallback), or the quadprog reference.
-        self._flags = 0 if self.exact_fallback else FLAG_HOLD
+        self._flags = 0 if exact_fallback else FLAG_HOLD
         self._wis = 1.0 / np.sqrt(w)
-        self._prm = np.array([self.damping, self.tolerance, FEAS_TOL, ACTIVE_TOL])
-        # [start level, max iterations, flags, r]; only a QP fallback changes it (_resumed).
-        self._iprm = np.array([0, self.max_iterations, self._flags, n], dtype=np.int64)
+        self._prm = np.array([float(damping), float(tolerance), FEAS_TOL, ACTIVE_TOL])
+        # [start level, max iterations, flags, r]; only a QP fallback changes [0], [2], [3]
+        # (_resumed); [1] is max_iterations.
+        iterations = int(max_iterations) if max_iterations is not None else n + 2
+        self._iprm = np.array([0, iterations, self._flags, n], dtype=np.int64)
         self._resumed = False
         self._info = np.zeros(8, dtype=np.int64)
         self._u = np.zeros(n)
@@ -287,6 +286,67 @@ class SNSSolver:
             self._run = _compiled_entry()
         else:
             self._run = run.python_sns_run()
+
+    # -- settings (checked when set, in effect at the next solve) ----------------------------
+    @property
+    def n(self) -> int:
+        """Number of joint velocity variables (fixed at construction)."""
+        return self._n
+
+    @n.setter
+    def n(self, value: object) -> None:
+        raise _validate.fixed_attribute(self, "n", "make a solver of the other size")
+
+    @property
+    def joint_weights(self) -> np.ndarray:
+        """Positive metric weights, size ``n`` (a read-only view; set a new vector)."""
+        view = self._joint_weights.view()
+        view.flags.writeable = False
+        return view
+
+    @joint_weights.setter
+    def joint_weights(self, weights: Sequence[float] | np.ndarray) -> None:
+        w = _checked_weights(self._n, weights)
+        self._joint_weights = w
+        self._wis[:] = 1.0 / np.sqrt(w)
+
+    @property
+    def damping(self) -> float:
+        """Damping ``lambda`` of near-singular directions (>= 0, finite)."""
+        return float(self._prm[0])
+
+    @damping.setter
+    def damping(self, value: float) -> None:
+        self._prm[0] = _validate.positive_float(value, "damping", allow_zero=True)
+
+    @property
+    def tolerance(self) -> float:
+        """Singular-value threshold ``epsilon`` (>= 0, finite)."""
+        return float(self._prm[1])
+
+    @tolerance.setter
+    def tolerance(self, value: float) -> None:
+        self._prm[1] = _validate.positive_float(value, "tolerance", allow_zero=True)
+
+    @property
+    def max_iterations(self) -> int:
+        """Cap on saturation iterations per priority level (>= 1)."""
+        return int(self._iprm[1])
+
+    @max_iterations.setter
+    def max_iterations(self, value: int) -> None:
+        self._iprm[1] = _validate.count(value, "max_iterations")
+
+    @property
+    def exact_fallback(self) -> bool:
+        """Solve a level the greedy saturation cannot scale with the exact QP (else hold)."""
+        return not self._flags & FLAG_HOLD
+
+    @exact_fallback.setter
+    def exact_fallback(self, value: bool) -> None:
+        hold = 0 if _validate.flag(value, "exact_fallback") else FLAG_HOLD
+        self._flags = (self._flags & ~FLAG_HOLD) | hold
+        self._iprm[2] = self._flags
 
     @property
     def compiled(self) -> bool:
@@ -417,7 +477,7 @@ class SNSSolver:
                 SolverStatus.SHAPE_MISMATCH,
                 f"expected one Jacobian per goal: {nlev} goals, {len(jacobians)} jacobians",
             )
-        n = self.n
+        n = self._n
         offs = self._offs_cache.get(nlev)
         if offs is None:
             offs = self._offs_cache[nlev] = np.zeros(nlev + 1, dtype=np.int64)
@@ -490,7 +550,7 @@ class SNSSolver:
         self, C: Any, lower: Any, upper: Any
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The general rows and bounds as C-contiguous float64 arrays (shape-checked)."""
-        n = self.n
+        n = self._n
         if C is None or (
             type(C) is np.ndarray and C.size == 0 and C.ndim == 2 and C.shape[1] in (0, n)
         ):
@@ -519,7 +579,7 @@ class SNSSolver:
 
     def _box(self, box_lower: Any, box_upper: Any) -> tuple[np.ndarray, np.ndarray]:
         """The joint velocity box as C-contiguous float64 ``(n,)`` arrays (shape-checked)."""
-        n = self.n
+        n = self._n
         bl = self._box_lo if box_lower is None else _fresh(box_lower)
         bu = self._box_hi if box_upper is None else _fresh(box_upper)
         if bl.shape != (n,) or bu.shape != (n,):
@@ -552,7 +612,7 @@ class SNSSolver:
                 return self._result_error(SolverStatus.INVALID_INPUT, message, t0, 0)
             if modes is None:
                 modes = self._all_scale(nlev)
-            if self.n == 0:
+            if self._n == 0:
                 return self._result_error(
                     SolverStatus.EMPTY_PROBLEM, "no joint velocity variables (n == 0)", t0, nlev
                 )
@@ -580,7 +640,7 @@ class SNSSolver:
         :func:`stackik.sns.qp.qp_start`), or, with :meth:`_reference_qp`, every start
         point and QP level to the ``quadprog`` reference.
         """
-        n = self.n
+        n = self._n
         nlev = offs.shape[0] - 1
         if self._act.shape[0] < n + Cg.shape[0]:
             self._act = np.zeros(n + Cg.shape[0], dtype=np.int64)
@@ -593,7 +653,6 @@ class SNSSolver:
             levels = self._levels[nlev] = np.zeros(nlev, dtype=np.int64)
         iprm = self._iprm
         info = self._info
-        iprm[1] = self.max_iterations  # (a public attribute: read on every solve)
         if self._resumed:  # a QP fallback of an earlier solve changed iprm
             iprm[0] = 0
             iprm[2] = self._flags
@@ -747,7 +806,7 @@ class SNSSolver:
     ) -> VelocitySolverResult:
         """A zero result with ``status`` and ``message`` (nothing solved)."""
         return VelocitySolverResult(
-            solution=np.zeros(self.n),
+            solution=np.zeros(self._n),
             status=status,
             status_message=message,
             task_scales=np.zeros(nlev),

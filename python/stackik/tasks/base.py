@@ -102,7 +102,7 @@ class Task:
     """
 
     family: ClassVar[str] = "task"
-    task_type: TaskType
+    _task_type: TaskType
 
     def __init__(
         self,
@@ -112,7 +112,7 @@ class Task:
         priority: int = 0,
         weight: float = 1.0,
     ) -> None:
-        self.name = _validate.name(name, "task name")
+        self._name = _validate.name(name, "task name")
         self._kin = as_kinematics(kinematics)
         self._robot = self._kin.robot
         self._dim = dimension
@@ -132,6 +132,25 @@ class Task:
         self._error = np.zeros(dimension)
 
     # -- bindings ------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """Task name (fixed when the task is made)."""
+        return self._name
+
+    @name.setter
+    def name(self, value: object) -> None:
+        raise _validate.fixed_attribute(self, "name", "remove the task and add it again")
+
+    @property
+    def task_type(self) -> TaskType:
+        """:class:`TaskType` (fixed when the task is made)."""
+        return self._task_type
+
+    @task_type.setter
+    def task_type(self, value: object) -> None:
+        raise _validate.fixed_attribute(self, "task_type", "add a task of the other type")
+
     @property
     def kinematics(self) -> Kinematics:
         """The kinematics cache this task reads."""

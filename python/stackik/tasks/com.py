@@ -25,7 +25,7 @@ class COMTask(Task):
     """
 
     family = "com"
-    task_type = TaskType.COM
+    _task_type = TaskType.COM
 
     def __init__(
         self,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
+from .. import _validate
 from ..errors import InvalidInput
 from ..model import Kinematics, RobotModel
 from ..model.kinematics import jacobian_columns, support_columns
@@ -50,6 +51,11 @@ class FrameTask(Task):
     """
 
     family = "frame"
+    frame_name: str = _validate.fixed_property(
+        "frame_name",
+        "add a task on the other frame",
+        "The frame the task moves (fixed when the task is made).",
+    )
 
     def __init__(
         self,
@@ -63,8 +69,8 @@ class FrameTask(Task):
         if task_type not in _ROWS:
             raise InvalidInput(f"FrameTask type must be one of {[t.name for t in _ROWS]}")
         super().__init__(name, kinematics, 6, priority, weight)
-        self.task_type = task_type
-        self.frame_name = frame_name
+        self._task_type = task_type
+        self._frame_name = frame_name
         self._fid = self._robot.get_frame_id(frame_name)
         lo, hi = _ROWS[task_type]
         self._mask[:] = False
@@ -84,13 +90,13 @@ class FrameTask(Task):
 
     def set_position_mask(self, mask: object) -> None:
         """Which world axes (x, y, z) of the position are controlled (1) or free (0)."""
-        if self.task_type == TaskType.FRAME_ORIENTATION:
+        if self._task_type == TaskType.FRAME_ORIENTATION:
             raise InvalidInput(f"task {self.name!r} controls no position")
         self._set_mask(0, mask)  # type: ignore[arg-type]
 
     def set_orientation_mask(self, mask: object) -> None:
         """Which world rotation axes (x, y, z) are controlled (1) or free (0)."""
-        if self.task_type == TaskType.FRAME_POSITION:
+        if self._task_type == TaskType.FRAME_POSITION:
             raise InvalidInput(f"task {self.name!r} controls no orientation")
         self._set_mask(3, mask)  # type: ignore[arg-type]
 

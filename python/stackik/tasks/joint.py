@@ -43,7 +43,7 @@ class MultiJointTask(Task):
     """
 
     family = "multi_joint"
-    task_type = TaskType.JOINT
+    _task_type = TaskType.JOINT
 
     def __init__(
         self,

@@ -63,7 +63,7 @@ class PostureTask(Task):
     """
 
     family = "posture"
-    task_type = TaskType.POSTURE
+    _task_type = TaskType.POSTURE
 
     def __init__(
         self,

@@ -87,7 +87,7 @@ class RelativeFrameTask(_PairTask):
     """
 
     family = "relative_frame"
-    task_type = TaskType.RELATIVE_FRAME
+    _task_type = TaskType.RELATIVE_FRAME
 
     def _current(self) -> pin.SE3:
         kin = self._kin
@@ -112,7 +112,7 @@ class AbsoluteFrameTask(_PairTask):
     """
 
     family = "absolute_frame"
-    task_type = TaskType.ABSOLUTE_FRAME
+    _task_type = TaskType.ABSOLUTE_FRAME
 
     def __init__(
         self,
