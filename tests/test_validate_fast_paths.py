@@ -3,6 +3,8 @@ checks accept, and every rejection still names its entries."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -50,3 +52,33 @@ def test_finite_vectors_pass_unchanged():
     beyond = np.nextafter(edge, np.inf * edge)
     with pytest.raises(InvalidInput):
         _validate.bounded_vector(beyond, 2, _validate.MAX_MAGNITUDE, "x")
+
+
+@pytest.mark.parametrize("n", [1, 7, 38, 200])
+def test_the_norm_pass_accepts_exactly_the_bounded_finite_vectors(n):
+    """A vector whose norm is within the bound passes at once; one entry just past the
+    bound, or not finite, still fails with its name, also under an infinite bound, and
+    huge entries raise no overflow warning."""
+    rng = np.random.default_rng(n)
+    limit = 2.5
+    x = rng.uniform(-1.0, 1.0, n) * (limit / np.sqrt(n))
+    assert np.linalg.norm(x) <= limit
+    assert _validate.bounded_vector(x, n, limit, "x") is x
+    for k in sorted({0, n - 1}):
+        beyond = x.copy()
+        beyond[k] = np.nextafter(limit, np.inf) * (-1.0 if k else 1.0)
+        with pytest.raises(InvalidInput, match="x"):
+            _validate.bounded_vector(beyond, n, limit, "x")
+        for bad in BAD:
+            y = x.copy()
+            y[k] = bad
+            with pytest.raises(NonFiniteInput):
+                _validate.bounded_vector(y, n, limit, "x")
+            with pytest.raises(NonFiniteInput):
+                _validate.bounded_vector(y, n, np.inf, "x")
+    crowded = np.full(n, 0.9 * limit)  # every entry within the bound, its norm beyond (n > 1)
+    assert _validate.bounded_vector(crowded, n, limit, "x") is crowded
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (a NumPy overflow warning would fail here)
+        with pytest.raises(InvalidInput):
+            _validate.bounded_vector(np.full(n, 1e300), n, limit, "x")

@@ -127,6 +127,9 @@ def bounded_vector(x: object, n: int, limit: float, what: str) -> np.ndarray:
     """
     if is_float_vector(x, n):
         values = x.tolist()  # (builtins on a list beat NumPy reductions on short vectors)
+        norm = math.hypot(*values)
+        if norm <= limit and norm < math.inf:
+            return x  # (the norm bounds every |x_i|; a NaN or an inf fails it)
         if not values or (
             math.isfinite(sum(values)) and max(values) <= limit and min(values) >= -limit
         ):
