@@ -88,21 +88,15 @@ class Constraint:
     family: ClassVar[str] = "constraint"
     order: ClassVar[int] = 100
     is_limit: ClassVar[bool] = False
+    name: str = _validate.fixed_property(
+        "name", "remove the constraint and add it again", "Constraint name (fixed when made)."
+    )
 
     def __init__(self, name: str, kinematics: Kinematics | RobotModel) -> None:
         self._name = _validate.name(name, "constraint name")
         self._kin = as_kinematics(kinematics)
         self._robot = self._kin.robot
         self.active = True
-
-    @property
-    def name(self) -> str:
-        """Constraint name (fixed when the constraint is made)."""
-        return self._name
-
-    @name.setter
-    def name(self, value: object) -> None:
-        raise _validate.fixed_attribute(self, "name", "remove the constraint and add it again")
 
     @property
     def active(self) -> bool:

@@ -197,6 +197,18 @@ def _compiled_entry() -> Callable[..., float]:
     return _jit.follow(run.sns_run)
 
 
+def _kernel_setting(index: int, what: str, doc: str) -> Any:
+    """A setting kept in the kernel's parameter vector ``_prm[index]`` (>= 0, finite)."""
+
+    def get(self: SNSSolver) -> float:
+        return float(self._prm[index])
+
+    def put(self: SNSSolver, value: float) -> None:
+        self._prm[index] = _validate.positive_float(value, what, allow_zero=True)
+
+    return property(get, put, doc=doc + " (>= 0, finite; checked when set)")
+
+
 class SNSSolver:
     """Reusable SNS solver for a fixed number of joints (the 1 kHz hot path).
 
@@ -234,6 +246,12 @@ class SNSSolver:
             or tolerance negative or not finite, ``max_iterations < 1``.
         ShapeError: ``joint_weights`` is not of shape ``(n,)``.
     """
+
+    n: int = _validate.fixed_property(
+        "n", "make a solver of the other size", "Number of joint velocity variables (fixed)."
+    )
+    damping: float = _kernel_setting(0, "damping", "Damping ``lambda`` (near-singular directions).")
+    tolerance: float = _kernel_setting(1, "tolerance", "Singular-value threshold ``epsilon``.")
 
     def __init__(
         self,
@@ -289,15 +307,6 @@ class SNSSolver:
 
     # -- settings (checked when set, in effect at the next solve) ----------------------------
     @property
-    def n(self) -> int:
-        """Number of joint velocity variables (fixed at construction)."""
-        return self._n
-
-    @n.setter
-    def n(self, value: object) -> None:
-        raise _validate.fixed_attribute(self, "n", "make a solver of the other size")
-
-    @property
     def joint_weights(self) -> np.ndarray:
         """Positive metric weights, size ``n`` (a read-only view; set a new vector)."""
         view = self._joint_weights.view()
@@ -309,24 +318,6 @@ class SNSSolver:
         w = _checked_weights(self._n, weights)
         self._joint_weights = w
         self._wis[:] = 1.0 / np.sqrt(w)
-
-    @property
-    def damping(self) -> float:
-        """Damping ``lambda`` of near-singular directions (>= 0, finite)."""
-        return float(self._prm[0])
-
-    @damping.setter
-    def damping(self, value: float) -> None:
-        self._prm[0] = _validate.positive_float(value, "damping", allow_zero=True)
-
-    @property
-    def tolerance(self) -> float:
-        """Singular-value threshold ``epsilon`` (>= 0, finite)."""
-        return float(self._prm[1])
-
-    @tolerance.setter
-    def tolerance(self, value: float) -> None:
-        self._prm[1] = _validate.positive_float(value, "tolerance", allow_zero=True)
 
     @property
     def max_iterations(self) -> int:

@@ -103,6 +103,12 @@ class Task:
 
     family: ClassVar[str] = "task"
     _task_type: TaskType
+    name: str = _validate.fixed_property(
+        "name", "remove the task and add it again", "Task name (fixed when the task is made)."
+    )
+    task_type: TaskType = _validate.fixed_property(
+        "task_type", "add a task of the other type", ":class:`TaskType` (fixed when it is made)."
+    )
 
     def __init__(
         self,
@@ -132,24 +138,6 @@ class Task:
         self._error = np.zeros(dimension)
 
     # -- bindings ------------------------------------------------------------------------
-
-    @property
-    def name(self) -> str:
-        """Task name (fixed when the task is made)."""
-        return self._name
-
-    @name.setter
-    def name(self, value: object) -> None:
-        raise _validate.fixed_attribute(self, "name", "remove the task and add it again")
-
-    @property
-    def task_type(self) -> TaskType:
-        """:class:`TaskType` (fixed when the task is made)."""
-        return self._task_type
-
-    @task_type.setter
-    def task_type(self, value: object) -> None:
-        raise _validate.fixed_attribute(self, "task_type", "add a task of the other type")
 
     @property
     def kinematics(self) -> Kinematics:
