@@ -234,6 +234,11 @@ class CollisionConstraint(Constraint):
     family = "collision"
     order = 10
 
+    # (the settings' own values, read directly on the hot path)
+    _max_constraints: int
+    _refinement_budget_us: int
+    _approach_deceleration: float
+
     #: Largest number of pairs with rows per step (>= 1).
     max_constraints = _Setting(_validate.count)
     #: Damper gain in (0, 1].
@@ -432,7 +437,7 @@ class CollisionConstraint(Constraint):
             self._cfg_key = key
         cfg[ck.CFG_LEAD] = self._lead  # (a control loop changes it every tick)
         cfg[ck.CFG_STEP] = self._step
-        budget = self.refinement_budget_us
+        budget = self._refinement_budget_us
         cfg[ck.CFG_QUERY_BUDGET] = max(1, int(budget / self._query_us)) if budget > 0 else 0
         return cfg
 
@@ -694,7 +699,7 @@ class CollisionConstraint(Constraint):
 
     def _rows_needed(self) -> int:
         """Rows the current pair set may write in one step (see :meth:`max_rows`)."""
-        return max(self.max_constraints, len(self._pairs)) * _ROWS_PER_PAIR
+        return max(self._max_constraints, len(self._pairs)) * _ROWS_PER_PAIR
 
     def reset(self) -> None:
         """Forget the broadphase's temporal state (a new motion starts)."""
@@ -778,7 +783,7 @@ class CollisionConstraint(Constraint):
                 (state.rotations, state.translations), state.velocity_known,
                 (state.linear_velocity, state.angular_velocity), self._obs_prev,
                 self._pairs.reach, self._obs_seen,
-                (dt, self.obstacle_lead, self.approach_deceleration),
+                (dt, self._lead, self._approach_deceleration),
                 (self._obs_vel, self._disp, self._obs_extra),
             )  # fmt: skip
             self._obs_seen = True
@@ -845,7 +850,7 @@ class CollisionConstraint(Constraint):
         dq = self._motion(state, dt)
         oMi = self._kin.joint_placements()
         gs = self._gs  # (the pipeline's set for the step's layout: _step_state synced it)
-        t0 = time.perf_counter() if self.refinement_budget_us > 0 else 0.0
+        t0 = time.perf_counter() if self._refinement_budget_us > 0 else 0.0
         if gs.has_meshes:
             self._pipeline.place(oMi, state)
             self._staged_step(gs, state, dq, cfg, C, lower)
