@@ -16,6 +16,18 @@ from .._pose_kernel import pose_error
 from ..model.pipeline import place_one
 
 
+@kernel(inline=True)
+def _error_to(target: tuple, R: np.ndarray, p: np.ndarray, error: np.ndarray) -> None:
+    """``error = [p* - p; log3(R* R^T)]`` of a frame at ``(R, p)`` to ``target = (p*, R*)``."""
+    tp, tR = target
+    T = np.empty((3, 4))
+    for r in range(3):
+        for c in range(3):
+            T[r, c] = tR[r, c]
+        T[r, 3] = tp[r]
+    pose_error(T, R, p, error)
+
+
 @kernel
 def frame_error_jacobian(
     oMi: np.ndarray,
@@ -43,7 +55,6 @@ def frame_error_jacobian(
     """
     joint, lrot, ltrans = frame
     support, colmap = columns
-    tp, tR = target
     R = np.empty((3, 3))
     p = np.empty(3)
     place_one(oMi, joint, lrot, ltrans, R, p)  # the frame's world pose
@@ -62,12 +73,7 @@ def frame_error_jacobian(
         J[3, c] += wx
         J[4, c] += wy
         J[5, c] += wz
-    T = np.empty((3, 4))
-    for r in range(3):
-        for c in range(3):
-            T[r, c] = tR[r, c]
-        T[r, 3] = tp[r]
-    pose_error(T, R, p, error)
+    _error_to(target, R, p, error)
 
 
 @kernel
@@ -81,16 +87,10 @@ def frame_error(oMi: np.ndarray, frame: tuple, target: tuple, error: np.ndarray)
         error: Output ``(6,)``: ``[p* - p; log3(R* R^T)]`` [m, rad].
     """
     joint, lrot, ltrans = frame
-    tp, tR = target
     R = np.empty((3, 3))
     p = np.empty(3)
     place_one(oMi, joint, lrot, ltrans, R, p)
-    T = np.empty((3, 4))
-    for r in range(3):
-        for c in range(3):
-            T[r, c] = tR[r, c]
-        T[r, 3] = tp[r]
-    pose_error(T, R, p, error)
+    _error_to(target, R, p, error)
 
 
 @kernel

@@ -154,7 +154,7 @@ class FrameTask(Task):
         oMi, _, (frame, _) = self._live()
         self._fresh = False
         frame_error(oMi, frame, self._target, self._error)
-        self._error_override = self._error[self._rows]  # (a copy: fancy indexing)
+        self.override_with_current_error()
 
     def write_rows(self, J: np.ndarray, xdot: np.ndarray) -> None:
         """The masked rows and task velocity, scaled by ``sqrt(weight)``, in one compiled call.

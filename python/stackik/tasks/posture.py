@@ -122,28 +122,30 @@ class PostureTask(Task):
 
     def _compute(self, J: np.ndarray, error: np.ndarray) -> None:
         """Identity Jacobian; the error is the tangent displacement to the target."""
-        kin = self._kin
         J[:] = 0.0
         np.fill_diagonal(J, 1.0)
+        self._write_error(error)
+
+    def _write_error(self, error: np.ndarray) -> None:
+        """``error`` = the tangent displacement from the cache's configuration to the target."""
+        kin = self._kin
         error[:] = kin.difference(kin.q, self._target_q)
 
     def override_with_present_error(self) -> None:
         """The displacement to the target at the cache's configuration as the override."""
-        kin = self._kin
         self._fresh = False
-        self._error[:] = kin.difference(kin.q, self._target_q)
-        self._error_override = self._error[self._rows]  # (a copy: fancy indexing)
+        self._write_error(self._error)
+        self.override_with_current_error()
 
     def write_rows(self, J: np.ndarray, xdot: np.ndarray) -> None:
         """Selection rows (constant) and the masked error, scaled by ``sqrt(weight)``."""
-        kin = self._kin
         self._fresh = False
         selection = self._selection
         rows, override = self._rows_for(J, xdot)
         if selection.shape[0] != rows.shape[0]:  # (a change of joints by another thread)
             raise ShapeError(f"task {self.name!r}: selection", (rows.shape[0],), selection.shape)
         error = self._error
-        error[:] = kin.difference(kin.q, self._target_q)
+        self._write_error(error)
         if override is not None:  # (the kernel reads the full-size error)
             error = error.copy()
             error[rows] = override
