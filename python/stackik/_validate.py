@@ -409,6 +409,13 @@ def check_out(arr: object, shape: tuple[int, ...], what: str) -> None:
         raise InvalidInput(f"{what}: expected a writable float64 array, given {kind}", what=what)
 
 
+def read_only_view(array: np.ndarray) -> np.ndarray:
+    """A read-only view of ``array`` (what the public API hands out of its own arrays)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
 def fixed_attribute(owner: object, what: str, hint: str) -> InvalidInput:
     """The error of assigning an attribute fixed at construction (``what`` of ``owner``).
 

@@ -532,10 +532,8 @@ class JointMotionLimiter:
         For a loop that reads the state every tick without copies; valid until the next
         :meth:`step`, :meth:`brake` or :meth:`reset`.
         """
-        views = (self._core.p.view(), self._core.v.view(), self._core.a.view())
-        for view in views:
-            view.flags.writeable = False
-        return views
+        core, view = self._core, _validate.read_only_view
+        return view(core.p), view(core.v), view(core.a)
 
     # -- coordinates ---------------------------------------------------------------------------
     def to_positions(self, q: object, what: str = "q") -> np.ndarray:

@@ -102,13 +102,6 @@ def as_reference_frame(rf: object) -> pin.ReferenceFrame:
     )
 
 
-def _read_only(array: np.ndarray) -> np.ndarray:
-    """A read-only view of ``array``."""
-    view = array.view()
-    view.flags.writeable = False
-    return view
-
-
 def _frame_ids(model: pin.Model) -> dict[str, int]:
     """Frame name -> index; when names repeat, the most specific frame type wins."""
     rank = {pin.JOINT: 0, pin.FIXED_JOINT: 1, pin.BODY: 2, pin.OP_FRAME: 3, pin.SENSOR: 3}
@@ -340,7 +333,7 @@ class RobotModel:
         self._strict = _validate.flag(strict, "strict")
         self._urdf_joints = built.joints
         self._acceleration_limits = np.full(model.nv, DEFAULT_ACCELERATION_LIMIT)
-        self._acceleration_view = _read_only(self._acceleration_limits)
+        self._acceleration_view = _validate.read_only_view(self._acceleration_limits)
         self._base_placement = pin.SE3.Identity()
         self._base_children = self._capture_base_children()
         self._index()
@@ -848,7 +841,7 @@ class RobotModel:
         """Acceleration limits (size nv) [rad/s^2 or m/s^2] as a read-only view."""
         view = self._acceleration_view  # (made once per setting: read on every step)
         if view.base is not self._acceleration_limits:  # (set since, or unpickled)
-            view = self._acceleration_view = _read_only(self._acceleration_limits)
+            view = self._acceleration_view = _validate.read_only_view(self._acceleration_limits)
         return view
 
     def set_acceleration_limits(self, accel_limits: object) -> None:

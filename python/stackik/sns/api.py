@@ -309,9 +309,7 @@ class SNSSolver:
     @property
     def joint_weights(self) -> np.ndarray:
         """Positive metric weights, size ``n`` (a read-only view; set a new vector)."""
-        view = self._joint_weights.view()
-        view.flags.writeable = False
-        return view
+        return _validate.read_only_view(self._joint_weights)
 
     @joint_weights.setter
     def joint_weights(self, weights: Sequence[float] | np.ndarray) -> None:
