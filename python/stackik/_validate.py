@@ -309,6 +309,18 @@ def positive_float(value: object, what: str, allow_zero: bool = False) -> float:
     return v
 
 
+def positive_or_inf(value: object, what: str) -> float:
+    """Return ``value`` as a float > 0, where ``inf`` means "none" (NaN refused).
+
+    Raises:
+        InvalidInput: Not a real number, NaN, or not > 0.
+    """
+    v = real(value, what)
+    if not v > 0:
+        raise InvalidInput(f"{what} must be > 0, got {value!r}", what=what, value=value)
+    return v
+
+
 def in_range(value: object, what: str, low: float, high: float, open_low: bool = False) -> float:
     """Return ``value`` as a float in ``[low, high]`` (``(low, high]`` with ``open_low``).
 

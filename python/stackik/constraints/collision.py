@@ -123,13 +123,6 @@ def _unit_interval(value: object, what: str) -> float:
     return _validate.in_range(value, what, 0.0, 1.0, open_low=True)
 
 
-def _positive_or_inf(value: object, what: str) -> float:
-    number = _validate.real(value, what)
-    if not number > 0.0:  # (inf allowed: off)
-        raise InvalidInput(f"{what} must be > 0, got {value!r}", what=what)
-    return number
-
-
 def _multiplier(value: object, what: str) -> float:
     number = _validate.real(value, what)
     if not math.isfinite(number) or number > _validate.MAX_MAGNITUDE:
@@ -258,13 +251,13 @@ class CollisionConstraint(Constraint):
     #: Fraction in (0, 1] of the recovery speed a pair inside its minimum asks for.
     recovery_scale = _Setting(_unit_interval)
     #: Cap [m/s] of the separation a non-penetrating pair asks for (> 0; inf: none).
-    max_separation_speed = _Setting(_positive_or_inf)
+    max_separation_speed = _Setting(_validate.positive_or_inf)
     #: Budget [us] of exact queries per step (<= 0: none, read 0).
     refinement_budget_us = _Setting(_budget)
     #: Skip the exact query of pairs whose bounding spheres are apart.
     sphere_broadphase = _Setting(_validate.flag)
     #: Cap every pair's closing speed at ``sqrt(2 decel gap)`` [m/s^2] (> 0; inf: off).
-    approach_deceleration = _Setting(_positive_or_inf)
+    approach_deceleration = _Setting(_validate.positive_or_inf)
 
     def __init__(
         self,

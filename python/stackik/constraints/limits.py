@@ -123,10 +123,7 @@ def _checked_box_inputs(
             raise InvalidInput(f"{what} must not be NaN", what=what, value=value)
         out.append(v)
     for what, value in zip(("velocity_limit", "acceleration_limit"), limits, strict=True):
-        v = _validate.real(value, what)
-        if not v > 0:  # inf allowed (no limit), NaN refused
-            raise InvalidInput(f"{what} must be > 0, got {value!r}", what=what, value=value)
-        out.append(v)
+        out.append(_validate.positive_or_inf(value, what))  # (inf: no limit)
     out.append(_validate.positive_float(dt, "dt"))
     return out[0], out[1], out[2], out[3], out[4]
 
