@@ -130,9 +130,7 @@ def bounded_vector(x: object, n: int, limit: float, what: str) -> np.ndarray:
         norm = math.hypot(*values)
         if norm <= limit and norm < math.inf:
             return x  # (the norm bounds every |x_i|; a NaN or an inf fails it)
-        if not values or (
-            math.isfinite(sum(values)) and max(values) <= limit and min(values) >= -limit
-        ):
+        if math.isfinite(sum(values)) and max(values) <= limit and min(values) >= -limit:
             return x  # (a NaN or inf makes the sum non-finite; the slow path names it)
     return bounded(vector(x, n, what), limit, what)
 

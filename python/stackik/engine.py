@@ -163,8 +163,7 @@ class _Layout:
         self.mode_values = np.array([m.kernel_mode for m in self.modes], dtype=np.int64)
         #: The highest-priority level is a SCALE level (what a stall is judged on).
         self.top_scale = bool(self.modes) and self.modes[0].kernel_mode == TaskSolveMode.SCALE
-        #: That level's task velocities (a view) and task names, as a stall names them.
-        self.top_xdot = self.xdot[: offsets[1]] if len(offsets) > 1 else self.xdot[:0]
+        #: That level's task names, as a stall names them.
         self.top_names = ", ".join(self.level_tasks[0]) if self.level_tasks else ""
         self.elastic = any(t.solve_mode is TaskSolveMode.SCALE_ELASTIC for t, _, _ in placed)
         #: Each task's writer (unchecked: the views are sized here) and its views.
@@ -895,7 +894,9 @@ class _ConstraintPlan:
 
 def _top_demand(layout: _Layout) -> float:
     """Norm of the highest-priority level's task velocity (0 without levels)."""
-    return math.hypot(*layout.top_xdot.tolist())  # (a matrix product costs more on a few)
+    if not layout.levels:
+        return 0.0
+    return math.hypot(*layout.levels[0][1].tolist())  # (a matrix product costs more on a few)
 
 
 def _report_stall(layout: _Layout, result: VelocitySolverResult) -> None:
