@@ -1073,61 +1073,71 @@ def _crossings(
 
 
 @kernel
-def _patch_rows(
-    h: int,
-    f: int,
-    s: int,
-    geometry: tuple,
-    hits: tuple,
-    reach: float,
+def _pair_rows(
+    first: np.ndarray,
+    second: np.ndarray,
+    d_eff: np.ndarray,
+    reach: np.ndarray,
     gain_over_dt: float,
     decel: float,
     max_per_side: int,
+    geometry: tuple,
+    hits: tuple,
     scratch: tuple,
     out: tuple,
-    nrows: int,
 ) -> int:
-    """The support-point rows of pair ``h`` (both sides, and where their outlines cross).
+    """Each pair's witness row, then, for a pair within reach, its support-point rows.
 
-    Returns the new row count.
+    A patch has rows for both sides' points near the contact plane and for where the
+    two sides' outlines cross. One call for every pair (a call per pair would update
+    the reference counts of its two dozen arrays each time). Returns the row count.
     """
     shape_kind, shape_params, rot, trans = geometry[0], geometry[1], geometry[2], geometry[3]
     dist, d_min, normal, p1, p2 = hits
     gaps, world, chosen, t1, t2, ns, side_pts, side_count, cross, ends, polygon = scratch
-    first = nrows - 1  # the pair's witness row
-    n = normal[h]
-    _plane_axes(n, t1, t2)
-    limit = dist[h] + reach
-    for side in range(2):
-        geom, other = (f, s) if side == 0 else (s, f)
-        q = p2[h] if side == 0 else p1[h]
-        sign = 1.0 if side == 0 else -1.0
-        count = _near_points(geom, sign, q, n, geometry, limit, gaps, world, ends)
-        _extremes(count, max_per_side, world, t1, t2, chosen)
-        side_count[side] = 0
-        for c in range(count):
-            if not chosen[c]:
-                continue
-            for j in range(3):
-                side_pts[side, side_count[side], j] = world[c, j]
-            side_count[side] += 1
-            g = _support_gap(
-                other, sign, world[c], n, gaps[c], shape_kind, shape_params, rot, trans, ns
-            )
-            if g >= limit:
-                continue  # the other shape curves away: this point is not in the patch
-            bound = damper(max(g, d_min[h]) - d_min[h], gain_over_dt, decel)
-            nrows = _patch_row(out, first, nrows, f, s, bound, world[c], ns)
-    found = _crossings(side_pts, side_count, t1, t2, max_per_side, cross, polygon)
-    q = p2[h]
-    for c in range(found):
-        w = cross[c]
-        plane = n[0] * (q[0] - w[0]) + n[1] * (q[1] - w[1]) + n[2] * (q[2] - w[2])
-        g = _support_gap(s, 1.0, w, n, plane, shape_kind, shape_params, rot, trans, ns)
-        if g >= limit:
+    lower, row_geom, row_point, row_normal = out
+    nrows = 0
+    for h in range(first.shape[0]):
+        f, s = first[h], second[h]
+        bound = damper(d_eff[h] - d_min[h], gain_over_dt, decel)
+        _row(lower, nrows, f, s, bound, p1[h], normal[h], row_geom, row_point, row_normal)
+        nrows += 1
+        if not (reach[h] > 0.0 and dist[h] - d_min[h] <= reach[h]):
             continue
-        bound = damper(max(g, d_min[h]) - d_min[h], gain_over_dt, decel)
-        nrows = _patch_row(out, first, nrows, f, s, bound, w, ns)
+        witness_row = nrows - 1
+        n = normal[h]
+        _plane_axes(n, t1, t2)
+        limit = dist[h] + reach[h]
+        for side in range(2):
+            geom, other = (f, s) if side == 0 else (s, f)
+            q = p2[h] if side == 0 else p1[h]
+            sign = 1.0 if side == 0 else -1.0
+            count = _near_points(geom, sign, q, n, geometry, limit, gaps, world, ends)
+            _extremes(count, max_per_side, world, t1, t2, chosen)
+            side_count[side] = 0
+            for c in range(count):
+                if not chosen[c]:
+                    continue
+                for j in range(3):
+                    side_pts[side, side_count[side], j] = world[c, j]
+                side_count[side] += 1
+                g = _support_gap(
+                    other, sign, world[c], n, gaps[c], shape_kind, shape_params, rot, trans, ns
+                )
+                if g >= limit:
+                    continue  # the other shape curves away: this point is not in the patch
+                bound = damper(max(g, d_min[h]) - d_min[h], gain_over_dt, decel)
+                nrows = _patch_row(out, witness_row, nrows, f, s, bound, world[c], ns)
+        found = _crossings(side_pts, side_count, t1, t2, max_per_side, cross, polygon)
+        q = p2[h]
+        for c in range(found):
+            w = cross[c]
+            plane = n[0] * (q[0] - w[0]) + n[1] * (q[1] - w[1]) + n[2] * (q[2] - w[2])
+            g = _support_gap(s, 1.0, w, n, plane, shape_kind, shape_params, rot, trans, ns)
+            if g >= limit:
+                continue
+            bound = damper(max(g, d_min[h]) - d_min[h], gain_over_dt, decel)
+            nrows = _patch_row(out, witness_row, nrows, f, s, bound, w, ns)
     return nrows
 
 
@@ -1201,27 +1211,10 @@ def contact_rows(
     geometry = (shape_kind, shape_params, rot, trans, sup_points, sup_offset, sup_radius)
     hits = (dist, d_min, normal, p1, p2)
     out = (lower, row_geom, row_point, row_normal)
-    nrows = 0
-    for h in range(first.shape[0]):
-        f, s = first[h], second[h]
-        bound = damper(d_eff[h] - d_min[h], gain_over_dt, decel)
-        _row(lower, nrows, f, s, bound, p1[h], normal[h], row_geom, row_point, row_normal)
-        nrows += 1
-        if reach[h] > 0.0 and dist[h] - d_min[h] <= reach[h]:
-            nrows = _patch_rows(
-                h,
-                f,
-                s,
-                geometry,
-                hits,
-                reach[h],
-                gain_over_dt,
-                decel,
-                max_per_side,
-                scratch,
-                out,
-                nrows,
-            )
+    nrows = _pair_rows(
+        first, second, d_eff, reach, gain_over_dt, decel, max_per_side, geometry, hits, scratch,
+        out,
+    )  # fmt: skip
     _jacobian_rows(J, columns, nrows, row_geom, row_point, row_normal, C)
     return nrows
 
