@@ -708,8 +708,19 @@ def test_collision_constraint_bad_input(panda):
         solver.configure_collision_constraint(0.01, include_pairs=[("panda_hand", "nope")])
     with pytest.raises(InvalidInput):
         solver.configure_collision_constraint(0.01, exclude_pairs=[("panda_hand",)])
+    # not a list of pairs (a number or None was a bare TypeError, a string was read
+    # letter by letter); None is no pairs
+    for bad in (5, "panda_hand", {"panda_hand": "panda_link0"}, [5], [b"ab"], ["ab"]):
+        for key in ("include_pairs", "exclude_pairs"):
+            with pytest.raises(InvalidInput):
+                solver.configure_collision_constraint(0.01, **{key: bad})
+        with pytest.raises(InvalidInput):
+            solver.robot.apply_collision_exclusions(bad)
     with pytest.raises(InvalidInput):  # overrides need a constraint
         solver.set_collision_pair_min_distance("panda_hand", "panda_link0", 0.1)
+    fresh = KinematicsSolver(panda)
+    fresh.configure_collision_constraint(0.01, include_pairs=None, exclude_pairs=None)
+    assert fresh.get_active_collision_pairs() == solver.robot.get_collision_pair_names()
     bare = RobotModel(ROBOTS / "panda" / "panda.urdf", load_collisions=False)
     with pytest.raises(InvalidInput):
         KinematicsSolver(bare).configure_collision_constraint(0.01)

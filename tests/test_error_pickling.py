@@ -46,6 +46,8 @@ SAMPLES: dict[str, object] = {
     "expected": (7,),
     "given": (6,),
     "indices": [2, 5],
+    "subject": "scene",
+    "kind": "attached object",
     "joint": "panda_joint4",
     "lower": -3.07,
     "upper": -0.07,

@@ -82,7 +82,7 @@ def test_as_se3_rejects_invalid_transforms():
         as_se3(skew)
     mirror = T.copy()
     mirror[:3, 0] *= -1  # orthonormal, det = -1: a reflection
-    with pytest.raises(InvalidTransform):
+    with pytest.raises(InvalidTransform, match="det R = -1"):  # (its |R^T R - I| is 0)
         as_se3(mirror)
     scaled = T.copy()
     scaled[:3, :3] *= 1.01

@@ -111,8 +111,20 @@ def test_obstacles_are_added_moved_and_removed_by_name():
     with pytest.raises(ObstacleNotFound) as err:
         world.remove_obstacle("tabel")
     assert err.value.available == ["ball", "post"] and "ball" in str(err.value)
-    with pytest.raises(ObstacleNotFound):
+    with pytest.raises(ObstacleNotFound) as err:  # nothing close: the known ones are named
         world.set_obstacle_pose("nope", np.eye(4))
+    assert str(err.value) == "unknown obstacle 'nope'; known: ball, post"
+    with pytest.raises(ObstacleNotFound) as err:
+        world.detach_object("ball")
+    assert str(err.value) == "unknown attached object 'ball'; there is no attached object"
+    for k in range(12):
+        world.add_obstacle(f"box{k}", coal.Box(0.1, 0.1, 0.1), pose(float(k)))
+    with pytest.raises(ObstacleNotFound) as err:
+        world.remove_obstacle("nope")
+    assert str(err.value).endswith(
+        "known: ball, post, box0, box1, box2, box3, box4, box5, box6, box7 and 4 more"
+    )
+    assert len(err.value.available) == 14
 
 
 def test_a_pose_update_publishes_a_whole_frozen_snapshot():
@@ -181,10 +193,20 @@ def test_mesh_obstacles_load_as_hulls_or_exact(tmp_path):
     assert isinstance(world.get_obstacle("exact").geometry, coal.BVHModelBase)
     pts = np.asarray(world.get_obstacle("hull").geometry.points())
     np.testing.assert_allclose(pts.max(axis=0), [0.5, 0.5, 0.5])
-    with pytest.raises(MeshNotFound):
+    with pytest.raises(MeshNotFound) as err:
         world.add_obstacle_mesh("missing", tmp_path / "missing.stl")
-    with pytest.raises(InvalidInput):
-        world.add_obstacle_mesh("bad_scale", obj, scale=-1.0)
+    assert (
+        str(err.value)
+        == f"cannot load obstacle mesh {str(tmp_path / 'missing.stl')!r}: no such file"
+    )
+    for bad in (-1.0, 0.0, float("nan"), [1.0, 1.0, 0.0], "x", None, [1.0, 1e9, 1.0]):
+        with pytest.raises(InvalidInput) as err:
+            world.add_obstacle_mesh("bad_scale", obj, scale=bad)  # type: ignore[arg-type]
+        assert err.value.what == "scale" and not isinstance(err.value, stackik.ShapeError)
+    for bad in ([1.0, 2.0], [[1.0, 1.0, 1.0]], np.ones(4)):
+        with pytest.raises(stackik.ShapeError):
+            world.add_obstacle_mesh("bad_scale", obj, scale=bad)  # type: ignore[arg-type]
+    assert world.get_obstacle_names() == ["hull", "exact"]  # (nothing added by the bad calls)
 
 
 def test_stamped_poses_give_the_velocity():
@@ -514,6 +536,55 @@ def test_attached_object_pairs_skip_its_link_and_the_allowed_ones():
     assert not any("part" in p for p in solver.get_active_collision_pairs())
 
 
+def test_allowed_links_take_one_name_or_a_list_and_refuse_anything_else():
+    """One link name is that link (iterating the string gave its letters, 'unknown frame
+    p'); a number raised a bare TypeError."""
+    robot = load_panda()
+    robot.attach_object("part", "panda_hand", coal.Sphere(0.02), allowed_links="panda_link7")
+    assert robot.world.get_attached_object("part").allowed_links == ("panda_link7",)
+    world = World()
+    world.attach_object("tool", "flange", coal.Sphere(0.02), allowed_links="wrist")
+    assert world.get_attached_object("tool").allowed_links == ("wrist",)
+    for bad in (5, None, b"panda_link7", {"panda_link7": 1}, ["panda_link7", 3], [""]):
+        for attach in (robot.attach_object, world.attach_object):
+            with pytest.raises(InvalidInput):
+                attach("other", "panda_hand", coal.Sphere(0.02), allowed_links=bad)
+    assert robot.get_attached_object_names() == ["part"]
+    assert world.get_attached_object_names() == ["tool"]
+
+
+def test_batch_poses_need_a_mapping_and_a_source_is_a_string():
+    """A list or None given as the poses of set_obstacle_poses raised AttributeError; a
+    number given as an obstacle's source was kept."""
+    world = World()
+    world.add_obstacle("ball", coal.Sphere(0.1))
+    for bad in ([("ball", np.eye(4))], None, "ball"):
+        with pytest.raises(InvalidInput):
+            world.set_obstacle_poses(bad)  # type: ignore[arg-type]
+    world.set_obstacle_poses({"ball": pose(1.0)}, stamp=0.5)
+    np.testing.assert_allclose(world.get_obstacle_pose("ball").translation, [1, 0, 0])
+    for bad in (5, b"file.stl", ["file.stl"]):
+        with pytest.raises(InvalidInput):
+            world.add_obstacle("box", coal.Box(0.1, 0.1, 0.1), source=bad)  # type: ignore[arg-type]
+    world.add_obstacle("box", coal.Box(0.1, 0.1, 0.1), source="cell.yaml")
+    assert world.get_obstacle("box").source == "cell.yaml"
+
+
+def test_a_scene_path_is_checked_and_named_as_a_scene(tmp_path):
+    robot = load_panda()
+    with pytest.raises(stackik.RobotFileNotFound) as err:
+        robot.load_scene(tmp_path / "missing.yaml")
+    assert str(err.value) == f"cannot load scene {str(tmp_path / 'missing.yaml')!r}: file not found"
+    for bad in (5, None, b"cell.yaml", ""):
+        with pytest.raises(InvalidInput):
+            robot.load_scene(bad)  # type: ignore[arg-type]
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes(b"obstacles: [{name: caf\xe9, sphere: 0.1}]")
+    with pytest.raises(stackik.MalformedDescription) as err:
+        robot.load_scene(latin)
+    assert str(err.value).startswith("cannot load scene") and "not UTF-8" in str(err.value)
+
+
 def test_an_attached_object_keeps_away_from_the_world():
     """A part held below the hand is lowered toward a table: it stops above it (coal on the
     part placed by Pinocchio's frame pose, independent of the pipeline)."""
@@ -742,6 +813,21 @@ def test_scene_mistakes_name_the_entry(tmp_path, text, words):
     for w in words:
         assert w in str(err.value)
     assert robot.get_obstacle_names() == []  # nothing half-added
+
+
+@pytest.mark.parametrize("scale", ["[1, 2]", "big", "[1, 1, 0]", "-1"])
+def test_a_bad_mesh_scale_in_a_scene_names_the_entry(tmp_path, scale):
+    """A mesh scale of the wrong length, not numbers or not positive is a MalformedScene."""
+    (tmp_path / "tetra.obj").write_text(
+        "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 2 4\nf 1 3 4\nf 2 3 4\n"
+    )
+    path = tmp_path / "bad.yaml"
+    path.write_text(f"obstacles: [{{name: a, mesh: {{path: tetra.obj, scale: {scale}}}}}]")
+    robot = load_panda()
+    with pytest.raises(MalformedScene) as err:
+        robot.load_scene(path)
+    assert "'a'" in str(err.value) and "scale" in str(err.value)
+    assert robot.get_obstacle_names() == []
 
 
 # -- a start inside the minimum distance ----------------------------------------------------

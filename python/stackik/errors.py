@@ -79,17 +79,17 @@ class RobotLoadError(StackIKError):
         reason: The underlying parser's message.
     """
 
-    def __init__(self, path: str, reason: str) -> None:
+    def __init__(self, path: str, reason: str, subject: str = "robot description") -> None:
         self.path = path
         self.reason = reason
-        super().__init__(f"cannot load robot description {path!r}: {reason}")
+        super().__init__(f"cannot load {subject} {path!r}: {reason}")
 
 
 class RobotFileNotFound(RobotLoadError, FileNotFoundError):
-    """The robot description file does not exist."""
+    """The robot description (or scene) file does not exist."""
 
-    def __init__(self, path: str) -> None:
-        super().__init__(path, "file not found")
+    def __init__(self, path: str, subject: str = "robot description") -> None:
+        super().__init__(path, "file not found", subject)
 
 
 class ModelTooLarge(RobotLoadError):
@@ -125,22 +125,25 @@ class MalformedScene(MalformedDescription):
     """A scene file (obstacles, attached objects) is not valid; the entry is named."""
 
     def __init__(self, path: str, reason: str) -> None:
-        self.path = path
-        self.reason = reason
-        StackIKError.__init__(self, f"cannot load scene {path!r}: {reason}")
+        super().__init__(path, reason, "scene")
 
 
 class MeshNotFound(RobotLoadError):
-    """A mesh referenced by the description could not be resolved.
+    """A mesh referenced by the description (or given as an obstacle) could not be found.
 
     Attributes:
         filename: The mesh filename as written in the description.
         searched: Directories that were searched.
     """
 
-    def __init__(self, path: str, filename: str, searched: Sequence[str]) -> None:
+    def __init__(
+        self, path: str, filename: str, searched: Sequence[str], subject: str = "robot description"
+    ) -> None:
         self.filename = filename
         self.searched = list(searched)
+        if subject != "robot description":  # a file named directly: no search path to fix
+            super().__init__(path, "no such file", subject)
+            return
         where = ", ".join(self.searched) if self.searched else "(no search directories)"
         super().__init__(
             path,
@@ -212,9 +215,21 @@ class CollisionGeometryNotFound(NameNotFound):
 
 
 class ObstacleNotFound(NameNotFound):
-    """An obstacle or attached-object name is not in the world."""
+    """An obstacle or attached-object name is not in the world.
+
+    The message names the known ones (the first ten), or says there are none.
+    """
 
     kind = "obstacle"
+
+    def __init__(self, name: str, available: Iterable[str], kind: str = "obstacle") -> None:
+        self.kind = kind
+        super().__init__(name, available)
+        known = self.available
+        listed = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
+        hint = f"known: {listed}" if known else f"there is no {kind}"
+        self.message = f"unknown {kind} {name!r}; {hint}"
+        self.args = (self.message,)
 
 
 class InvalidInput(StackIKError, ValueError):

@@ -142,7 +142,9 @@ def check_rotation(R: object, what: str = "rotation") -> np.ndarray:
     (a, b, c), (d, e, f), (g, h, i) = R.tolist()
     err, det = _rotation_defect(a, b, c, d, e, f, g, h, i)
     if err > ROTATION_TOLERANCE or abs(det - 1.0) > ROTATION_TOLERANCE:
-        raise InvalidTransform(f"{what} is not a rotation matrix (|R^T R - I| = {err:.3g})")
+        raise InvalidTransform(
+            f"{what} is not a rotation matrix (|R^T R - I| = {err:.3g}, det R = {det:.3g})"
+        )
     return R
 
 

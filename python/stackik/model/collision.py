@@ -19,7 +19,7 @@ meshes are kept on request.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import coal
@@ -369,11 +369,31 @@ class CollisionState:
         return out
 
 
-def validate_pairs(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Check that ``pairs`` is a sequence of 2-tuples of strings."""
+def validate_pairs(pairs: object) -> list[tuple[str, str]]:
+    """``pairs`` as a list of name pairs: an iterable of 2-sequences of strings.
+
+    ``None`` is no pairs.
+
+    Raises:
+        InvalidInput: Not an iterable of pairs (a string, a number, a mapping), or an
+            entry that is not two names.
+    """
+    if pairs is None:
+        return []
+    if isinstance(pairs, (str, bytes, Mapping)) or not isinstance(pairs, Iterable):
+        raise InvalidInput(
+            f"collision pairs must be a list of (name, name) pairs, got {pairs!r}",
+            what="pairs",
+            value=pairs,
+        )
     out = []
     for p in pairs:
-        if len(p) != 2 or not all(isinstance(x, str) for x in p):
+        if (
+            isinstance(p, (str, bytes))
+            or not isinstance(p, Sequence)
+            or len(p) != 2
+            or not all(isinstance(x, str) for x in p)
+        ):
             raise InvalidInput(f"collision pair must be two names, got {p!r}")
         out.append((p[0], p[1]))
     return out

@@ -87,8 +87,12 @@ def check_package_dirs(value: object) -> list[str | os.PathLike[str]]:
     return [check_path(d, "package_dirs entry") for d in value]
 
 
-def read_text(path: str | os.PathLike[str]) -> str:
-    """Read a description file as UTF-8 text.
+def read_text(path: str | os.PathLike[str], subject: str = "robot description") -> str:
+    """Read a description (or scene) file as UTF-8 text.
+
+    Args:
+        path: The file.
+        subject: What it holds, for the messages ("robot description", "scene").
 
     Raises:
         RobotFileNotFound: The file does not exist.
@@ -96,13 +100,13 @@ def read_text(path: str | os.PathLike[str]) -> str:
     """
     p = Path(path)
     if not p.is_file():
-        raise RobotFileNotFound(str(path))
+        raise RobotFileNotFound(str(path), subject)
     try:
         return p.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         bad = exc.object[exc.start : exc.start + 1].hex()
         raise MalformedDescription(
-            str(path), f"not UTF-8 text: byte 0x{bad} at offset {exc.start}"
+            str(path), f"not UTF-8 text: byte 0x{bad} at offset {exc.start}", subject
         ) from None
 
 

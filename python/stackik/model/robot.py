@@ -61,7 +61,7 @@ from .joints import (
 from .kinematics import Kinematics
 from .mimic import couple
 from .validation import check_srdf
-from .world import World
+from .world import World, allowed_link_names
 
 __all__ = [
     "DEFAULT_ACCELERATION_LIMIT",
@@ -1058,16 +1058,18 @@ class RobotModel:
         link: str,
         shape: object,
         pose: object = None,
-        allowed_links: Sequence[str] = (),
+        allowed_links: Sequence[str] | str = (),
     ) -> None:
         """Attach a shape to a link (see :meth:`World.attach_object`).
 
         Raises:
             FrameNotFound: ``link`` (or an allowed link) is not a frame of the robot.
+            InvalidInput: ``allowed_links`` is not a link name or a list of them.
         """
-        for lk in (link, *allowed_links):
+        allowed = allowed_link_names(allowed_links)
+        for lk in (link, *allowed):
             self.get_frame_id(lk)
-        self._world.attach_object(name, link, shape, pose, allowed_links)
+        self._world.attach_object(name, link, shape, pose, allowed)
 
     def load_scene(self, path: str | os.PathLike[str]) -> list[str]:
         """Add a YAML scene file's obstacles and attached objects to the robot's world.

@@ -268,14 +268,16 @@ def load_scene(
         The names added, in file order.
 
     Raises:
-        RobotFileNotFound: No such file.
+        RobotFileNotFound: No such file ("cannot load scene ...: file not found").
         MalformedScene: The file breaks the format (the message names the entry).
-        InvalidInput, FrameNotFound: A name is taken, or a link does not exist.
+        InvalidInput, FrameNotFound: Not a path, a name is taken, or a link does not
+            exist.
     """
-    from .loading import read_text
+    from .loading import check_path, read_text
 
-    text = read_text(path)
-    scene = parse_scene(text, str(path), Path(path).resolve().parent)
+    path = check_path(path, "scene path")
+    text = read_text(path, "scene")
+    scene = parse_scene(text, str(path), path.resolve().parent)
     names = [entry[0] for entry in scene["obstacles"] + scene["attached"]]
     taken = sorted(
         {n for n in names if names.count(n) > 1} | set(names) & set(world.state.layout.names())

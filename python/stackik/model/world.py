@@ -39,7 +39,7 @@ import numpy as np
 import pinocchio as pin
 
 from .. import _pickling, _validate
-from ..errors import InvalidInput, MeshNotFound, ObstacleNotFound
+from ..errors import InvalidInput, MeshNotFound, ObstacleNotFound, ShapeError
 from ..spatial import as_se3, is_rigid
 from .collision import convex_hull
 
@@ -133,6 +133,28 @@ def check_shape(geometry: object, what: str = "shape") -> coal.CollisionGeometry
     return geometry
 
 
+def _mesh_scale(scale: object) -> np.ndarray:
+    """A mesh scale as three positive finite factors (a number applies to every axis).
+
+    Raises:
+        InvalidInput: Not numbers, or not positive and finite (at most ``MAX_SIZE``).
+        ShapeError: Neither one number nor three.
+    """
+    try:
+        s = np.asarray(scale, dtype=float)
+    except (TypeError, ValueError):
+        message = f"mesh scale must be a number or three numbers, got {scale!r}"
+        raise InvalidInput(message, what="scale", value=scale) from None
+    if s.shape not in ((), (3,)):
+        raise ShapeError("mesh scale", (3,), s.shape)
+    s = np.broadcast_to(s, (3,)).copy()
+    if not (np.isfinite(s).all() and (s > 0).all() and (s <= MAX_SIZE).all()):
+        raise InvalidInput(
+            f"mesh scale must be positive and finite, got {scale!r}", what="scale", value=scale
+        )
+    return s
+
+
 def load_mesh(
     path: str | os.PathLike[str], scale: float | Sequence[float] = 1.0, convex: bool = True
 ) -> coal.CollisionGeometry:
@@ -146,14 +168,13 @@ def load_mesh(
 
     Raises:
         MeshNotFound: The file does not exist.
+        ShapeError: A scale of neither one number nor three.
         InvalidInput: Bad scale, or a file coal cannot read or that has no vertices.
     """
     file = Path(path)
     if not file.is_file():
-        raise MeshNotFound(str(path), str(path), [str(file.parent)])
-    s = np.broadcast_to(np.asarray(scale, dtype=float), (3,)).copy()
-    if not (np.isfinite(s).all() and (s > 0).all() and (s <= MAX_SIZE).all()):
-        raise InvalidInput(f"mesh scale must be positive and finite, got {scale!r}", what="scale")
+        raise MeshNotFound(str(path), str(path), [str(file.parent)], subject="obstacle mesh")
+    s = _mesh_scale(scale)
     try:
         mesh = coal.MeshLoader().load(str(file), s)
     except (RuntimeError, ValueError) as exc:
@@ -309,6 +330,23 @@ def _check_name(name: object, what: str = "name") -> str:
     return name
 
 
+def allowed_link_names(value: object) -> tuple[str, ...]:
+    """``allowed_links`` as a tuple of names: one link name, or an iterable of them.
+
+    Raises:
+        InvalidInput: Neither a name nor an iterable of non-empty strings.
+    """
+    if isinstance(value, str):  # one link (iterating it would give its letters)
+        return (_check_name(value, "allowed link"),)
+    if isinstance(value, (bytes, Mapping)) or not isinstance(value, Iterable):
+        raise InvalidInput(
+            f"allowed_links must be a link name or a list of them, got {value!r}",
+            what="allowed_links",
+            value=value,
+        )
+    return tuple(_check_name(a, "allowed link") for a in value)
+
+
 def _velocity(value: object, what: str) -> np.ndarray:
     return _validate.bounded_vector(value, 3, _validate.MAX_MAGNITUDE, what)
 
@@ -424,7 +462,7 @@ class World:
         for a in self._state.layout.attached:
             if a.name == name:
                 return a
-        raise ObstacleNotFound(str(name), self.get_attached_object_names())
+        raise ObstacleNotFound(str(name), self.get_attached_object_names(), "attached object")
 
     # -- binding to robots -----------------------------------------------------------------
     def bind(self, owner: object, links: Iterable[str], reserved: Iterable[str] = ()) -> None:
@@ -510,7 +548,8 @@ class World:
             source: Where the shape came from (a mesh file), for descriptions.
 
         Raises:
-            InvalidInput: Name in use or empty, unsupported or absurd shape, bad distance.
+            InvalidInput: Name in use or empty, unsupported or absurd shape, bad distance,
+                a ``source`` that is not a string.
             ShapeError, NonFiniteInput, InvalidTransform: Bad pose.
         """
         with self._lock:
@@ -520,6 +559,10 @@ class World:
             d = None
             if min_distance is not None:
                 d = _validate.positive_float(min_distance, "min_distance", allow_zero=True)
+            if source is not None and not isinstance(source, str):
+                raise InvalidInput(
+                    f"source must be a string or None, got {source!r}", what="source", value=source
+                )
             s = self._state
             layout = self._new_layout(
                 (*s.layout.obstacles, Obstacle(name, shape, d, source)), s.layout.attached
@@ -607,6 +650,12 @@ class World:
 
         Arguments as :meth:`set_obstacle_pose`, ``poses`` mapping names to poses.
         """
+        if not isinstance(poses, Mapping):
+            raise InvalidInput(
+                f"poses must map obstacle names to poses, got {type(poses).__name__}",
+                what="poses",
+                value=poses,
+            )
         items = [(n, _pose_matrix(p, n)) for n, p in poses.items()]
         t = None if stamp is None else _validate.real(stamp, "stamp")
         if t is not None and not math.isfinite(t):
@@ -678,7 +727,7 @@ class World:
         link: str,
         shape: coal.CollisionGeometry,
         pose: object = None,
-        allowed_links: Sequence[str] = (),
+        allowed_links: Sequence[str] | str = (),
     ) -> None:
         """Attach a shape to a robot link (a grasped part, a tool).
 
@@ -690,14 +739,15 @@ class World:
             link: Robot link (frame) carrying it.
             shape: A coal shape, as for :meth:`add_obstacle`.
             pose: Its pose in the link frame (identity when omitted).
-            allowed_links: Links it may touch (e.g. the gripper's fingers).
+            allowed_links: Links it may touch (e.g. the gripper's fingers): a list of
+                names, or one name.
 
         Raises:
-            InvalidInput: Name in use, bad shape, or a link that a robot using this
-                world does not have.
+            InvalidInput: Name in use, bad shape, ``allowed_links`` not names, or a link
+                that a robot using this world does not have.
         """
         _check_name(link, "link")
-        allowed = tuple(_check_name(a, "allowed link") for a in allowed_links)
+        allowed = allowed_link_names(allowed_links)
         with self._lock:
             self._free_name(name)
             check_shape(shape, f"attached object {name!r}")
@@ -715,7 +765,7 @@ class World:
             s = self._state
             names = [a.name for a in s.layout.attached]
             if name not in names:
-                raise ObstacleNotFound(str(name), names)
+                raise ObstacleNotFound(str(name), names, "attached object")
             attached = tuple(a for a in s.layout.attached if a.name != name)
             self._publish(replace(s, layout=self._new_layout(s.layout.obstacles, attached)))
 
