@@ -6,6 +6,7 @@ Public functions call these once; private helpers trust their inputs.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeGuard
 
 import numpy as np
@@ -270,6 +271,23 @@ def name(value: object, what: str) -> str:
             f"{what} must be a non-empty string, got {value!r}", what=what, value=value
         )
     return value
+
+
+def items(value: object, what: str) -> list[Any]:
+    """``value``'s entries as a list: any iterable but a string, bytes or a mapping.
+
+    (A string would be read letter by letter, a mapping by its keys.)
+
+    Raises:
+        InvalidInput: A string, bytes, a mapping, a 0-d array or not iterable.
+    """
+    if (
+        isinstance(value, (str, bytes, Mapping))
+        or not isinstance(value, Iterable)
+        or (isinstance(value, np.ndarray) and value.ndim == 0)
+    ):
+        raise InvalidInput(f"{what} must be a list, got {value!r}", what=what, value=value)
+    return list(value)
 
 
 def magnitude(value: object, what: str, allow_inf: bool = False) -> float:

@@ -378,8 +378,11 @@ class VelocityEngine:
         """Register a task built on this engine's kinematics.
 
         Raises:
-            InvalidInput: A task of that name exists, or the task reads another cache.
+            InvalidInput: Not a task, a task of that name exists, or the task reads another
+                cache.
         """
+        if not isinstance(task, Task):
+            raise InvalidInput(f"expected a stackik Task, got {task!r}", what="task", value=task)
         if task.name in self._tasks:
             raise InvalidInput(f"a task named {task.name!r} already exists")
         if task.kinematics is not self._kinematics:
@@ -458,8 +461,17 @@ class VelocityEngine:
         return constraint
 
     def get_constraint(self, name: str) -> Constraint | None:
-        """The constraint of that name, or None."""
-        return self._constraints.get(name)
+        """The constraint of that name, or None.
+
+        Raises:
+            InvalidInput: ``name`` is not a string.
+        """
+        try:
+            return self._constraints.get(name)
+        except TypeError:  # (unhashable: a list, a dict)
+            raise InvalidInput(
+                f"constraint name must be a string, got {name!r}", what="name", value=name
+            ) from None
 
     def remove_constraint(self, name: str) -> bool:
         """Remove a constraint by name; return whether one was removed.
@@ -467,6 +479,7 @@ class VelocityEngine:
         Raises:
             InvalidInput: ``name`` is the joint-limit constraint (switch it off instead).
         """
+        _validate.name(name, "constraint name")
         if name == JOINT_LIMITS:
             raise InvalidInput("the joint limits cannot be removed; disable them instead")
         self._ordered = None

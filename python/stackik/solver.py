@@ -882,8 +882,10 @@ class KinematicsSolver:
             the description) when a closed form applies, else ``.reasons`` per family.
 
         Raises:
+            InvalidInput: ``frame_name`` is not a string.
             FrameNotFound: Unknown frame.
         """
+        frame_name = _validate.name(frame_name, "frame_name")
         with self._engine.lock:
             return self._global.analytic(frame_name)
 

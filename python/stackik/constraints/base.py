@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import _validate
 from .._validate import check_out
-from ..errors import ShapeError
+from ..errors import InvalidInput, ShapeError
 from ..model import Kinematics, RobotModel, as_kinematics
 
 __all__ = ["Constraint", "check_out", "constraint_families", "register_constraint"]
@@ -139,8 +139,10 @@ class Constraint:
 
         Raises:
             ShapeError, InvalidInput: The buffers have fewer than :meth:`max_rows` rows
-                of nv, or are not writable float64 arrays.
+                of nv, or are not writable float64 arrays; ``dt`` is not a positive
+                number.
         """
+        dt = _validate.positive_float(dt, "dt")
         self._check_rows(C, lower, upper)
         return self.write_rows(dt, C, lower, upper)
 
@@ -170,8 +172,9 @@ class Constraint:
 
         Raises:
             ShapeError, InvalidInput: ``lower`` or ``upper`` is not a writable float64
-                vector of size nv.
+                vector of size nv; ``dt`` is not a positive number.
         """
+        dt = _validate.positive_float(dt, "dt")
         self._check_box(lower, upper)
         self.narrow_box(dt, lower, upper)
 
@@ -255,8 +258,12 @@ class Constraint:
         return None
 
     def describe_row(self, row: int) -> str:
-        """What row ``row`` of this step's rows stands for (used in status messages)."""
-        return f"row {row} of constraint {self.name!r}"
+        """What row ``row`` of this step's rows stands for (used in status messages).
+
+        Raises:
+            InvalidInput: ``row`` is not an integer.
+        """
+        return f"row {_row_index(row)} of constraint {self.name!r}"
 
     # -- step-to-step state ----------------------------------------------------------------
     def snapshot(self) -> dict[str, tuple[object, object]]:
@@ -273,7 +280,13 @@ class Constraint:
         return {k: (v, _contents(v)) for k, v in vars(self).items()}
 
     def restore(self, snapshot: dict[str, tuple[object, object]]) -> None:
-        """Put back the state saved by :meth:`snapshot` (inspection leaves no trace)."""
+        """Put back the state saved by :meth:`snapshot` (inspection leaves no trace).
+
+        Raises:
+            InvalidInput: ``snapshot`` is not a value :meth:`snapshot` returned (nothing
+                is changed).
+        """
+        _check_snapshot(snapshot)
         for name in [k for k in vars(self) if k not in snapshot]:
             delattr(self, name)
         for name, (obj, saved) in snapshot.items():
@@ -296,6 +309,28 @@ class Constraint:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, active={self.active})"
+
+
+def _row_index(row: object) -> int:
+    """``row`` as an int (any integer, also a negative one, which names no row)."""
+    return _validate.count(row, "row", minimum=-(2**31))
+
+
+def _check_snapshot(snapshot: object) -> None:
+    """Refuse anything but a constraint's :meth:`Constraint.snapshot`.
+
+    (Restoring a foreign dict would delete every attribute it does not name.)
+    """
+    ok = (
+        isinstance(snapshot, dict)
+        and "_name" in snapshot
+        and all(isinstance(v, tuple) and len(v) == 2 for v in snapshot.values())
+    )
+    if not ok:
+        raise InvalidInput(
+            f"not a constraint snapshot (Constraint.snapshot()): {type(snapshot).__name__}",
+            what="snapshot",
+        )
 
 
 def _contents(value: object) -> object:

@@ -981,9 +981,11 @@ class CollisionConstraint(Constraint):
         are bounded by them. Long steps (position IK) cannot tunnel through an obstacle.
         """
         ps = self._pairs
+        nv = self._robot.nv
+        delta = _validate.bounded_vector(delta_v, nv, _validate.MAX_MAGNITUDE, "delta_v")
         if not len(ps):
             return 1.0
-        motion = ps.lever @ np.abs(np.asarray(delta_v, dtype=float))
+        motion = ps.lever @ np.abs(delta)
         slack = ps.pf[:, ck.PF_LOW] - ps.pf[:, ck.PF_MIN]
         free = np.ones(len(ps), dtype=bool)
         free[self.last_pairs] = False
@@ -1098,6 +1100,7 @@ class CollisionConstraint(Constraint):
         step-to-step state (broadphase, learned margins) is neither read nor changed, so
         each row is the damper a first step at ``q`` would write for its pair.
         """
+        dt = _validate.positive_float(dt, "dt")
         self._sync()
         probe, gs, kin = self._probe(q)
         ps = self._pairs
@@ -1139,7 +1142,12 @@ class CollisionConstraint(Constraint):
         return sorted(out, key=lambda info: info.distance)
 
     def describe_row(self, row: int) -> str:
-        """The pair a row of the last step belongs to, its distance and its limit."""
+        """The pair a row of the last step belongs to, its distance and its limit.
+
+        Raises:
+            InvalidInput: ``row`` is not an integer.
+        """
+        row = _validate.count(row, "row", minimum=-(2**31))
         if not 0 <= row < len(self.last_row_geometries):
             return super().describe_row(row)
         g1, g2 = (int(g) for g in self.last_row_geometries[row])
@@ -1167,8 +1175,18 @@ class CollisionConstraint(Constraint):
         return saved
 
     def restore(self, snapshot: dict[str, tuple[object, object]]) -> None:
-        """Put back the state saved by :meth:`snapshot`."""
-        ps, arrays = snapshot["_pairs"]
+        """Put back the state saved by :meth:`snapshot`.
+
+        Raises:
+            InvalidInput: ``snapshot`` is not this constraint's :meth:`snapshot`.
+        """
+        saved = snapshot.get("_pairs") if isinstance(snapshot, dict) else None
+        if not (isinstance(saved, tuple) and len(saved) == 2 and isinstance(saved[0], PairSet)):
+            raise InvalidInput(
+                "not a collision constraint snapshot (CollisionConstraint.snapshot())",
+                what="snapshot",
+            )
+        ps, arrays = saved
         assert isinstance(ps, PairSet) and isinstance(arrays, tuple)
         pf, pi = arrays
         ps.pf[...] = pf

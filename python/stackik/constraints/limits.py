@@ -410,7 +410,11 @@ class JointLimitsConstraint(Constraint):
         """Velocity indices of joints within ``tolerance`` of a limit without relief, or past it.
 
         The nominal limits are the URDF limits shrunk by :attr:`margin` [rad or m].
+
+        Raises:
+            InvalidInput: ``tolerance`` is not a finite number.
         """
+        tolerance = _validate.magnitude(tolerance, "tolerance")
         model = self._kin.model
         x = self._kin.q[self._iq]
         up = model.upperPositionLimit[self._iq] - self._margin - x
@@ -434,7 +438,12 @@ class JointLimitsConstraint(Constraint):
         return self._iq.copy(), self._iv.copy()
 
     def at_limit(self, tolerance: float) -> np.ndarray:
-        """Velocity indices of the joints within ``tolerance`` of a (shrunk) limit [rad or m]."""
+        """Velocity indices of the joints within ``tolerance`` of a (shrunk) limit [rad or m].
+
+        Raises:
+            InvalidInput: ``tolerance`` is not a finite number.
+        """
+        tolerance = _validate.magnitude(tolerance, "tolerance")
         model = self._kin.model
         x = self._kin.q[self._iq]
         up = model.upperPositionLimit[self._iq] - self._margins - x

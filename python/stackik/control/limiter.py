@@ -387,7 +387,16 @@ class JointMotionLimiter:
             limits: From :func:`~stackik.control.load_motion_limits` or
                 :meth:`MotionLimits.from_file`.
             synchronize: As in the constructor.
+
+        Raises:
+            InvalidInput: ``limits`` is not a :class:`MotionLimits`.
         """
+        if not isinstance(limits, MotionLimits):
+            raise InvalidInput(
+                f"limits must be a MotionLimits (stackik.load_motion_limits), got {limits!r}",
+                what="limits",
+                value=limits,
+            )
         return cls(
             robot, dt, limits.velocity, limits.acceleration, limits.jerk, synchronize=synchronize
         )

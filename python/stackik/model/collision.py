@@ -19,7 +19,7 @@ meshes are kept on request.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import coal
@@ -380,14 +380,8 @@ def validate_pairs(pairs: object) -> list[tuple[str, str]]:
     """
     if pairs is None:
         return []
-    if isinstance(pairs, (str, bytes, Mapping)) or not isinstance(pairs, Iterable):
-        raise InvalidInput(
-            f"collision pairs must be a list of (name, name) pairs, got {pairs!r}",
-            what="pairs",
-            value=pairs,
-        )
     out = []
-    for p in pairs:
+    for p in _validate.items(pairs, "collision pairs"):
         if (
             isinstance(p, (str, bytes))
             or not isinstance(p, Sequence)

@@ -583,12 +583,20 @@ class RobotModel:
         return list(self._joint_ids)
 
     def has_frame(self, frame_name: str) -> bool:
-        """Whether a frame of that name exists."""
-        return frame_name in self._frame_ids
+        """Whether a frame of that name exists.
+
+        Raises:
+            InvalidInput: ``frame_name`` is not a string.
+        """
+        return _validate.name(frame_name, "frame_name") in self._frame_ids
 
     def has_joint(self, joint_name: str) -> bool:
-        """Whether a joint of that name exists."""
-        return joint_name in self._joint_ids
+        """Whether a joint of that name exists.
+
+        Raises:
+            InvalidInput: ``joint_name`` is not a string.
+        """
+        return _validate.name(joint_name, "joint_name") in self._joint_ids
 
     def get_frame_id(self, frame_name: str) -> int:
         """Pinocchio frame index of ``frame_name``.
@@ -649,10 +657,10 @@ class RobotModel:
             The new frame's index.
 
         Raises:
-            InvalidInput: ``name`` already exists.
+            InvalidInput: ``name`` is not a non-empty string or already exists.
             FrameNotFound: ``parent_frame`` is unknown.
         """
-        if name in self._frame_ids:
+        if _validate.name(name, "frame name") in self._frame_ids:
             raise InvalidInput(f"frame {name!r} already exists")
         if name in self._world.state.layout.names():
             raise InvalidInput(f"{name!r} names an object of the robot's world")

@@ -338,13 +338,7 @@ def allowed_link_names(value: object) -> tuple[str, ...]:
     """
     if isinstance(value, str):  # one link (iterating it would give its letters)
         return (_check_name(value, "allowed link"),)
-    if isinstance(value, (bytes, Mapping)) or not isinstance(value, Iterable):
-        raise InvalidInput(
-            f"allowed_links must be a link name or a list of them, got {value!r}",
-            what="allowed_links",
-            value=value,
-        )
-    return tuple(_check_name(a, "allowed link") for a in value)
+    return tuple(_check_name(a, "allowed link") for a in _validate.items(value, "allowed_links"))
 
 
 def _velocity(value: object, what: str) -> np.ndarray:
@@ -439,8 +433,12 @@ class World:
         return [a.name for a in self._state.layout.attached]
 
     def has_obstacle(self, name: str) -> bool:
-        """Whether an obstacle of that name exists."""
-        return name in self._state.layout.slots
+        """Whether an obstacle of that name exists.
+
+        Raises:
+            InvalidInput: ``name`` is not a string.
+        """
+        return _validate.name(name, "obstacle name") in self._state.layout.slots
 
     def get_obstacle(self, name: str) -> Obstacle:
         """The obstacle of that name (ObstacleNotFound lists the known ones)."""
@@ -476,8 +474,9 @@ class World:
             InvalidInput: An existing object names a link the robot lacks, or takes a
                 reserved name.
         """
-        known = frozenset(links)
-        names = frozenset(reserved) | known
+        known = frozenset(_check_name(k, "link") for k in _validate.items(links, "links"))
+        names = frozenset(_check_name(r, "name") for r in _validate.items(reserved, "reserved"))
+        names |= known
         layout = self._state.layout
         for a in layout.attached:
             self._check_link(a.link, [known])

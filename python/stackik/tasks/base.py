@@ -238,7 +238,10 @@ class Task:
 
     def set_excluded_joint_indices(self, indices: Sequence[int]) -> None:
         """Joints (velocity indices) this task may not move: their Jacobian columns are zeroed."""
-        idx = [int(i) for i in indices]
+        idx = [
+            _validate.count(i, "joint index", minimum=-(2**31))
+            for i in _validate.items(indices, "excluded joint indices")
+        ]
         bad = [i for i in idx if not 0 <= i < self._robot.nv]
         if bad:
             raise InvalidInput(

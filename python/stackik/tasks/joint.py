@@ -54,11 +54,12 @@ class MultiJointTask(Task):
         priority: int = 0,
         weight: float = 1.0,
     ) -> None:
-        if isinstance(joint_names, str) or len(joint_names) == 0:
+        names = [] if isinstance(joint_names, str) else _validate.items(joint_names, "joint_names")
+        if not names:
             raise InvalidInput("joint_names must be a non-empty sequence of joint names")
-        super().__init__(name, kinematics, len(joint_names), priority, weight)
-        info = [_scalar_joint(self._robot, j) for j in joint_names]
-        self.joint_names = list(joint_names)
+        super().__init__(name, kinematics, len(names), priority, weight)
+        info = [_scalar_joint(self._robot, j) for j in names]
+        self.joint_names = names
         self._iq = np.array([i[0] for i in info])
         self._iv = np.array([i[1] for i in info])
         self._continuous = np.array([i[2] for i in info])

@@ -23,7 +23,7 @@ from .base import NO_VALUES, Task, TaskType, register_task
 def joint_velocity_indices(robot: RobotModel, joints: Sequence[int | str]) -> list[int]:
     """Velocity indices of ``joints`` given as velocity indices or joint names."""
     out: list[int] = []
-    for j in joints:
+    for j in _validate.items(joints, "joints"):
         if isinstance(j, str):
             start, size = robot.get_joint_velocity_index(j), robot.get_joint_velocity_size(j)
             if size == 0:
