@@ -11,6 +11,8 @@ limiter tick on its own finite velocity).
 
 from __future__ import annotations
 
+import enum
+import importlib
 import inspect
 import math
 import warnings
@@ -67,41 +69,56 @@ def _objects() -> dict[str, object]:
     }
 
 
-def _methods(obj: object) -> list[tuple[str, object, int]]:
-    """Public methods of ``obj`` with required positional parameters, and their count."""
-    out = []
-    for name, fn in inspect.getmembers(obj, predicate=callable):
-        if name.startswith("_") or name in UNCHECKED | NOT_CALLED or inspect.isclass(fn):
-            continue
-        try:
-            params = inspect.signature(fn).parameters.values()
-        except (TypeError, ValueError):
-            continue
-        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        required = [p for p in params if p.default is p.empty and p.kind in kinds]
-        if required:
-            out.append((name, fn, len(required)))
-    return out
+def _required(fn: object) -> int:
+    """How many required positional parameters ``fn`` has (0: none, or no signature)."""
+    try:
+        params = inspect.signature(fn).parameters.values()  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 0
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sum(1 for p in params if p.default is p.empty and p.kind in kinds)
 
 
-def test_junk_arguments_get_typed_errors():
-    objects = _objects()
+def _methods(obj: object) -> list[tuple[str, object]]:
+    """Public methods of ``obj`` but the unchecked and the starting/stopping ones."""
+    return [
+        (name, fn)
+        for name, fn in inspect.getmembers(obj, predicate=callable)
+        if not (name.startswith("_") or name in UNCHECKED | NOT_CALLED or inspect.isclass(fn))
+    ]
+
+
+def _bare_exceptions(calls: list[tuple[str, object]]) -> tuple[int, dict[str, set[str]]]:
+    """Call each ``(label, fn)`` with junk in every required argument.
+
+    Returns:
+        The number of calls, and per label the exceptions that were not a
+        ``StackIKError`` (with the junk's type).
+    """
     called = 0
     bare: dict[str, set[str]] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for label, obj in objects.items():
-            for name, fn, n in _methods(obj):
-                for junk in JUNK:
-                    called += 1
-                    try:
-                        fn(*([junk] * n))  # type: ignore[operator]
-                    except stackik.StackIKError:
-                        pass
-                    except Exception as exc:  # (what the test looks for)
-                        bare.setdefault(f"{label}.{name}", set()).add(
-                            f"{type(exc).__name__} for {type(junk).__name__}"
-                        )
+        for label, fn in calls:
+            n = _required(fn)
+            for junk in JUNK if n else []:
+                called += 1
+                try:
+                    fn(*([junk] * n))  # type: ignore[operator]
+                except stackik.StackIKError:
+                    pass
+                except Exception as exc:  # (what the test looks for)
+                    bare.setdefault(label, set()).add(
+                        f"{type(exc).__name__} for {type(junk).__name__}"
+                    )
+    return called, bare
+
+
+def test_junk_arguments_get_typed_errors():
+    calls = [
+        (f"{label}.{name}", fn) for label, obj in _objects().items() for name, fn in _methods(obj)
+    ]
+    called, bare = _bare_exceptions(calls)
     assert called > 1000  # (the objects have their methods: the probe ran)
     assert not bare, "\n".join(f"{k}: {sorted(v)}" for k, v in sorted(bare.items()))
 
@@ -134,3 +151,47 @@ def test_restoring_a_foreign_dict_leaves_a_constraint_whole():
             limits.restore(foreign)  # type: ignore[arg-type]
     limits.restore(limits.snapshot())
     np.testing.assert_array_equal(solver.solve_velocity(np.zeros(7)).solution, before)
+
+
+#: The subpackages whose ``__all__`` is public API beside the top level's.
+SUBPACKAGES = (
+    "analytic", "constraints", "control", "geometry", "ik", "model", "reach", "robots",
+    "sns", "spatial", "tasks", "utils",
+)  # fmt: skip
+
+
+def _entry_points() -> list[tuple[str, object]]:
+    """The package's public classes (their constructors and class-level constructors)
+    and functions, at the top level and in the subpackages; left out: errors, enums
+    (``Enum(value)`` raises ``ValueError`` by Python's rules), result containers (made by
+    the library) and ``warmup`` (compiles)."""
+    modules = [stackik] + [importlib.import_module(f"stackik.{m}") for m in SUBPACKAGES]
+    out: list[tuple[str, object]] = []
+    seen: set[int] = set()
+    for module in modules:
+        for name in getattr(module, "__all__", []):
+            obj = getattr(module, name)
+            if name == "warmup" or name.endswith("Result") or id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            label = f"{module.__name__}.{name}"
+            if inspect.isclass(obj):
+                if issubclass(obj, (BaseException, enum.Enum)):
+                    continue
+                out.append((label, obj))
+                for attr in vars(obj):
+                    if not attr.startswith("_") and isinstance(vars(obj)[attr], classmethod):
+                        out.append((f"{label}.{attr}", getattr(obj, attr)))
+            elif callable(obj):
+                out.append((label, obj))
+    return out
+
+
+def test_junk_arguments_to_constructors_and_functions_get_typed_errors(tmp_path, monkeypatch):
+    """``KinematicsSolver(None)``, ``ControlLoop(5, q)``, ``JointMotionLimiter(5, dt)``,
+    ``load_motion_limits(robot, None)``, ``BranchFlags.from_code(None)`` and the like
+    raised bare ``AttributeError`` / ``TypeError``."""
+    monkeypatch.chdir(tmp_path)  # (a junk path names nothing real)
+    called, bare = _bare_exceptions(_entry_points())
+    assert called > 700
+    assert not bare, "\n".join(f"{k}: {sorted(v)}" for k, v in sorted(bare.items()))

@@ -50,7 +50,7 @@ from .constraints.collision import CollisionConstraint
 from .constraints.limits import JointLimitsConstraint
 from .constraints.mimic import MimicConstraint
 from .errors import InvalidInput, StackIKError, TaskNotFound
-from .model import Kinematics, RobotModel
+from .model import Kinematics, RobotModel, check_robot
 from .model.world import World
 from .results import SolverStatus, VelocitySolverResult
 from .sns import DEFAULT_DAMPING, DEFAULT_TOLERANCE, SNSSolver, TaskSolveMode
@@ -204,7 +204,7 @@ class VelocityEngine:
     )
 
     def __init__(self, robot: RobotModel, dt: float = 0.01) -> None:
-        self._robot = robot
+        self._robot = check_robot(robot)
         self._kinematics = Kinematics(robot, robot.kinematics.q)
         self.dt = dt
         self._tasks: dict[str, Task] = {}

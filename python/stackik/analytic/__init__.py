@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..model import check_robot
 from .base import MAX_BRANCHES, AnalyticSolver
 from .detect import FAMILIES, AnalyticDetection, detect, verify
 from .geometry import ChainGeometry, wrap_angles
@@ -62,4 +63,5 @@ def analytic_ik(
     Raises:
         FrameNotFound: Unknown frame.
     """
+    check_robot(robot)
     return detect(robot.model, frame_name, base_frame)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InvalidInput
 from ..spatial import as_se3
 from .geometry import ChainGeometry
 
@@ -35,6 +36,12 @@ class AnalyticSolver:
     family = ""
 
     def __init__(self, geometry: ChainGeometry, parameters: dict[str, Any]) -> None:
+        if not isinstance(geometry, ChainGeometry) or not isinstance(parameters, dict):
+            raise InvalidInput(
+                f"{type(self).__name__} needs a ChainGeometry and a dict of parameters "
+                f"(stackik.analytic.detect makes both), got {type(geometry).__name__} and "
+                f"{type(parameters).__name__}"
+            )
         self.geometry = geometry
         self.parameters = parameters
         self._axes = np.ascontiguousarray(geometry.axes)

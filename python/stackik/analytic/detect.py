@@ -191,7 +191,16 @@ def verify(solver: AnalyticSolver, model: pin.Model, samples: int = 32, seed: in
     """Check a closed-form solver against Pinocchio; ``""`` when it passes, else why not.
 
     See the module docstring for the two tests.
+
+    Raises:
+        InvalidInput: ``solver`` is not an :class:`AnalyticSolver` or ``model`` not a
+            Pinocchio model.
     """
+    if not isinstance(solver, AnalyticSolver) or not isinstance(model, pin.Model):
+        raise InvalidInput(
+            "verify needs an AnalyticSolver and a pinocchio.Model, got "
+            f"{type(solver).__name__} and {type(model).__name__}"
+        )
     ref = _PinocchioChain(model, solver.geometry)
     rng = np.random.default_rng(seed)
     for _ in range(samples):

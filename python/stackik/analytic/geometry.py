@@ -41,8 +41,16 @@ def rotation(axis: np.ndarray, angle: float) -> np.ndarray:
 
 
 def wrap_angles(q: np.ndarray) -> np.ndarray:
-    """Angles wrapped into ``(-pi, pi]`` [rad] (a new array)."""
-    out = np.mod(np.asarray(q, dtype=float) + math.pi, 2.0 * math.pi) - math.pi
+    """Angles wrapped into ``(-pi, pi]`` [rad] (a new array).
+
+    Raises:
+        InvalidInput: ``q`` is not numbers.
+    """
+    try:
+        angles = np.array(q, dtype=float, ndmin=1)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"angles must be numbers, got {q!r}", what="q") from None
+    out = np.mod(angles + math.pi, 2.0 * math.pi) - math.pi
     out[out <= -math.pi] += 2.0 * math.pi
     return out
 
@@ -165,6 +173,7 @@ class ChainGeometry:
 
 
 def _frame_id(model: pin.Model, name: str) -> int:
+    _check_model(model)
     if not isinstance(name, str) or not model.existFrame(name):
         raise FrameNotFound(str(name), [f.name for f in model.frames])
     return int(model.getFrameId(name))
@@ -201,3 +210,11 @@ def common_normal(
 def parallel(a: np.ndarray, b: np.ndarray, tol: float) -> bool:
     """Whether two unit axes are parallel (or antiparallel) within ``|a x b| <= tol``."""
     return float(np.linalg.norm(np.cross(a, b))) <= tol
+
+
+def _check_model(model: object) -> None:
+    """Refuse anything but a Pinocchio model (InvalidInput naming the type)."""
+    if not isinstance(model, pin.Model):
+        raise InvalidInput(
+            f"model must be a pinocchio.Model, got {type(model).__name__}", what="model"
+        )

@@ -44,7 +44,15 @@ C = TypeVar("C", bound="type[Constraint]")
 
 
 def register_constraint(cls: C) -> C:
-    """Register a constraint family under its ``family`` name (class decorator)."""
+    """Register a constraint family under its ``family`` name (class decorator).
+
+    Raises:
+        InvalidInput: ``cls`` is not a :class:`Constraint` subclass.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Constraint)):
+        raise InvalidInput(
+            f"register_constraint needs a Constraint subclass, got {cls!r}", what="cls"
+        )
     _FAMILIES[cls.family] = cls
     return cls
 

@@ -48,7 +48,7 @@ from ..constraints.motion import (
     guard_position_limits,
 )
 from ..errors import InvalidBounds, InvalidInput, NotWithinLimits
-from ..model import JointKind, RobotModel
+from ..model import JointKind, RobotModel, check_robot
 from ..results import SolverStatus
 from ._loop_kernel import braking_bound
 from .limits import MotionLimits, coordinate_names
@@ -350,7 +350,7 @@ class JointMotionLimiter:
         *,
         synchronize: bool = False,
     ) -> None:
-        self._robot = robot
+        self._robot = check_robot(robot)
         self._dt = _validate.positive_float(dt, "dt")
         names = coordinate_names(robot)
         self._names = names

@@ -26,7 +26,8 @@ import numpy as np
 
 from .. import _validate
 from ..errors import InvalidInput, JointNotFound, MalformedDescription, RobotFileNotFound
-from ..model import RobotModel
+from ..model import RobotModel, check_robot
+from ..model.loading import check_path
 
 __all__ = ["MotionLimits", "load_motion_limits"]
 
@@ -61,7 +62,12 @@ class MotionLimits:
 
     @classmethod
     def of_robot(cls, robot: RobotModel) -> MotionLimits:
-        """The robot's own velocity and acceleration limits, no jerk limits."""
+        """The robot's own velocity and acceleration limits, no jerk limits.
+
+        Raises:
+            InvalidInput: ``robot`` is not a :class:`RobotModel`.
+        """
+        check_robot(robot)
         return cls(
             tuple(coordinate_names(robot)),
             robot.get_velocity_limits(),
@@ -81,9 +87,11 @@ class MotionLimits:
             RobotFileNotFound: No such file.
             MalformedDescription: Not valid YAML/JSON, or not the profile's layout.
             JointNotFound: A joint the robot does not have (the closest names listed).
-            InvalidInput: A value that is not a number > 0.
+            InvalidInput: A value that is not a number > 0; ``robot`` not a robot or
+                ``path`` not a path.
         """
-        data = _read(Path(path))
+        check_robot(robot)
+        data = _read(check_path(path, "path"))
         joints = data.get("joints") if isinstance(data, dict) else None
         if not isinstance(joints, dict):
             raise MalformedDescription(str(path), "expected a mapping 'joints: {name: {...}}'")

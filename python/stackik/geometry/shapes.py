@@ -32,6 +32,7 @@ from typing import Any
 import coal
 import numpy as np
 
+from .. import _validate
 from ..errors import InvalidInput
 
 __all__ = [
@@ -226,7 +227,7 @@ class ShapeTable:
             InvalidInput: A geometry of a type without a shape code (named).
         """
         kinds, params, counts, chunks, centres, radii, swept = [], [], [0], [], [], [], []
-        for geometry in geometries:
+        for geometry in _validate.items(geometries, "geometries"):
             code, par = shape_code(geometry)
             points = _points(geometry, code)
             centre, radius = _ball(code, par, points)
@@ -258,6 +259,9 @@ class ShapeTable:
             tables: Tables to join; shape ``g`` of ``tables[k]`` becomes shape
                 ``g + sum(len(t) for t in tables[:k])``.
         """
+        tables = _validate.items(tables, "tables")
+        if not all(isinstance(t, ShapeTable) for t in tables):
+            raise InvalidInput("tables must be ShapeTables", what="tables")
         if not tables:
             return cls.empty()
         starts, offset = [np.zeros(1, dtype=np.int64)], 0

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import _validate
 from ..errors import InvalidInput
 from ..model.joints import JointKind, classify
 from .chain import SerialChain
@@ -82,9 +83,7 @@ class BranchFlags(NamedTuple):
     @classmethod
     def from_code(cls, code: int) -> BranchFlags:
         """Flags from vcKinSolver's configuration integer (0: front, above, not flipped)."""
-        c = int(code)
-        if not 0 <= c <= 7:
-            raise InvalidInput(f"a configuration code is in [0, 7], got {code!r}")
+        c = _validate.count(code, "configuration code", minimum=0, maximum=7)
         return cls(-1 if c & 4 else 1, -1 if c & 2 else 1, -1 if c & 1 else 1)
 
 

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InvalidInput
+
 __all__ = ["ElasticBandHandler", "StallHandler"]
 
 
@@ -35,7 +37,7 @@ class StallHandler:
         restore_rate: float = 0.005,
         floor_fraction: float = 0.3,
     ) -> None:
-        self._solver = solver
+        self._solver = _solver(solver, "enable_stall_handler")
         solver.enable_stall_handler(nominal_min_distance)
         solver.configure_stall_handler(stall_threshold, restore_rate, floor_fraction)
 
@@ -85,7 +87,7 @@ class ElasticBandHandler:
         stall_threshold: int = 3,
         expand_only_saturated: bool = True,
     ) -> None:
-        self._solver = solver
+        self._solver = _solver(solver, "enable_elastic_band")
         solver.enable_elastic_band(delta_max)
         solver.configure_elastic_band(
             delta_max, expand_rate, decay_rate, stall_threshold, expand_only_saturated
@@ -114,3 +116,17 @@ class ElasticBandHandler:
     def disable(self) -> None:
         """Stop the band and narrow every limit back."""
         self._solver.disable_elastic_band()
+
+
+def _solver(solver: Any, method: str) -> Any:
+    """``solver`` when it has ``method`` (a :class:`~stackik.KinematicsSolver`).
+
+    Raises:
+        InvalidInput: Anything else.
+    """
+    if not callable(getattr(solver, method, None)):
+        raise InvalidInput(
+            f"solver must be a stackik KinematicsSolver, got {type(solver).__name__}",
+            what="solver",
+        )
+    return solver

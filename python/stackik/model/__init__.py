@@ -21,7 +21,7 @@ from .building import DEFAULT_ACCELERATION_LIMIT, DEFAULT_EFFORT_LIMIT, DEFAULT_
 from .collision import CollisionModel, CollisionState
 from .joints import JointInfo, JointKind
 from .kinematics import Kinematics, as_kinematics
-from .robot import ReferenceFrame, RobotModel, as_reference_frame
+from .robot import ReferenceFrame, RobotModel, as_reference_frame, check_robot
 
 __all__ = [
     "DEFAULT_ACCELERATION_LIMIT",
@@ -36,4 +36,5 @@ __all__ = [
     "RobotModel",
     "as_kinematics",
     "as_reference_frame",
+    "check_robot",
 ]

@@ -153,6 +153,11 @@ class CollisionModel:
     """
 
     def __init__(self, model: pin.Model, geom_model: pin.GeometryModel, reset: bool = True) -> None:
+        if not (isinstance(model, pin.Model) and isinstance(geom_model, pin.GeometryModel)):
+            raise InvalidInput(
+                "CollisionModel needs a pinocchio.Model and a pinocchio.GeometryModel, got "
+                f"{type(model).__name__} and {type(geom_model).__name__}"
+            )
         self.model = model
         self.geom_model = geom_model
         self.revision = 0
@@ -296,6 +301,12 @@ class CollisionState:
     """
 
     def __init__(self, collision: CollisionModel) -> None:
+        if not isinstance(collision, CollisionModel):
+            raise InvalidInput(
+                f"collision must be a CollisionModel (robot.collision), got "
+                f"{type(collision).__name__}",
+                what="collision",
+            )
         self.collision = collision
         self._revision = -1
         self._rebuild()

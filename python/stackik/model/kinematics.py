@@ -163,6 +163,11 @@ class Kinematics:
     """
 
     def __init__(self, robot: RobotModel, q: np.ndarray | None = None) -> None:
+        if not all(hasattr(robot, a) for a in ("model", "nv", "neutral_configuration")):
+            # (robot.py builds on this module: the type is checked by what it offers)
+            raise InvalidInput(
+                f"robot must be a stackik RobotModel, got {type(robot).__name__}", what="robot"
+            )
         self.robot = robot
         self._q = robot.neutral_configuration() if q is None else np.array(q, dtype=float)
         self._zero_v = np.zeros(robot.nv)

@@ -1279,3 +1279,16 @@ class RobotModel:
         if not np.isfinite(threshold):
             raise NonFiniteInput("min_distance", [0])
         return self.compute_min_collision_distance() <= threshold
+
+
+def check_robot(value: object, what: str = "robot") -> RobotModel:
+    """``value`` when it is a :class:`RobotModel`.
+
+    Raises:
+        InvalidInput: Anything else (named with its type).
+    """
+    if not isinstance(value, RobotModel):
+        raise InvalidInput(
+            f"{what} must be a stackik RobotModel, got {type(value).__name__}", what=what
+        )
+    return value

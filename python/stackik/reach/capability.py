@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validate
-from ..errors import InvalidInput
+from ..errors import InvalidInput, ShapeError
 from ..spatial import check_pose_stack
 from .result import ReachResult
 from .targets import GridSpec, grid_targets
@@ -82,10 +82,14 @@ class CapabilityMap:
         frame: str,
         result: ReachResult | None = None,
     ) -> None:
+        if not isinstance(grid, GridSpec):
+            raise InvalidInput(f"grid must be a GridSpec, got {type(grid).__name__}", what="grid")
+        flags = np.asarray(reachable)
+        shape = (grid.n_voxels, grid.n_orientations)
+        if flags.dtype != bool or flags.size != shape[0] * shape[1]:
+            raise ShapeError("reachable (booleans, voxels x orientations)", shape, flags.shape)
         self.grid = grid
-        self.reachable = np.asarray(reachable, dtype=bool).reshape(
-            grid.n_voxels, grid.n_orientations
-        )
+        self.reachable = flags.reshape(shape)
         self.index = self.reachable.mean(axis=1).reshape(grid.shape)
         self.base = np.asarray(base, dtype=float)
         self.frame = frame
@@ -149,8 +153,13 @@ class CapabilityMap:
         """The map of a finished grid study (``base``: its base placement, default stored).
 
         Raises:
-            InvalidInput: The study's targets are not a grid, or chunks have not run.
+            InvalidInput: Not a :class:`ReachResult`, its targets are not a grid, or chunks
+                have not run.
         """
+        if not isinstance(result, ReachResult):
+            raise InvalidInput(
+                f"result must be a ReachResult, got {type(result).__name__}", what="result"
+            )
         grid = result.targets.grid
         if grid is None:
             raise InvalidInput("a capability map needs a grid study (grid_targets)")

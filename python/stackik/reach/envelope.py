@@ -31,6 +31,7 @@ import numpy as np
 import pinocchio as pin
 
 from .. import _validate
+from ..errors import InvalidInput
 from ..model.joints import classify
 
 if TYPE_CHECKING:
@@ -299,6 +300,10 @@ class ReachEnvelope:
         Raises:
             InvalidInput: Bad counts or resolution.
         """
+        if not all(hasattr(chain, a) for a in ("model", "tip_frame", "joint_ids")):
+            raise InvalidInput(
+                f"chain must be a stackik SerialChain, got {type(chain).__name__}", what="chain"
+            )
         samples = _validate.count(samples, "samples", minimum=100, maximum=100_000_000)
         h = _validate.positive_float(resolution, "resolution")
         dilation = _validate.count(dilation, "dilation", minimum=0, maximum=100)

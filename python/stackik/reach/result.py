@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidInput
+from ..model.loading import check_path
 from .settings import Reason
 from .store import ReachStore
 from .targets import GridSpec, TargetSet
@@ -319,8 +320,9 @@ class ReachResult:
         Raises:
             RobotFileNotFound: No such path.
             MalformedDescription: Not a stackik reach store.
+            InvalidInput: ``path`` is not a path.
         """
-        return cls.from_arrays(ReachStore.open(path).read())
+        return cls.from_arrays(ReachStore.open(check_path(path, "path")).read())
 
     def _sorted_arrays(self) -> dict[str, Any]:
         o = self.order

@@ -29,6 +29,7 @@ import numpy as np
 
 from .. import _validate
 from ..errors import InvalidInput, MalformedDescription, RobotFileNotFound, ShapeError
+from ..model.loading import check_path
 from ..spatial import as_se3, check_pose_stack
 
 __all__ = [
@@ -104,13 +105,20 @@ class GridSpec:
 
     @classmethod
     def from_dict(cls, d: dict) -> GridSpec:
-        """Inverse of :meth:`to_dict`."""
-        return cls(
-            np.asarray(d["origin"], dtype=np.float64),
-            float(d["resolution"]),
-            (int(d["shape"][0]), int(d["shape"][1]), int(d["shape"][2])),
-            np.asarray(d["rotations"], dtype=np.float64),
-        )
+        """Inverse of :meth:`to_dict`.
+
+        Raises:
+            InvalidInput: ``d`` is not a grid's :meth:`to_dict`.
+        """
+        try:
+            return cls(
+                np.asarray(d["origin"], dtype=np.float64),
+                float(d["resolution"]),
+                (int(d["shape"][0]), int(d["shape"][1]), int(d["shape"][2])),
+                np.asarray(d["rotations"], dtype=np.float64),
+            )
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            raise InvalidInput(f"not a grid description (GridSpec.to_dict): {exc!r}") from None
 
 
 @dataclass
@@ -587,7 +595,7 @@ def targets_from_csv(path: str | os.PathLike[str]) -> TargetSet:
         MalformedDescription: A row with the wrong number of fields, a non-number, a
             zero or non-finite quaternion, a missing column; the message names the line.
     """
-    p = Path(path)
+    p = check_path(path, "path")
     rows = _csv_rows(p)
     header = None if all(_is_number(c) for c in rows[0]) else rows[0]
     cols = (

@@ -71,7 +71,13 @@ MAX_PRIORITY = 1_000_000
 
 
 def register_task(cls: T) -> T:
-    """Register a task family under its ``family`` name (class decorator)."""
+    """Register a task family under its ``family`` name (class decorator).
+
+    Raises:
+        InvalidInput: ``cls`` is not a :class:`Task` subclass.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Task)):
+        raise InvalidInput(f"register_task needs a Task subclass, got {cls!r}", what="cls")
     _FAMILIES[cls.family] = cls
     return cls
 
