@@ -260,6 +260,17 @@ def flags(x: object, n: int, what: str) -> np.ndarray:
     return np.array([bool(e) for e in raw.tolist()], dtype=bool)
 
 
+def instance(value: Any, cls: type | tuple[type, ...], what: str, kind: str) -> Any:
+    """``value`` when it is an instance of ``cls`` (``kind``: its name in the message).
+
+    Raises:
+        InvalidInput: Anything else ("{what} must be a {kind}, got {type}").
+    """
+    if not isinstance(value, cls):
+        raise InvalidInput(f"{what} must be a {kind}, got {type(value).__name__}", what=what)
+    return value
+
+
 def name(value: object, what: str) -> str:
     """``value`` when it is a non-empty ``str`` (the names of tasks, constraints, frames).
 

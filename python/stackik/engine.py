@@ -381,8 +381,7 @@ class VelocityEngine:
             InvalidInput: Not a task, a task of that name exists, or the task reads another
                 cache.
         """
-        if not isinstance(task, Task):
-            raise InvalidInput(f"expected a stackik Task, got {task!r}", what="task", value=task)
+        _validate.instance(task, Task, "task", "stackik Task")
         if task.name in self._tasks:
             raise InvalidInput(f"a task named {task.name!r} already exists")
         if task.kinematics is not self._kinematics:

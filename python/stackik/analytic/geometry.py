@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from .. import _validate
 from ..errors import FrameNotFound, InvalidInput
 from ..model.joints import JointKind, classify
 
@@ -214,7 +215,4 @@ def parallel(a: np.ndarray, b: np.ndarray, tol: float) -> bool:
 
 def _check_model(model: object) -> None:
     """Refuse anything but a Pinocchio model (InvalidInput naming the type)."""
-    if not isinstance(model, pin.Model):
-        raise InvalidInput(
-            f"model must be a pinocchio.Model, got {type(model).__name__}", what="model"
-        )
+    _validate.instance(model, pin.Model, "model", "pinocchio.Model")

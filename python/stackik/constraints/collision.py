@@ -74,7 +74,7 @@ from ._collision_pairs import (
     build_pairs,
     joint_columns,
 )
-from .base import Constraint, register_constraint
+from .base import Constraint, _check_snapshot, _row_index, register_constraint
 
 __all__ = ["MAX_LEARNED_ERROR", "VIOLATION_TOLERANCE", "CollisionConstraint", "CollisionTuningMode"]
 
@@ -1147,7 +1147,7 @@ class CollisionConstraint(Constraint):
         Raises:
             InvalidInput: ``row`` is not an integer.
         """
-        row = _validate.count(row, "row", minimum=-(2**31))
+        row = _row_index(row)
         if not 0 <= row < len(self.last_row_geometries):
             return super().describe_row(row)
         g1, g2 = (int(g) for g in self.last_row_geometries[row])
@@ -1180,7 +1180,8 @@ class CollisionConstraint(Constraint):
         Raises:
             InvalidInput: ``snapshot`` is not this constraint's :meth:`snapshot`.
         """
-        saved = snapshot.get("_pairs") if isinstance(snapshot, dict) else None
+        _check_snapshot(snapshot)
+        saved = snapshot.get("_pairs")
         if not (isinstance(saved, tuple) and len(saved) == 2 and isinstance(saved[0], PairSet)):
             raise InvalidInput(
                 "not a collision constraint snapshot (CollisionConstraint.snapshot())",

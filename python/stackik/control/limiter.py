@@ -391,12 +391,7 @@ class JointMotionLimiter:
         Raises:
             InvalidInput: ``limits`` is not a :class:`MotionLimits`.
         """
-        if not isinstance(limits, MotionLimits):
-            raise InvalidInput(
-                f"limits must be a MotionLimits (stackik.load_motion_limits), got {limits!r}",
-                what="limits",
-                value=limits,
-            )
+        _validate.instance(limits, MotionLimits, "limits", "MotionLimits (load_motion_limits)")
         return cls(
             robot, dt, limits.velocity, limits.acceleration, limits.jerk, synchronize=synchronize
         )

@@ -90,7 +90,6 @@ class MotionLimits:
             InvalidInput: A value that is not a number > 0; ``robot`` not a robot or
                 ``path`` not a path.
         """
-        check_robot(robot)
         data = _read(check_path(path, "path"))
         joints = data.get("joints") if isinstance(data, dict) else None
         if not isinstance(joints, dict):

@@ -141,11 +141,7 @@ class ControlLoop:
         smoothing: float = 0.01,
         approach_deceleration: float | None = 2.0,
     ) -> None:
-        if not isinstance(solver, KinematicsSolver):
-            raise InvalidInput(
-                f"solver must be a stackik KinematicsSolver, got {type(solver).__name__}",
-                what="solver",
-            )
+        _validate.instance(solver, KinematicsSolver, "solver", "stackik KinematicsSolver")
         rate = _validate.positive_float(rate_hz, "rate_hz")
         period = 1.0 / rate
         if abs(solver.dt - period) > 1e-9 * period:

@@ -301,12 +301,7 @@ class CollisionState:
     """
 
     def __init__(self, collision: CollisionModel) -> None:
-        if not isinstance(collision, CollisionModel):
-            raise InvalidInput(
-                f"collision must be a CollisionModel (robot.collision), got "
-                f"{type(collision).__name__}",
-                what="collision",
-            )
+        _validate.instance(collision, CollisionModel, "collision", "CollisionModel")
         self.collision = collision
         self._revision = -1
         self._rebuild()

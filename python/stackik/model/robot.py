@@ -1287,8 +1287,4 @@ def check_robot(value: object, what: str = "robot") -> RobotModel:
     Raises:
         InvalidInput: Anything else (named with its type).
     """
-    if not isinstance(value, RobotModel):
-        raise InvalidInput(
-            f"{what} must be a stackik RobotModel, got {type(value).__name__}", what=what
-        )
-    return value
+    return _validate.instance(value, RobotModel, what, "stackik RobotModel")

@@ -82,8 +82,7 @@ class CapabilityMap:
         frame: str,
         result: ReachResult | None = None,
     ) -> None:
-        if not isinstance(grid, GridSpec):
-            raise InvalidInput(f"grid must be a GridSpec, got {type(grid).__name__}", what="grid")
+        _validate.instance(grid, GridSpec, "grid", "GridSpec")
         flags = np.asarray(reachable)
         shape = (grid.n_voxels, grid.n_orientations)
         if flags.dtype != bool or flags.size != shape[0] * shape[1]:
@@ -156,10 +155,7 @@ class CapabilityMap:
             InvalidInput: Not a :class:`ReachResult`, its targets are not a grid, or chunks
                 have not run.
         """
-        if not isinstance(result, ReachResult):
-            raise InvalidInput(
-                f"result must be a ReachResult, got {type(result).__name__}", what="result"
-            )
+        _validate.instance(result, ReachResult, "result", "ReachResult")
         grid = result.targets.grid
         if grid is None:
             raise InvalidInput("a capability map needs a grid study (grid_targets)")
