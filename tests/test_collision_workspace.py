@@ -61,9 +61,14 @@ def _solver(record: bool) -> tuple[stackik.KinematicsSolver, CollisionConstraint
 
 
 def _argument_by_argument(c: CollisionConstraint):
-    """The step's call with every array passed on its own (``collision_step``, no record)."""
+    """The step's call with every array passed on its own (``collision_step``, no record).
+
+    The obstacles' motion first, from Python, as the staged path does it (the record's
+    kernel does the same call itself).
+    """
 
     def one_call(gs, state, dq, oMi, C, lower) -> None:
+        c._obstacle_motion(state)
         ps = c._pairs
         ck.collision_step(
             dq, ps.lever, ps.pairs, ps.pf, ps.pi, c._cfg,

@@ -88,8 +88,9 @@ PI_EXACT_STEP, PI_PROMISE_STEP, PI_CANDIDATE = range(3)
     CFG_MAX_LEARNED,
     CFG_DECEL,
     CFG_LEAD,
+    CFG_OBS_SEEN,
     CFG_SIZE,
-) = range(19)
+) = range(20)
 #: Columns of a hit (``hit_f``): distance, slack, predicted closing, hold distance.
 HF_DIST, HF_SLACK, HF_CLOSING, HF_HOLD = range(4)
 #: Entries of the ``counts`` output.
@@ -1440,7 +1441,7 @@ class LayoutArrays(NamedTuple):
     placement: tuple  #: (joint, local_rot, local_trans) of the geometries
     geometry: tuple  #: (kind, params, rot, trans, sup_points, sup_offset, sup_radius)
     shapes: tuple  #: (kind, params, vstart, verts, center, radius)
-    motion: tuple  #: (slot, obs_vel, disp, extra, offset)
+    motion: tuple  #: (slot, obs_vel, disp, extra, offset, obs_prev, reach)
     columns: tuple  #: (support, colmap) of the Jacobian columns
     work: tuple  #: the broadphase's scratch arrays
     sel: tuple  #: the row selection's scratch arrays
@@ -1454,24 +1455,39 @@ def collision_step_ws(
     oMi: np.ndarray,
     obs_rot: np.ndarray,
     obs_trans: np.ndarray,
+    obs_given: np.ndarray,
+    obs_linear: np.ndarray,
+    obs_angular: np.ndarray,
     J: np.ndarray,
     C: np.ndarray,
     lower: np.ndarray,
 ) -> None:
-    """:func:`collision_step` with the layout's arrays in one record.
+    """:func:`collision_step` with the layout's arrays in one record, obstacle motion first.
 
     ``ws`` holds the :class:`LayoutArrays`: a
     :func:`~stackik.constraints._collision_ws.new_workspace` record once compiled (one
     argument's crossing instead of 50), the :class:`LayoutArrays` themselves as plain
     Python; the other
     arguments are those that change from step to step: ``|dq|`` since the last step,
-    Pinocchio's joint placements, the obstacles' rotations and positions, the joint
-    Jacobian and the row buffers.
+    Pinocchio's joint placements, the world snapshot's obstacle poses and given
+    velocities (``obs_given`` tells which obstacles have one), the joint Jacobian and
+    the row buffers.
+
+    With obstacles, the step starts with :func:`obstacle_motion` on the snapshot
+    (``cfg[CFG_OBS_SEEN]`` tells whether ``obs_prev`` holds the last step's poses; set
+    here), the same call the staged path makes from Python: one crossing less per step.
     """
     lever, pairs, pf, pi, cfg, counts = ws.pairs
     joint, local_rot, local_trans = ws.placement
-    slot, obs_vel, disp, extra, offset = ws.motion
+    slot, obs_vel, disp, extra, offset, obs_prev, reach = ws.motion
     row_geom, row_point, row_normal = ws.out
+    if obs_prev.shape[0] > 0:
+        obstacle_motion(
+            (obs_rot, obs_trans), obs_given, (obs_linear, obs_angular), obs_prev, reach,
+            cfg[CFG_OBS_SEEN] != 0.0, (cfg[CFG_DT], cfg[CFG_LEAD], cfg[CFG_DECEL]),
+            (obs_vel, disp, extra),
+        )  # fmt: skip
+        cfg[CFG_OBS_SEEN] = 1.0
     collision_step(
         dq_abs, lever, pairs, pf, pi, cfg, (oMi, joint, local_rot, local_trans, obs_rot),
         ws.geometry, ws.shapes, (slot, obs_trans, obs_vel, disp, extra, offset), J,

@@ -93,7 +93,7 @@ def new_workspace(
         placement: ``(joint, local_rot, local_trans)`` of the geometries.
         geometry: ``(kind, params, rot, trans, sup_points, sup_offset, sup_radius)``.
         shapes: ``(kind, params, vstart, verts, center, radius)``.
-        motion: ``(slot, obs_vel, disp, extra, offset)``.
+        motion: ``(slot, obs_vel, disp, extra, offset, obs_prev, reach)``.
         columns: ``(support, colmap)`` of the Jacobian columns.
         work: The broadphase's scratch arrays.
         sel: The row selection's scratch arrays.

@@ -488,7 +488,7 @@ class CollisionConstraint(Constraint):
         self._step = 0
         self._q_last: np.ndarray | None = None
         self._obs_prev = np.zeros((len(state.layout.obstacles), 12))
-        self._obs_seen = False
+        self._cfg[ck.CFG_OBS_SEEN] = 0.0  # (obs_prev holds no step's poses yet)
         self._accel_key: tuple[float, int] | None = None
         self._buffers(len(ps), len(state.layout.obstacles))
         self._warn_margins(lowered)
@@ -699,7 +699,7 @@ class CollisionConstraint(Constraint):
         self._pairs.reset_motion()
         self._step = 0
         self._q_last = None
-        self._obs_seen = False
+        self._cfg[ck.CFG_OBS_SEEN] = 0.0
 
     def _clear_records(self) -> None:
         self._rec: tuple[int, int, np.ndarray, np.ndarray] = (0, 0, _NO_ROWS, _NO_BOUNDS)
@@ -763,24 +763,32 @@ class CollisionConstraint(Constraint):
             self._pairs.pf[:, ck.PF_ACCEL] = (self._pairs.lever @ amax) * (dt * dt)
             self._accel_key = key
 
-    def _motion(self, state: WorldState, dt: float) -> np.ndarray:
-        """``|dq|`` since the last step; obstacle displacements and velocities."""
+    def _joint_motion(self) -> np.ndarray:
+        """``|dq|`` since the last step (zeros at the first)."""
         q = self._kin.q
         if self._q_last is None:
             dq = np.zeros(self._robot.nv)
         else:
             dq = np.abs(self._kin.difference(self._q_last, q))
         self._q_last = q
+        return dq
+
+    def _obstacle_motion(self, state: WorldState) -> None:
+        """Obstacle displacements and velocities since the last step (the staged path).
+
+        The one-call path has the step kernel do the same call
+        (:func:`~stackik.constraints._collision_kernel.collision_step_ws`).
+        """
         if len(self._obs_prev):
+            cfg = self._cfg
             ck.obstacle_motion(
                 (state.rotations, state.translations), state.velocity_known,
                 (state.linear_velocity, state.angular_velocity), self._obs_prev,
-                self._pairs.reach, self._obs_seen,
-                (dt, self._lead, self._approach_deceleration),
+                self._pairs.reach, bool(cfg[ck.CFG_OBS_SEEN]),
+                (cfg[ck.CFG_DT], cfg[ck.CFG_LEAD], cfg[ck.CFG_DECEL]),
                 (self._obs_vel, self._disp, self._obs_extra),
             )  # fmt: skip
-            self._obs_seen = True
-        return dq
+            cfg[ck.CFG_OBS_SEEN] = 1.0
 
     def set_approach_deceleration(self, decel: float) -> None:
         """Cap every pair's closing speed at ``sqrt(2 decel gap)`` [m/s] (decel [m/s^2]).
@@ -840,11 +848,12 @@ class CollisionConstraint(Constraint):
         self._step += 1
         self._accel(dt)
         cfg = self._fill_cfg(dt)
-        dq = self._motion(state, dt)
+        dq = self._joint_motion()
         oMi = self._kin.joint_placements()
         gs = self._gs  # (the pipeline's set for the step's layout: _step_state synced it)
         t0 = time.perf_counter() if self._refinement_budget_us > 0 else 0.0
         if gs.has_meshes:
+            self._obstacle_motion(state)
             self._pipeline.place(oMi, state)
             self._staged_step(gs, state, dq, cfg, C, lower)
         else:
@@ -860,10 +869,13 @@ class CollisionConstraint(Constraint):
         C: np.ndarray,
         lower: np.ndarray,
     ) -> None:
-        """The whole step in one compiled call (no triangle meshes)."""
+        """The whole step in one compiled call (no triangle meshes), obstacle motion included."""
         J = self._kin.joint_jacobians_view()
         ws = self._workspace(gs)
-        ck.collision_step_ws(ws, dq, oMi, state.rotations, state.translations, J, C, lower)
+        ck.collision_step_ws(
+            ws, dq, oMi, state.rotations, state.translations, state.velocity_known,
+            state.linear_velocity, state.angular_velocity, J, C, lower,
+        )  # fmt: skip
 
     def _workspace(self, gs: GeometrySet) -> object:
         """The layout's arrays as the step kernel's record.
@@ -879,12 +891,13 @@ class CollisionConstraint(Constraint):
         if made[0] is gs and made[1] is ps and made[2] is work:
             return made[3]
         geometry, shapes = self._kernel_tables(gs)
+        obstacles = (self._obs_prev, ps.reach)  # (read by the step's obstacle motion)
         arrays = ck.LayoutArrays(
             (ps.lever, ps.pairs, ps.pf, ps.pi, self._cfg, self._counts),
             (gs.joint, gs.local_rot, gs.local_trans),
             geometry,
             shapes,
-            (gs.slot, self._obs_vel, self._disp, self._obs_extra, self._offset),
+            (gs.slot, self._obs_vel, self._disp, self._obs_extra, self._offset, *obstacles),
             self._columns,
             work,
             self._sel,
