@@ -899,7 +899,13 @@ class _ConstraintPlan:
             for c in active
             if _narrows_box(type(c))
         ]
-        self.writers = [(c, _step_call(c, "write", "write_rows", Constraint)) for c in active]
+        #: (families that never write rows, the joint limits, are left out: a base
+        #: max_rows() is 0 and the step skips them anyway)
+        self.writers = [
+            (c, _step_call(c, "write", "write_rows", Constraint))
+            for c in active
+            if type(c).max_rows is not Constraint.max_rows
+        ]
         self.mimics = [c for c in active if isinstance(c, MimicConstraint)]
         self.colliders = [c for c in active if isinstance(c, CollisionConstraint)]
 

@@ -739,10 +739,11 @@ class KinematicsSolver:
             The :class:`VelocitySolverResult`; ``solution`` is ``dq`` (size nv)
             [rad/s or m/s]. Bad input gives status INVALID_INPUT (never an exception).
         """
-        try:
-            stall_recovery = _validate.flag(stall_recovery, "stall_recovery")
-        except InvalidInput as exc:  # the hot path reports bad input, it never raises
-            return self._engine.invalid_result(str(exc))
+        if stall_recovery is not False:  # (the default skips the check on the hot path)
+            try:
+                stall_recovery = _validate.flag(stall_recovery, "stall_recovery")
+            except InvalidInput as exc:  # the hot path reports bad input, it never raises
+                return self._engine.invalid_result(str(exc))
         if stall_recovery and not self._stall.enabled:
             col = self._collision_constraint()
             if col is not None:

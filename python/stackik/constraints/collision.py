@@ -519,6 +519,7 @@ class CollisionConstraint(Constraint):
             np.zeros((n, 4)),
         )
         self._disp = np.zeros(nobs)
+        self._dq_abs = np.zeros(self._robot.nv)  # (|dq| since the last step)
         self._obs_vel = np.zeros((nobs, 6))
         self._obs_extra = np.zeros(nobs)
         self._counts = np.zeros(6, dtype=np.int64)
@@ -766,10 +767,11 @@ class CollisionConstraint(Constraint):
     def _joint_motion(self) -> np.ndarray:
         """``|dq|`` since the last step (zeros at the first)."""
         q = self._kin.q
+        dq = self._dq_abs
         if self._q_last is None:
-            dq = np.zeros(self._robot.nv)
+            dq.fill(0.0)
         else:
-            dq = np.abs(self._kin.difference(self._q_last, q))
+            np.abs(self._kin.difference(self._q_last, q, out=dq), out=dq)
         self._q_last = q
         return dq
 

@@ -209,17 +209,31 @@ class Kinematics:
         """The Pinocchio model (the robot's; shared, read only)."""
         return self._model
 
-    def difference(self, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+    def difference(
+        self, q0: np.ndarray, q1: np.ndarray, out: np.ndarray | None = None
+    ) -> np.ndarray:
         """Tangent displacement from ``q0`` to ``q1`` (size nv) [rad or m]; unchecked.
 
         Pinocchio's ``difference`` on the model; where every joint's configuration space
         is a vector space (:func:`vector_space`) the same numbers come from ``q1 - q0``
         without the call into Pinocchio. Both configurations must be valid (checked and
         normalized) and of size nq.
+
+        Args:
+            q0: Start configuration (size nq).
+            q1: End configuration (size nq).
+            out: Where to write the result (float64, size nv; unchecked); a new array
+                when omitted.
+
+        Returns:
+            The displacement (``out`` when given).
         """
         if self._flat:
-            return q1 - q0
-        return pin.difference(self._model, q0, q1)
+            return np.subtract(q1, q0, out=out)
+        if out is None:
+            return pin.difference(self._model, q0, q1)
+        out[:] = pin.difference(self._model, q0, q1)
+        return out
 
     @property
     def data(self) -> pin.Data:

@@ -129,7 +129,7 @@ class PostureTask(Task):
     def _write_error(self, error: np.ndarray) -> None:
         """``error`` = the tangent displacement from the cache's configuration to the target."""
         kin = self._kin
-        error[:] = kin.difference(kin.q, self._target_q)
+        kin.difference(kin.q, self._target_q, out=error)
 
     def override_with_present_error(self) -> None:
         """The displacement to the target at the cache's configuration as the override."""
