@@ -525,3 +525,21 @@ def test_set_base_placement_rejects_invalid_transform(arm):
         arm.set_base_placement(T)
     np.testing.assert_array_equal(arm.get_frame_pose("tool").homogeneous, before.homogeneous)
     np.testing.assert_array_equal(arm.base_placement.homogeneous, np.eye(4))
+
+
+@pytest.mark.parametrize("floating", [False, True])
+def test_kinematics_difference_into_a_buffer_is_pinocchios(arm, floating_arm, rand_q, floating):
+    """``Kinematics.difference(q0, q1, out=)`` writes Pinocchio's displacement into ``out``.
+
+    A fixed arm (a vector space: the subtraction) and a floating one (Pinocchio's Lie
+    group difference), against ``pin.difference`` on the model.
+    """
+    robot = floating_arm if floating else arm
+    kin = robot.kinematics
+    q0, q1 = rand_q(robot, 3), rand_q(robot, 4)
+    expected = pin.difference(robot.model, q0, q1)
+    out = np.full(robot.nv, np.nan)
+    got = kin.difference(q0, q1, out=out)
+    assert got is out
+    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(kin.difference(q0, q1), expected)
