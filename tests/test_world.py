@@ -449,14 +449,24 @@ def test_a_removed_obstacle_is_no_longer_avoided():
     assert np.linalg.norm(reached - target) < 0.01
 
 
-def test_an_obstacle_moving_half_a_millimetre_per_tick_is_kept_away():
-    """No velocity given: the constraint still holds against 0.5 mm per tick."""
+def _panda_before_a_ball() -> tuple[RobotModel, np.ndarray, np.ndarray, np.ndarray]:
+    """The Panda at its ready pose and a 5 cm ball 15 cm beyond its tool (along x).
+
+    Returns:
+        The robot, its configuration, the tool's position and the ball's.
+    """
     robot = load_panda()
     q = PANDA_READY.copy()
     robot.update_kinematics(q)
     tool = robot.get_frame_pose(TCP).translation
     start = tool + np.array([0.15, 0.0, 0.0])
     robot.add_obstacle("ball", coal.Sphere(0.05), pose(*start))
+    return robot, q, tool, start
+
+
+def test_an_obstacle_moving_half_a_millimetre_per_tick_is_kept_away():
+    """No velocity given: the constraint still holds against 0.5 mm per tick."""
+    robot, q, tool, start = _panda_before_a_ball()
 
     def approach(k):
         robot.set_obstacle_pose("ball", pose(*(start - [0.0005 * k, 0.0, 0.0])))
@@ -489,12 +499,7 @@ def test_the_staged_step_measures_obstacle_motion_as_the_one_call_step(tmp_path)
     obj.write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 2 4\nf 1 3 4\nf 2 3 4\n")
     runs = []
     for with_mesh in (False, True):
-        robot = load_panda()
-        q = PANDA_READY.copy()
-        robot.update_kinematics(q)
-        tool = robot.get_frame_pose(TCP).translation
-        start = tool + np.array([0.15, 0.0, 0.0])
-        robot.add_obstacle("ball", coal.Sphere(0.05), pose(*start))
+        robot, q, tool, start = _panda_before_a_ball()
         if with_mesh:
             robot.add_obstacle_mesh("far", obj, pose(5.0, 5.0, 0.0), scale=0.1, convex=False)
         solver = KinematicsSolver(robot, dt=0.001)
