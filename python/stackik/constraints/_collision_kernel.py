@@ -205,6 +205,32 @@ def obstacle_motion(
 
 
 @kernel
+def advance_obstacles(
+    poses: tuple,
+    known: np.ndarray,
+    given: tuple,
+    prev: np.ndarray,
+    reach: np.ndarray,
+    cfg: np.ndarray,
+    out: tuple,
+) -> None:
+    """A step's :func:`obstacle_motion`, with its timing and state from the settings vector.
+
+    The step length, prediction horizon and approach deceleration are
+    ``cfg[CFG_DT]``, ``cfg[CFG_LEAD]`` and ``cfg[CFG_DECEL]``; ``cfg[CFG_OBS_SEEN]``
+    tells whether ``prev`` holds the last step's poses, and is set here. Nothing is
+    done without obstacles. The other arguments are those of :func:`obstacle_motion`.
+    """
+    if prev.shape[0] == 0:
+        return
+    obstacle_motion(
+        poses, known, given, prev, reach, cfg[CFG_OBS_SEEN] != 0.0,
+        (cfg[CFG_DT], cfg[CFG_LEAD], cfg[CFG_DECEL]), out,
+    )  # fmt: skip
+    cfg[CFG_OBS_SEEN] = 1.0
+
+
+@kernel
 def _rotation_vector(R: np.ndarray, prev: np.ndarray, ang: float, vel: np.ndarray) -> None:
     """``vel[3:6]`` = the rotation vector of ``R prev^T`` (angle ``ang``)."""
     if ang < 1e-12:
@@ -1473,21 +1499,17 @@ def collision_step_ws(
     velocities (``obs_given`` tells which obstacles have one), the joint Jacobian and
     the row buffers.
 
-    With obstacles, the step starts with :func:`obstacle_motion` on the snapshot
-    (``cfg[CFG_OBS_SEEN]`` tells whether ``obs_prev`` holds the last step's poses; set
-    here), the same call the staged path makes from Python: one crossing less per step.
+    The step starts with :func:`advance_obstacles` on the snapshot, the call the staged
+    path makes from Python: one crossing less per step.
     """
     lever, pairs, pf, pi, cfg, counts = ws.pairs
     joint, local_rot, local_trans = ws.placement
     slot, obs_vel, disp, extra, offset, obs_prev, reach = ws.motion
     row_geom, row_point, row_normal = ws.out
-    if obs_prev.shape[0] > 0:
-        obstacle_motion(
-            (obs_rot, obs_trans), obs_given, (obs_linear, obs_angular), obs_prev, reach,
-            cfg[CFG_OBS_SEEN] != 0.0, (cfg[CFG_DT], cfg[CFG_LEAD], cfg[CFG_DECEL]),
-            (obs_vel, disp, extra),
-        )  # fmt: skip
-        cfg[CFG_OBS_SEEN] = 1.0
+    advance_obstacles(
+        (obs_rot, obs_trans), obs_given, (obs_linear, obs_angular), obs_prev, reach, cfg,
+        (obs_vel, disp, extra),
+    )  # fmt: skip
     collision_step(
         dq_abs, lever, pairs, pf, pi, cfg, (oMi, joint, local_rot, local_trans, obs_rot),
         ws.geometry, ws.shapes, (slot, obs_trans, obs_vel, disp, extra, offset), J,

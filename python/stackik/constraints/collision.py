@@ -778,19 +778,15 @@ class CollisionConstraint(Constraint):
     def _obstacle_motion(self, state: WorldState) -> None:
         """Obstacle displacements and velocities since the last step (the staged path).
 
-        The one-call path has the step kernel do the same call
-        (:func:`~stackik.constraints._collision_kernel.collision_step_ws`).
+        The one-call path has the step kernel make the same call
+        (:func:`~stackik.constraints._collision_kernel.advance_obstacles`, from
+        :func:`~stackik.constraints._collision_kernel.collision_step_ws`).
         """
-        if len(self._obs_prev):
-            cfg = self._cfg
-            ck.obstacle_motion(
-                (state.rotations, state.translations), state.velocity_known,
-                (state.linear_velocity, state.angular_velocity), self._obs_prev,
-                self._pairs.reach, bool(cfg[ck.CFG_OBS_SEEN]),
-                (cfg[ck.CFG_DT], cfg[ck.CFG_LEAD], cfg[ck.CFG_DECEL]),
-                (self._obs_vel, self._disp, self._obs_extra),
-            )  # fmt: skip
-            cfg[ck.CFG_OBS_SEEN] = 1.0
+        ck.advance_obstacles(
+            (state.rotations, state.translations), state.velocity_known,
+            (state.linear_velocity, state.angular_velocity), self._obs_prev, self._pairs.reach,
+            self._cfg, (self._obs_vel, self._disp, self._obs_extra),
+        )  # fmt: skip
 
     def set_approach_deceleration(self, decel: float) -> None:
         """Cap every pair's closing speed at ``sqrt(2 decel gap)`` [m/s] (decel [m/s^2]).
