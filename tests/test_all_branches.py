@@ -277,14 +277,19 @@ def test_collision_free_branches_only_and_rejections_reported():
 def test_validate_rejects_branches_and_copies(ur5):
     solver = KinematicsSolver(ur5)
     T = targets(ur5, "tool0", 1, seed=20)[0]
-    res = solver.find_configs(T, "tool0", all_branches=True, validate=lambda q: q[2] > 0)
-    everything = solver.find_configs(T, "tool0", all_branches=True)
+    # (a budget no loaded machine runs out of: the counts below are not about time)
+    res = solver.find_configs(
+        T, "tool0", all_branches=True, validate=lambda q: q[2] > 0, time_budget=10.0
+    )
+    everything = solver.find_configs(T, "tool0", all_branches=True, time_budget=10.0)
     assert all(q[2] > 0 for q in res)
     # elbow angles in (-2 pi, 0] have a copy in (0, 2 pi]: the copy is taken
     assert len(res) == len(everything)
     assert res.rejected["validation"] >= sum(q[2] <= 0 for q in everything)
     # a rule no copy can pass: the branch is reported
-    res = solver.find_configs(T, "tool0", all_branches=True, validate=lambda q: q[4] > 7)
+    res = solver.find_configs(
+        T, "tool0", all_branches=True, validate=lambda q: q[4] > 7, time_budget=10.0
+    )
     assert len(res) == 0 and len(res.rejected_branches) == len(everything)
     assert {r[1] for r in res.rejected_branches} == {"validation"}
 
