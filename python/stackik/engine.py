@@ -165,6 +165,11 @@ class _Layout:
         self.top_scale = bool(self.modes) and self.modes[0].kernel_mode == TaskSolveMode.SCALE
         #: That level's task names, as a stall names them.
         self.top_names = ", ".join(self.level_tasks[0]) if self.level_tasks else ""
+        #: The start of a stall's message (the rest is the step's own numbers).
+        self.stall_prefix = (
+            f"stalled: the highest-priority level ({self.top_names}) got scale 0 and the "
+            "step is zero while it asks for |xdot| = "
+        )
         self.elastic = any(t.solve_mode is TaskSolveMode.SCALE_ELASTIC for t, _, _ in placed)
         #: Each task's writer (unchecked: the views are sized here) and its views.
         self.writers = [
@@ -210,7 +215,6 @@ class VelocityEngine:
         self._tasks: dict[str, Task] = {}
         self._constraints: dict[str, Constraint] = {}
         self._ordered: list[Constraint] | None = None
-        self._constraint_set = 0  # (counts additions and removals)
         self._damping = DEFAULT_DAMPING
         self._tolerance = DEFAULT_TOLERANCE
         self._max_iterations: int | None = None
@@ -228,9 +232,9 @@ class VelocityEngine:
         self._last_layout: _Layout | None = None  # the layout of the last step
         self._tasks_ms = 0.0  # time writing the task rows [ms] (with the timing breakdown)
         self._layout: _Layout | None = None
-        self._layout_key: tuple = ()
+        self._layout_key = -1  # (the kinematics' layout_revision the layout was built at)
         self._plan: _ConstraintPlan | None = None
-        self._plan_key: tuple = ()
+        self._plan_key: tuple[int, bool] = (-1, True)
         self._rows_C = np.zeros((0, robot.nv))
         self._rows_lower = np.zeros(0)
         self._rows_upper = np.zeros(0)
@@ -387,6 +391,7 @@ class VelocityEngine:
         if task.kinematics is not self._kinematics:
             raise InvalidInput(f"task {task.name!r} reads another kinematics cache")
         self._tasks[task.name] = task
+        self._kinematics.touch_layout()
         return task
 
     def get_task(self, name: str) -> Task:
@@ -408,10 +413,12 @@ class VelocityEngine:
         """Remove a task by name (TaskNotFound if absent)."""
         self.get_task(name)
         del self._tasks[name]
+        self._kinematics.touch_layout()
 
     def clear_tasks(self) -> None:
         """Remove every task."""
         self._tasks.clear()
+        self._kinematics.touch_layout()
 
     # -- constraints -----------------------------------------------------------------------
     @property
@@ -456,7 +463,7 @@ class VelocityEngine:
         self._constraints.pop(constraint.name, None)
         self._constraints[constraint.name] = constraint
         self._ordered = None
-        self._constraint_set += 1
+        self._kinematics.touch_layout()
         return constraint
 
     def get_constraint(self, name: str) -> Constraint | None:
@@ -481,9 +488,10 @@ class VelocityEngine:
         _validate.name(name, "constraint name")
         if name == JOINT_LIMITS:
             raise InvalidInput("the joint limits cannot be removed; disable them instead")
+        removed = self._constraints.pop(name, None) is not None
         self._ordered = None
-        self._constraint_set += 1
-        return self._constraints.pop(name, None) is not None
+        self._kinematics.touch_layout()
+        return removed
 
     def constraints_of(self, family: str) -> list[Constraint]:
         """Registered constraints of one family, in stacking order."""
@@ -526,11 +534,18 @@ class VelocityEngine:
         Raises:
             ShapeError, NonFiniteInput, InvalidInput: Bad ``q``.
         """
-        if not _validate.is_empty(q):
-            self._kinematics.update(q)
+        if type(q) is np.ndarray:  # (the common case, without is_empty's call)
+            if q.ndim and not q.shape[0]:
+                return  # (length 0: keep the current one)
+        elif _validate.is_empty(q):
+            return
+        self._kinematics.update(q)
 
     def _current_layout(self) -> _Layout:
-        key = tuple((id(t), t.layout_version) for t in self._tasks.values())
+        # (every change that decides the layout bumps the kinematics' layout_revision:
+        # a task's priority, dimension, mask, weight, mode or active flag, and the
+        # engine's own additions and removals)
+        key = self._kinematics.layout_revision
         if self._layout is None or key != self._layout_key:
             self._layout = _Layout(list(self._tasks.values()), self._robot.nv)
             self._layout_key = key
@@ -545,9 +560,9 @@ class VelocityEngine:
 
     def _constraint_plan(self, apply_limits: bool) -> _ConstraintPlan:
         """What this step's active constraints call (kept until the set or a flag changes)."""
-        ordered = self._sorted()
-        key = (self._constraint_set, apply_limits, *[c.active for c in ordered])
+        key = (self._kinematics.layout_revision, apply_limits)
         if key != self._plan_key or self._plan is None:
+            ordered = self._sorted()
             active = [c for c in ordered if c.active and (apply_limits or not c.is_limit)]
             self._plan = _ConstraintPlan(active)
             self._plan_key = key
@@ -555,7 +570,10 @@ class VelocityEngine:
 
     def _assemble(self, apply_limits: bool) -> tuple[_Layout, int]:
         """Steps 2 and 3: task rows, box and constraint rows into the buffers."""
-        layout = self._current_layout()
+        revision = self._kinematics.layout_revision
+        layout = self._layout
+        if layout is None or self._layout_key != revision:
+            layout = self._current_layout()
         clock = time.perf_counter
         t0 = clock() if self._timing else 0.0
         for write, J, xdot in layout.writers:
@@ -566,29 +584,32 @@ class VelocityEngine:
         lo, hi = self._box_lower, self._box_upper
         lo.fill(-np.inf)
         hi.fill(np.inf)
-        plan = self._constraint_plan(apply_limits)
-        self._couplers = [c for c in plan.mimics if c.max_rows()]
+        plan = self._plan
+        if plan is None or self._plan_key != (revision, apply_limits):
+            plan = self._constraint_plan(apply_limits)
+        self._couplers = [c for c in plan.mimics if c.max_rows()] if plan.mimics else []
         self._colliders = plan.colliders
         for narrow in plan.narrowers:
             narrow(dt, lo, hi)
         writers = []
         total = 0
-        for c, write in plan.writers:
+        for c, write, name, phase in plan.writers:
             cap = c.max_rows()
             if cap:
-                writers.append((c, write, cap))
+                writers.append((write, cap, name, phase))
                 total += cap
-        self._row_capacity(total)
+        if total > self._rows_C.shape[0]:
+            self._row_capacity(total)
         start = 0
         self._slices = slices = {}
         C, lower, upper = self._rows_C, self._rows_lower, self._rows_upper
-        for c, write, cap in writers:
+        for write, cap, name, phase in writers:
             end = start + cap
             t0 = clock() if self._timing else 0.0
             n = write(dt, C[start:end], lower[start:end], upper[start:end])
             if self._timing:
-                self._phase[f"{c.name}_ms"] = (clock() - t0) * 1e3
-            slices[c.name] = slice(start, start + n)
+                self._phase[phase] = (clock() - t0) * 1e3
+            slices[name] = slice(start, start + n)
             start += n
         if self._row_deadband > 0.0 and start:
             self._rows_lower[:start] -= self._row_deadband
@@ -698,7 +719,14 @@ class VelocityEngine:
                 return self.invalid_result(str(exc), t0)
             t2 = time.perf_counter()
             # (the SNS core never returns a non-finite solution: NUMERICAL_ERROR, zeros)
-            result = self._run_coupled(layout, p) if self._couplers else self._run(layout, p)
+            if self._couplers:
+                result = self._run_coupled(layout, p)
+            else:
+                result = (self._sns or self._solver()).solve_stacked(
+                    layout.J, layout.xdot, layout.offsets, layout.mode_values,
+                    self._rows_C[:p], self._rows_lower[:p], self._rows_upper[:p],
+                    self._box_lower, self._box_upper,
+                )  # fmt: skip
             self._last_layout = layout
             _report_stall(layout, result)
             self._report_violation(result)
@@ -760,19 +788,6 @@ class VelocityEngine:
         result.collision_exact_distance_queries += queries
         result.collision_bound_culled_pairs += culled
         result.collision_budget_exhausted |= exhausted
-
-    def _run(self, layout: _Layout, p: int) -> VelocitySolverResult:
-        return self._solver().solve_stacked(
-            layout.J,
-            layout.xdot,
-            layout.offsets,
-            layout.mode_values,
-            self._rows_C[:p],
-            self._rows_lower[:p],
-            self._rows_upper[:p],
-            self._box_lower,
-            self._box_upper,
-        )
 
     def _run_coupled(self, layout: _Layout, p: int) -> VelocitySolverResult:
         """Solve in the couplings' null space, ``v = G z + v0``; map the result back.
@@ -902,7 +917,7 @@ class _ConstraintPlan:
         #: (families that never write rows, the joint limits, are left out: a base
         #: max_rows() is 0 and the step skips them anyway)
         self.writers = [
-            (c, _step_call(c, "write", "write_rows", Constraint))
+            (c, _step_call(c, "write", "write_rows", Constraint), c.name, f"{c.name}_ms")
             for c in active
             if type(c).max_rows is not Constraint.max_rows
         ]
@@ -937,8 +952,6 @@ def _report_stall(layout: _Layout, result: VelocitySolverResult) -> None:
         return
     result.status = SolverStatus.NO_PROGRESS
     result.status_message = (
-        f"stalled: the highest-priority level ({layout.top_names}) got "
-        f"scale 0 and the step is zero while it asks for |xdot| = {demand:.3g}; blocked by "
-        f"saturated joints {result.saturated_joints} and constraint rows "
-        f"{result.saturated_constraints}"
+        f"{layout.stall_prefix}{demand:.3g}; blocked by saturated joints "
+        f"{result.saturated_joints} and constraint rows {result.saturated_constraints}"
     )

@@ -114,6 +114,7 @@ class Constraint:
     @active.setter
     def active(self, value: bool) -> None:
         self._active = _validate.flag(value, f"constraint {self.name!r}: active")
+        self._kin.touch_layout()  # (the engine's constraint plan holds while it does not move)
 
     @property
     def kinematics(self) -> Kinematics:

@@ -282,7 +282,8 @@ class CollisionConstraint(Constraint):
         self._cfg = np.zeros(ck.CFG_SIZE)
         self._settings_version = 0  # bumped by every setting (see _Setting)
         self._cfg_key: tuple[int, float] | None = None  # (version, dt) written into _cfg
-        self._sized_for: tuple[int, int, int] | None = None  # the layout max_rows() sized
+        #: The snapshot max_rows() sized this step's rows for, with its layout key.
+        self._sized_for: tuple[WorldState, tuple[int, int, int]] | None = None
         self._tables: tuple = (None, (), ())  # (geometry set, its kernel tables)
         #: (geometry set, pairs, buffers, their compiled record): see :meth:`_workspace`.
         self._ws: tuple = (None, None, None, None)
@@ -559,20 +560,20 @@ class CollisionConstraint(Constraint):
     def _step_state(self) -> WorldState:
         """The world snapshot this step writes its rows for.
 
-        The newest one, unless another thread changed the world's layout (added,
-        removed or attached an object) after the caller sized the row buffers with
-        :meth:`max_rows`: the pairs of the new layout could need more rows than the
-        caller has. The step then uses the snapshot the rows were sized for, whole, and
-        the new layout takes effect at the next step.
+        The snapshot :meth:`max_rows` read when the caller sized the row buffers, whole:
+        a pose update or a layout change (an object added, removed or attached) by
+        another thread since then takes effect at the next step (the pairs of a new
+        layout could need more rows than the caller has). Without a :meth:`max_rows`
+        call first, the newest snapshot.
         """
         sized, self._sized_for = self._sized_for, None
-        state = self._pipeline.world_state()
-        if sized is not None and state is self._state and sized == self._synced_key:
-            return state  # (the snapshot max_rows() synced: the checks below give it too)
-        key = self._layout_key(state)
-        if sized is not None and key != sized:
-            return self._state
-        return self._sync(state, key)
+        if sized is None:
+            return self._sync()
+        state, key = sized
+        if key == self._synced_key:  # (the pairs max_rows() synced are still current)
+            self._state = state
+            return state
+        return self._sync(state, key)  # (pairs rebuilt meanwhile: back to the sized layout)
 
     def _warn_margins(self, lowered: list[tuple[str, str, float, float]]) -> None:
         fresh = [entry for entry in lowered if (entry[0], entry[1]) not in self._warned]
@@ -601,7 +602,7 @@ class CollisionConstraint(Constraint):
 
     def step_counts(self) -> tuple[int, int, int]:
         """``(watched pairs, exact queries, pairs skipped by the time budget)`` of the last step."""
-        return len(self._pairs), self.exact_queries, self.skipped_queries
+        return self._pairs.pairs.shape[0], self.exact_queries, self.skipped_queries
 
     def pair_names(self) -> list[tuple[str, str]]:
         """Pairs this constraint watches, as geometry (or obstacle) names."""
@@ -687,9 +688,9 @@ class CollisionConstraint(Constraint):
         ``max_constraints`` pairs, or every watched pair when more of them may cross
         their limit within the step (those are never dropped).
         """
-        self._sync()
-        self._sized_for = self._synced_key  # (what write() may use)
-        return self._rows_needed()
+        state = self._sync()
+        self._sized_for = (state, self._synced_key)  # (what write() uses)
+        return max(self._max_constraints, self._pairs.pairs.shape[0]) * _ROWS_PER_PAIR
 
     def _rows_needed(self) -> int:
         """Rows the current pair set may write in one step (see :meth:`max_rows`)."""
@@ -840,7 +841,7 @@ class CollisionConstraint(Constraint):
         """
         state = self._step_state()
         self.exact_queries = 0
-        if not len(self._pairs):
+        if not self._pairs.pairs.shape[0]:
             self._clear_records()
             return 0
         self._step += 1

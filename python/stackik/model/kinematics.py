@@ -160,6 +160,11 @@ class Kinematics:
         robot: The robot description (shared, never written).
         version: Incremented by every update; caches keyed on it stay valid until the
             next update.
+        layout_revision: Incremented whenever a task or constraint reading this cache,
+            or the engine that owns it, changes what decides a step's stacked layout
+            (tasks and constraints added or removed, a priority, dimension, mask, solve
+            mode, weight or ``active`` flag): the engine keeps its layout and constraint
+            plan while it holds.
     """
 
     def __init__(self, robot: RobotModel, q: np.ndarray | None = None) -> None:
@@ -175,7 +180,12 @@ class Kinematics:
         self._v = self._zero_v
         self._moving = False
         self.version = 0
+        self.layout_revision = 0
         self._forget()
+
+    def touch_layout(self) -> None:
+        """Record a change of what decides the stacked layout (see ``layout_revision``)."""
+        self.layout_revision += 1
 
     # -- pickling: the Data is rebuilt from the pickled configuration ---------------------
     def __getstate__(self) -> dict[str, Any]:
@@ -251,9 +261,10 @@ class Kinematics:
         :func:`joint_placements_view`), else a copy. Valid until the next update; read
         it again after each update rather than keeping it.
         """
-        data = self.data
+        if self._revision != self.robot.revision:  # (the data property's check, inlined)
+            self._rebuild()
         view = self._placements
-        return view if view is not None else joint_placements_copy(data)
+        return view if view is not None else joint_placements_copy(self._data)
 
     @property
     def q(self) -> np.ndarray:
@@ -273,7 +284,7 @@ class Kinematics:
             ShapeError, NonFiniteInput, InvalidInput: Bad q or v (nothing is changed).
         """
         qv = self.robot.check_configuration(q)
-        if _validate.is_empty(v):
+        if v is None or _validate.is_empty(v):
             self.set_unchecked(qv, None)
         else:
             self.set_unchecked(qv, self.robot.check_velocity(v))
@@ -284,7 +295,7 @@ class Kinematics:
         The arrays are copied.
         """
         self._q = np.array(q, dtype=float)
-        self._q.flags.writeable = False
+        self._q.setflags(write=False)
         if v is None:
             self._v, self._moving = self._zero_v, False
         else:

@@ -138,6 +138,7 @@ class Task:
         self._mask = np.ones(dimension, dtype=bool)
         self._rows = np.arange(dimension)
         self._excluded: list[int] = []
+        self._excluded_cols = NO_COLUMNS  # (the same indices as the compiled writers take them)
         self._target_velocity: np.ndarray | None = None
         self._error_override: np.ndarray | None = None  # (masked size)
         self._J = np.zeros((dimension, self._robot.nv))
@@ -161,6 +162,7 @@ class Task:
     # the stacked layout bump ``layout_version``.
     def _relayout(self) -> None:
         self.layout_version += 1
+        self._kin.touch_layout()
 
     @property
     def priority(self) -> int:
@@ -254,6 +256,7 @@ class Task:
                 f"task {self.name!r}: joint indices {bad} outside [0, {self._robot.nv})"
             )
         self._excluded = sorted(set(idx))
+        self._excluded_cols = np.array(self._excluded, dtype=np.int64) if idx else NO_COLUMNS
 
     def get_excluded_joint_indices(self) -> list[int]:
         """Velocity indices excluded from this task."""
@@ -262,6 +265,7 @@ class Task:
     def clear_excluded_joint_indices(self) -> None:
         """Let the task move every joint again."""
         self._excluded = []
+        self._excluded_cols = NO_COLUMNS
 
     @property
     def target_velocity(self) -> np.ndarray | None:
@@ -400,10 +404,6 @@ class Task:
         if override is not None and override.shape[0] != m:
             raise ShapeError(f"task {self.name!r}: error override", (m,), override.shape)
         return rows, override
-
-    def _excluded_columns(self) -> np.ndarray:
-        """The excluded velocity indices as the compiled writers take them (int64)."""
-        return NO_COLUMNS if not self._excluded else np.array(self._excluded, dtype=np.int64)
 
     def _write_velocity(self, xdot: np.ndarray) -> None:
         """``xdot = gain * error (+ target_velocity)`` on the controlled rows."""

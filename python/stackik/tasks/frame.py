@@ -166,7 +166,7 @@ class FrameTask(Task):
         rows, override = self._rows_for(J, xdot)
         tv = self._target_velocity
         frame_rows(
-            oMi, Jw, spec, self._target, (rows, self._excluded_columns()),
+            oMi, Jw, spec, self._target, (rows, self._excluded_cols),
             (self._gain, self._root),
             (
                 self._J, self._error, NO_VALUES if override is None else override,

@@ -152,5 +152,5 @@ class PostureTask(Task):
         tv = self._target_velocity
         selection_rows(
             error, rows, (self._gain, self._root), NO_VALUES if tv is None else tv,
-            selection, self._excluded_columns(), J, xdot,
+            selection, self._excluded_cols, J, xdot,
         )  # fmt: skip
