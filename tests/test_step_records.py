@@ -109,3 +109,42 @@ def test_a_step_writes_its_rows_with_the_geometry_set_of_its_layout():
         assert ("plate" in gs.names) is (i >= 10) and ("ball" in gs.names) is (i < 25)
         assert col.last_world_state is robot.world.state
         q = robot.integrate(q, res.solution, solver.dt)
+
+
+def test_a_step_result_made_by_of_step_is_the_constructors():
+    import dataclasses
+
+    from stackik import VelocitySolverResult
+
+    args = dict(
+        solution=np.arange(7.0),
+        status=SolverStatus.NO_PROGRESS,
+        status_message="stalled",
+        task_scales=np.array([0.0, 1.0]),
+        task_errors=np.array([0.5, 0.0]),
+        saturated_joints=[3],
+        saturated_constraints=[0, 2],
+        iterations=3,
+        computation_time_ms=0.04,
+        fallback_levels=[1],
+    )
+    fast = VelocitySolverResult.of_step(**args)
+    made = VelocitySolverResult(**args)
+    names = [f.name for f in dataclasses.fields(VelocitySolverResult)]
+    assert sorted(vars(fast)) == sorted(names)
+    for name in names:
+        a, b = getattr(fast, name), getattr(made, name)
+        assert type(a) is type(b), name
+        if isinstance(a, np.ndarray):
+            assert a is args[name]
+        else:
+            assert a == b, name
+    # the per-result defaults are made per result, never shared
+    other = VelocitySolverResult.of_step(**args)
+    assert (
+        other.timings is not fast.timings
+        and other.task_used_fallback is not fast.task_used_fallback
+    )
+    fast.timings["x"] = 1.0
+    assert made.timings == {} and other.timings == {}
+    assert fast.final_error == made.final_error and fast.success is made.success is False

@@ -777,17 +777,17 @@ class SNSSolver:
         else:  # the common case, without the checks of _status
             status, message = SolverStatus.SUCCESS, "solved"
         active = self._act[:nact].tolist()
-        return VelocitySolverResult(
-            solution=dq,
-            status=status,
-            status_message=message,
-            task_scales=scales,
-            task_errors=errs,
-            saturated_joints=active[:nbox],
-            saturated_constraints=active[nbox:],
-            iterations=iterations,
-            computation_time_ms=(time.perf_counter() - t0) * 1e3,
-            fallback_levels=qp_levels,
+        return VelocitySolverResult.of_step(
+            dq,
+            status,
+            message,
+            scales,
+            errs,
+            active[:nbox],
+            active[nbox:],
+            iterations,
+            (time.perf_counter() - t0) * 1e3,
+            qp_levels,
         )
 
     def _result_error(
