@@ -359,6 +359,47 @@ def test_objects_added_while_a_step_sizes_its_rows_take_effect_at_the_next_step(
         col.write(0.01, np.zeros((1, 7)), np.zeros(1), np.zeros(1))
 
 
+def test_a_pose_update_while_a_step_sizes_its_rows_takes_effect_at_the_next_step():
+    """Another thread moves an obstacle between the engine reserving a step's collision
+    rows (``max_rows``) and the constraint writing them: the step writes its rows for the
+    snapshot its rows were sized for (the ball next to the hand), whole, and the next
+    step for the new pose (the ball far away: no row for it)."""
+    robot = load_panda()
+    q = PANDA_READY.copy()
+    robot.update_kinematics(q)
+    hand = robot.get_frame_pose(TCP).translation
+    near = pose(hand[0] + 0.06, hand[1], hand[2])
+    robot.add_obstacle("ball", coal.Sphere(0.02), near)
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.add_frame_task("tool", TCP).set_target_position(hand)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CollisionMarginWarning)
+        solver.configure_collision_constraint(0.02)
+    col = solver.get_constraint("collision")
+    sized = col.max_rows
+    calls: list[int] = []
+
+    def sized_then_ball_moves() -> int:  # (the other thread's timing, made certain)
+        rows = sized()
+        calls.append(rows)
+        if len(calls) == 1:
+            robot.set_obstacle_pose("ball", pose(3.0, 0.0, 0.3))
+        return rows
+
+    col.max_rows = sized_then_ball_moves
+    solver.solve_velocity(q)
+    seen = col.last_world_state
+    ball = [o.name for o in seen.layout.obstacles].index("ball")
+    assert np.allclose(seen.translations[ball], near[:3, 3])  # the snapshot it was sized for
+    names = col.geometry.names
+    assert any("ball" in (names[a], names[b]) for a, b in col.last_row_geometries)
+    assert min_obstacle_distance(robot, q) > 2.0  # coal: the ball has gone
+    solver.solve_velocity(q)
+    assert np.allclose(col.last_world_state.translations[ball], [3.0, 0.0, 0.3])
+    names = col.geometry.names
+    assert not any("ball" in (names[a], names[b]) for a, b in col.last_row_geometries)
+
+
 def test_every_robot_geometry_is_watched_against_every_obstacle():
     robot = load_panda()
     robot.add_obstacle("a", coal.Sphere(0.05), pose(2.0))
