@@ -147,3 +147,35 @@ def test_steps_without_changes_keep_the_revision():
         ee.gain = 5.0 + i  # (a gain is a value of the step, not of its layout)
         solver.solve_velocity(READY)
     assert solver.kinematics.layout_revision == revision
+
+
+class _Switched(LinearConstraint):
+    """A family that computes ``active`` from a switch of its own (no setter call)."""
+
+    def __init__(self, *args: object) -> None:
+        self.switch = {"on": True}
+        super().__init__(*args)  # type: ignore[arg-type]
+
+    @property  # type: ignore[override]
+    def active(self) -> bool:
+        return self.switch["on"]
+
+    @active.setter
+    def active(self, value: bool) -> None:
+        pass
+
+
+def test_a_family_that_computes_active_is_read_every_step():
+    solver = _solver({})
+    first = _bits(solver)
+    row = _Switched("row", solver.kinematics, np.eye(7)[:1], [-0.05], [0.05])
+    row.switch = {"on": False}
+    solver.add_constraint(row)
+    assert _bits(solver) == first  # (off: the step of the solver without it)
+    revision = solver.kinematics.layout_revision
+    row.switch["on"] = True  # (no setter: the revision stays)
+    on = _bits(solver)
+    assert solver.kinematics.layout_revision == revision
+    assert on != first and on == _bits(_solver({"row": True}))
+    row.switch["on"] = False
+    assert _bits(solver) == first

@@ -234,7 +234,10 @@ class VelocityEngine:
         self._layout: _Layout | None = None
         self._layout_key = -1  # (the kinematics' layout_revision the layout was built at)
         self._plan: _ConstraintPlan | None = None
-        self._plan_key: tuple[int, bool] = (-1, True)
+        self._plan_key: tuple[int, bool, tuple[bool, ...]] = (-1, True, ())
+        #: Registered constraints whose family computes ``active`` itself (not the base
+        #: class's flag, whose setter bumps the layout revision): read every step.
+        self._computed: list[Constraint] = []
         self._rows_C = np.zeros((0, robot.nv))
         self._rows_lower = np.zeros(0)
         self._rows_upper = np.zeros(0)
@@ -462,8 +465,7 @@ class VelocityEngine:
             self._coupling_reduction([*others, constraint])
         self._constraints.pop(constraint.name, None)
         self._constraints[constraint.name] = constraint
-        self._ordered = None
-        self._kinematics.touch_layout()
+        self._constraints_changed()
         return constraint
 
     def get_constraint(self, name: str) -> Constraint | None:
@@ -489,9 +491,16 @@ class VelocityEngine:
         if name == JOINT_LIMITS:
             raise InvalidInput("the joint limits cannot be removed; disable them instead")
         removed = self._constraints.pop(name, None) is not None
-        self._ordered = None
-        self._kinematics.touch_layout()
+        self._constraints_changed()
         return removed
+
+    def _constraints_changed(self) -> None:
+        """A constraint was added or removed: a new order, plan and computed-flag list."""
+        self._ordered = None
+        self._computed = [
+            c for c in self._constraints.values() if type(c).active is not Constraint.active
+        ]
+        self._kinematics.touch_layout()
 
     def constraints_of(self, family: str) -> list[Constraint]:
         """Registered constraints of one family, in stacking order."""
@@ -558,9 +567,13 @@ class VelocityEngine:
             self._rows_lower = np.zeros(cap)
             self._rows_upper = np.zeros(cap)
 
+    def _computed_flags(self) -> tuple[bool, ...]:
+        """The ``active`` flags of the constraints whose family computes them."""
+        return tuple(bool(c.active) for c in self._computed)
+
     def _constraint_plan(self, apply_limits: bool) -> _ConstraintPlan:
         """What this step's active constraints call (kept until the set or a flag changes)."""
-        key = (self._kinematics.layout_revision, apply_limits)
+        key = (self._kinematics.layout_revision, apply_limits, self._computed_flags())
         if key != self._plan_key or self._plan is None:
             ordered = self._sorted()
             active = [c for c in ordered if c.active and (apply_limits or not c.is_limit)]
@@ -585,7 +598,8 @@ class VelocityEngine:
         lo.fill(-np.inf)
         hi.fill(np.inf)
         plan = self._plan
-        if plan is None or self._plan_key != (revision, apply_limits):
+        flags = self._computed_flags() if self._computed else ()
+        if plan is None or self._plan_key != (revision, apply_limits, flags):
             plan = self._constraint_plan(apply_limits)
         self._couplers = [c for c in plan.mimics if c.max_rows()] if plan.mimics else []
         self._colliders = plan.colliders
