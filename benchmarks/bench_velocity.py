@@ -19,9 +19,13 @@ Problems, all on robots shipped in ``robots/`` and run in this one process:
     thighs, shins; the sizes of ``examples/teleop_person.py``) walking back and forth in
     front of the arm, reaching toward it with the right arm. All 10 capsules move every
     step (one ``world.set_obstacle_poses`` call, stamped, outside the timed region; its
-    cost is printed separately). EmbodiK 0.23.2 has no world obstacles in its Python API
-    (no add_obstacle or collision object on RobotModel / KinematicsSolver), so (F) runs
-    stackik only and says so.
+    cost is printed separately). The walk itself (the capsules' 4x4 poses: about 20
+    ``np.cross`` calls per step, the harness's own numpy) is computed for every step
+    before the run, as a recorded stream is replayed, so the timed thread does not run
+    it between steps (``--live-person`` computes it there instead, as before 2026-11-29:
+    the step then starts on caches that work flushed). EmbodiK 0.23.2 has no world
+    obstacles in its Python API (no add_obstacle or collision object on RobotModel /
+    KinematicsSolver), so (F) runs stackik only and says so.
 (G) The generated 30-joint humanoid of ``benchmarks/humanoid30.py`` (fixed pelvis,
     about 900 active self-collision pairs): both palms following targets that bring the
     hands toward each other and the chest (priority 0), posture (priority 1),
@@ -51,8 +55,9 @@ weighted QP (no strict priorities) and has no CoM-polygon or relative-pose const
 EmbodiK and pink are skipped when not installed (``pip install -e ".[bench]"``).
 
 Run: ``python benchmarks/bench_velocity.py [--steps N] [--problems A B ...] [--paced]
-[--libs stackik ...] [--interleave BLOCK]``. With ``--interleave`` the libraries take
-turns every BLOCK steps, so that a machine whose speed drifts loads them alike.
+[--libs stackik ...] [--interleave BLOCK] [--live-person]``. With ``--interleave`` the
+libraries take turns every BLOCK steps, so that a machine whose speed drifts loads them
+alike.
 """
 
 from __future__ import annotations
@@ -108,6 +113,8 @@ class Case:
     cpu: list[float] = field(default_factory=list)
     smallest_world: float = float("inf")
     statuses: dict[str, int] = field(default_factory=dict)
+    #: Called with the number of steps before a run (what the harness computes ahead).
+    prepare: Callable[[int], None] = lambda steps: None
 
 
 def stats(samples: list[float]) -> tuple[float, float, float]:
@@ -406,6 +413,29 @@ def world_distance(robot: stackik.RobotModel, q: np.ndarray) -> float:
     return float(out)
 
 
+#: Compute the person's walk in the timed loop between steps (``--live-person``).
+LIVE_PERSON = {"on": False}
+
+
+class Walk:
+    """The person's poses by step: computed ahead by :meth:`prepare`, else on demand."""
+
+    def __init__(self) -> None:
+        self.table: dict[int, dict[str, np.ndarray]] = {}
+
+    def prepare(self, steps: int) -> None:
+        """Compute the poses of steps ``0 .. steps - 1`` (nothing with ``--live-person``)."""
+        if not LIVE_PERSON["on"]:
+            for i in range(steps):
+                if i not in self.table:
+                    self.table[i] = person_poses(i)
+
+    def __call__(self, i: int) -> dict[str, np.ndarray]:
+        """The poses of step ``i`` (computed now when not ahead)."""
+        found = self.table.get(i)
+        return person_poses(i) if found is None else found
+
+
 def stackik_panda_world() -> Case:
     robot = world_panda()
     robot.update_kinematics(Q_PANDA)
@@ -415,19 +445,21 @@ def stackik_panda_world() -> Case:
     solver.add_posture_task("posture").priority = 1
     solver.configure_collision_constraint(MIN_DISTANCE)
     updates: list[float] = []
+    walk = Walk()
 
     def targets(i: int) -> None:
         p, R = panda_target(i, True)
         ee.set_target_pose(p, R)
-        poses = person_poses(i)
+        poses = walk(i)
         t = time.perf_counter()
         robot.world.set_obstacle_poses(poses, stamp=i * DT)
         updates.append(time.perf_counter() - t)
 
     case = _stackik_case(robot, solver, Q_PANDA, targets, [ee])
+    case.prepare = walk.prepare
 
     def referee(q: np.ndarray, i: int) -> float:
-        robot.world.set_obstacle_poses(person_poses(i))  # the person where step i saw it
+        robot.world.set_obstacle_poses(walk(i))  # the person where step i saw it
         return world_distance(robot, q)
 
     case.world_distance = referee
@@ -769,6 +801,7 @@ def run_interleaved(
     """
     out: dict[str, dict] = {lib: {"times": [], "qs": []} for lib in cases}
     for case in cases.values():
+        case.prepare(warm + steps)
         _reset(case, warm)
     for start in range(warm, warm + steps, block):
         for lib, case in cases.items():
@@ -811,6 +844,7 @@ def paced(case: Case, steps: int, spin: bool, rate_hz: float = 1000.0) -> tuple[
     """Median / p99 [us] of the solve in a loop paced at ``rate_hz`` (sleep or spin)."""
     period = 1.0 / rate_hz
     times = []
+    case.prepare(steps)
     deadline = time.perf_counter()
     for i in range(steps):
         deadline += period
@@ -894,7 +928,13 @@ def main() -> None:
         metavar="BLOCK",
         help="the libraries take turns every BLOCK steps (0: one after the other)",
     )
+    parser.add_argument(
+        "--live-person",
+        action="store_true",
+        help="(F): compute the person's walk between the timed steps (default: before the run)",
+    )
     args = parser.parse_args()
+    LIVE_PERSON["on"] = args.live_person
     print(
         f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}"
     )
