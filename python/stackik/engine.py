@@ -571,14 +571,16 @@ class VelocityEngine:
         """The ``active`` flags of the constraints whose family computes them."""
         return tuple(bool(c.active) for c in self._computed)
 
-    def _constraint_plan(self, apply_limits: bool) -> _ConstraintPlan:
-        """What this step's active constraints call (kept until the set or a flag changes)."""
-        key = (self._kinematics.layout_revision, apply_limits, self._computed_flags())
-        if key != self._plan_key or self._plan is None:
-            ordered = self._sorted()
-            active = [c for c in ordered if c.active and (apply_limits or not c.is_limit)]
-            self._plan = _ConstraintPlan(active)
-            self._plan_key = key
+    def _constraint_plan(self, key: tuple[int, bool, tuple[bool, ...]]) -> _ConstraintPlan:
+        """A new plan of the active constraints' calls, kept under ``key``.
+
+        ``key`` is ``(layout revision, apply_limits, computed flags)`` as the step read it;
+        the step keeps the plan until one of them changes.
+        """
+        apply_limits = key[1]
+        active = [c for c in self._sorted() if c.active and (apply_limits or not c.is_limit)]
+        self._plan = _ConstraintPlan(active)
+        self._plan_key = key
         return self._plan
 
     def _assemble(self, apply_limits: bool) -> tuple[_Layout, int]:
@@ -598,9 +600,9 @@ class VelocityEngine:
         lo.fill(-np.inf)
         hi.fill(np.inf)
         plan = self._plan
-        flags = self._computed_flags() if self._computed else ()
-        if plan is None or self._plan_key != (revision, apply_limits, flags):
-            plan = self._constraint_plan(apply_limits)
+        key = (revision, apply_limits, self._computed_flags() if self._computed else ())
+        if plan is None or self._plan_key != key:
+            plan = self._constraint_plan(key)
         self._couplers = [c for c in plan.mimics if c.max_rows()] if plan.mimics else []
         self._colliders = plan.colliders
         for narrow in plan.narrowers:
