@@ -550,14 +550,15 @@ class VelocityEngine:
             return
         self._kinematics.update(q)
 
-    def _current_layout(self) -> _Layout:
-        # (every change that decides the layout bumps the kinematics' layout_revision:
-        # a task's priority, dimension, mask, weight, mode or active flag, and the
-        # engine's own additions and removals)
-        key = self._kinematics.layout_revision
-        if self._layout is None or key != self._layout_key:
-            self._layout = _Layout(list(self._tasks.values()), self._robot.nv)
-            self._layout_key = key
+    def _new_layout(self, revision: int) -> _Layout:
+        """A new layout of the active tasks, kept while ``layout_revision`` is ``revision``.
+
+        (Every change that decides the layout bumps the kinematics' layout_revision: a
+        task's priority, dimension, mask, weight, mode or active flag, and the engine's
+        own additions and removals.)
+        """
+        self._layout = _Layout(list(self._tasks.values()), self._robot.nv)
+        self._layout_key = revision
         return self._layout
 
     def _row_capacity(self, cap: int) -> None:
@@ -588,7 +589,7 @@ class VelocityEngine:
         revision = self._kinematics.layout_revision
         layout = self._layout
         if layout is None or self._layout_key != revision:
-            layout = self._current_layout()
+            layout = self._new_layout(revision)
         clock = time.perf_counter
         t0 = clock() if self._timing else 0.0
         for write, J, xdot in layout.writers:
