@@ -6,7 +6,9 @@ Prints, in microseconds (median / p99 over many calls, this process):
   1, 10 and 100 obstacles (the issue's target: <= 10 us per call);
 * beside the median and p99 over every call, the smallest of 20 block medians
   ("quiet"): the cost without the bursts of other load on a shared VM;
-* ``set_obstacle_poses`` of 10 obstacles in one atomic update;
+* ``set_obstacle_pose`` with a stamp (the velocity estimated from the previous stamped
+  pose), and ``set_obstacle_poses`` of 10 obstacles in one atomic update, without and
+  with a stamp;
 * ``world.state`` (what a solver step reads);
 * the same updates while a solver steps in another thread (a sensor thread at full
   speed against a control loop), with the solver's step time beside it.
@@ -80,9 +82,18 @@ def main() -> None:
         label = f"set_obstacle_pose 4x4, {n} obstacles"
         print(f"{label:44s} {med:10.2f} {p99:10.2f} {quiet:10.2f}")
     world = world_of(10)
+    med, p99, quiet = timed(
+        lambda k: world.set_obstacle_pose("o0", poses[k % 64], stamp=1e-3 * k), args.calls
+    )
+    label = "set_obstacle_pose SE3 stamped, 10 obstacles"
+    print(f"{label:44s} {med:10.2f} {p99:10.2f} {quiet:10.2f}")
     batch = [{f"o{j}": poses[(k + j) % 64] for j in range(10)} for k in range(64)]
     med, p99, quiet = timed(lambda k: world.set_obstacle_poses(batch[k % 64]), args.calls)
     print(f"{'set_obstacle_poses, 10 at once':44s} {med:10.2f} {p99:10.2f} {quiet:10.2f}")
+    med, p99, quiet = timed(
+        lambda k: world.set_obstacle_poses(batch[k % 64], stamp=1e-3 * k), args.calls
+    )
+    print(f"{'set_obstacle_poses stamped, 10 at once':44s} {med:10.2f} {p99:10.2f} {quiet:10.2f}")
     med, p99, quiet = timed(lambda k: world.state, args.calls)
     print(f"{'world.state (a reader)':44s} {med:10.2f} {p99:10.2f} {quiet:10.2f}")
 

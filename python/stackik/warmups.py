@@ -115,7 +115,7 @@ def velocity_job() -> None:
 
 @register_warmup(machine_only=True)
 def world_job() -> None:
-    """``solve_velocity`` near a moving obstacle of every primitive kind."""
+    """``solve_velocity`` near a moving obstacle of every primitive kind, stamped poses too."""
     import coal
 
     robot = arm()
@@ -130,6 +130,10 @@ def world_job() -> None:
     pose = np.eye(4)
     pose[:3, 3] = [0.24, -0.2, 0.5]
     robot.set_obstacle_pose("warmup0", pose)  # a moving obstacle: its velocity bounds
+    solver.solve_velocity(_Q)
+    for k in range(2):  # stamped batch updates: the compiled checks and velocity estimate
+        pose[0, 3] += 0.001
+        robot.world.set_obstacle_poses({"warmup0": pose, "warmup1": np.eye(4)}, stamp=0.001 * k)
     solver.solve_velocity(_Q)
 
 

@@ -41,6 +41,7 @@ import pinocchio as pin
 from .. import _pickling, _validate
 from ..errors import InvalidInput, MeshNotFound, ObstacleNotFound, ShapeError
 from ..spatial import as_se3, is_rigid
+from ._pose_kernel import first_fault, place_poses, stamped_twists
 from .collision import convex_hull
 
 __all__ = [
@@ -324,6 +325,29 @@ def _pose_matrix(pose: object, name: str) -> np.ndarray:
     return as_se3(pose, f"obstacle {name!r} pose").homogeneous
 
 
+def _pose_stack(poses: Mapping[str, object], names: list[str]) -> np.ndarray:
+    """The poses of ``names`` (the keys of ``poses``) as a checked ``(m, 4, 4)`` stack.
+
+    ``pinocchio.SE3`` and float 4x4 poses are copied as they are and checked in one
+    compiled call; other forms, and a pose that fails a check, go through
+    :func:`~stackik.spatial.as_se3`, which raises the typed error naming the obstacle.
+    """
+    H = np.empty((len(names), 4, 4))
+    for k, name in enumerate(names):
+        pose = poses[name]
+        if isinstance(pose, pin.SE3):
+            H[k] = pose.homogeneous
+        elif isinstance(pose, np.ndarray) and pose.dtype == np.float64 and pose.shape == (4, 4):
+            H[k] = pose
+        else:
+            H[k] = as_se3(pose, f"obstacle {name!r} pose").homogeneous
+    k = first_fault(H, 0)
+    while k >= 0:  # (as_se3 raises, or takes a last row within its tolerance)
+        H[k] = as_se3(poses[names[k]], f"obstacle {names[k]!r} pose").homogeneous
+        k = first_fault(H, k + 1)
+    return H
+
+
 def _check_name(name: object, what: str = "name") -> str:
     if not isinstance(name, str) or not name.strip():
         raise InvalidInput(f"{what} must be a non-empty string, got {name!r}", what=what)
@@ -345,19 +369,31 @@ def _velocity(value: object, what: str) -> np.ndarray:
     return _validate.bounded_vector(value, 3, _validate.MAX_MAGNITUDE, what)
 
 
-def _with_poses(state: WorldState, rotations: np.ndarray, translations: np.ndarray) -> WorldState:
-    """``state`` with new pose arrays and the next version (a new snapshot).
+def _with_poses(
+    state: WorldState,
+    rotations: np.ndarray,
+    translations: np.ndarray,
+    velocities: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> WorldState:
+    """``state`` with new pose arrays (and velocities) and the next version (a new snapshot).
 
     A sensor thread's pose update publishes through here: it skips the frozen
     dataclass's per-field ``__setattr__`` and builds exactly what
     ``WorldState(layout, rotations, translations, ...)`` would. The arrays are taken
-    over as they are: frozen float64 arrays of checked poses, of ``state``'s shapes.
+    over as they are: frozen arrays of checked poses, of ``state``'s shapes and types;
+    ``velocities`` is ``(linear_velocity, angular_velocity, velocity_known)``, the
+    state's own when None.
     """
     new = object.__new__(WorldState)
     fields = new.__dict__
     fields.update(state.__dict__)
     fields["rotations"] = rotations
     fields["translations"] = translations
+    if velocities is not None:
+        v, w, known = velocities
+        fields["linear_velocity"] = v
+        fields["angular_velocity"] = w
+        fields["velocity_known"] = known
     fields["version"] = state.version + 1
     return new
 
@@ -647,7 +683,9 @@ class World:
     def set_obstacle_poses(self, poses: Mapping[str, object], stamp: float | None = None) -> None:
         """Move several obstacles in one atomic update (one snapshot sees all or none).
 
-        Arguments as :meth:`set_obstacle_pose`, ``poses`` mapping names to poses.
+        Arguments as :meth:`set_obstacle_pose`, ``poses`` mapping names to poses. The
+        poses are checked, placed and (stamped) differentiated in compiled calls, one
+        for all of them.
         """
         if not isinstance(poses, Mapping):
             raise InvalidInput(
@@ -655,41 +693,39 @@ class World:
                 what="poses",
                 value=poses,
             )
-        items = [(n, _pose_matrix(p, n)) for n, p in poses.items()]
+        names = list(poses)
+        H = _pose_stack(poses, names)
         t = None if stamp is None else _validate.real(stamp, "stamp")
         if t is not None and not math.isfinite(t):
             raise InvalidInput(f"stamp must be finite, got {stamp!r}", what="stamp")
         with self._lock:
             s = self._state
-            slots = [s.layout.slot(n) for n, _ in items]
+            slots = np.array([s.layout.slot(n) for n in names], dtype=np.int64)
             R, p = s.rotations.copy(), s.translations.copy()
-            for k, (_, H) in zip(slots, items, strict=True):
-                R[k], p[k] = H[:3, :3], H[:3, 3]
-            v, w, known = s.linear_velocity, s.angular_velocity, s.velocity_known
-            if t is not None:
-                v, w, known = self._estimate(items, slots, t, v, w, known)
-            self._state = WorldState(s.layout, _frozen(R), _frozen(p), v, w, known, s.version + 1)
+            place_poses(H, slots, R, p)
+            motion = None if t is None else self._estimate(names, H, slots, t, s)
+            self._state = _with_poses(s, _frozen(R), _frozen(p), motion)
 
     def _estimate(
-        self,
-        items: list[tuple[str, np.ndarray]],
-        slots: list[int],
-        t: float,
-        v: np.ndarray,
-        w: np.ndarray,
-        known: np.ndarray,
+        self, names: list[str], H: np.ndarray, slots: np.ndarray, t: float, s: WorldState
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Velocities from the previous stamped pose of each obstacle (finite differences)."""
-        v, w, known = v.copy(), w.copy(), known.copy()
-        for (name, H), k in zip(items, slots, strict=True):
-            prev = self._stamps.get(name)
-            self._stamps[name] = (t, H)
-            if prev is None or not t > prev[0]:
-                continue
-            h = t - prev[0]
-            v[k] = (H[:3, 3] - prev[1][:3, 3]) / h
-            w[k] = pin.log3(H[:3, :3] @ prev[1][:3, :3].T) / h
-            known[k] = True
+        """Velocities from the previous stamped pose of each obstacle (finite differences).
+
+        An obstacle without an earlier stamp (or stamped at ``t`` or later) keeps its
+        velocity; each pose becomes its obstacle's previous stamped pose.
+        """
+        h = np.zeros(len(names))
+        H0 = np.empty_like(H)
+        stamps = self._stamps
+        for k, name in enumerate(names):
+            prev = stamps.get(name)
+            stamps[name] = (t, H[k])  # (H is this update's own array, never written again)
+            if prev is not None and t > prev[0]:
+                h[k] = t - prev[0]
+                H0[k] = prev[1]
+        v, w = s.linear_velocity.copy(), s.angular_velocity.copy()
+        known = s.velocity_known.copy()
+        stamped_twists(H, H0, h, slots, v, w, known)
         return _frozen(v), _frozen(w), _frozen(known)
 
     def set_obstacle_velocity(

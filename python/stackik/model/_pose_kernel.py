@@ -1,0 +1,182 @@
+"""Compiled kernels of the world's pose updates (see :mod:`stackik.model.world`).
+
+A sensor thread publishes obstacle poses every tick; these kernels do a pose update's
+arithmetic in one call each: the checks :func:`stackik.spatial.as_se3` makes on a 4x4
+pose, and the finite-difference velocity of a stamped pose (``(p1 - p0) / h`` and
+``log3(R1 R0^T) / h``, the angular part checked against ``pinocchio.log3``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._jit import kernel
+from ..spatial import MAX_TRANSLATION, ROTATION_TOLERANCE
+
+__all__ = ["first_fault", "place_poses", "rotation_log", "stamped_twists"]
+
+_NEAR_PI = -0.99  # below this cos(angle) (angle > ~3.0 rad), the axis comes from R + R^T
+_SMALL = 1e-6  # below this angle [rad], angle / sin(angle) by its series
+
+
+@kernel(inline=True)
+def _pose_ok(H: np.ndarray) -> bool:
+    """Whether the 4x4 ``H`` passes every check of :func:`~stackik.spatial.as_se3`.
+
+    The same arithmetic as :func:`stackik.spatial.is_rigid`, in the same order: finite
+    entries, last row exactly ``[0, 0, 0, 1]``, ``max |R^T R - I|`` and ``|det R - 1|``
+    within :data:`~stackik.spatial.ROTATION_TOLERANCE`, translation within
+    :data:`~stackik.spatial.MAX_TRANSLATION`.
+    """
+    a, b, c, x = H[0, 0], H[0, 1], H[0, 2], H[0, 3]
+    d, e, f, y = H[1, 0], H[1, 1], H[1, 2], H[1, 3]
+    g, h, i, z = H[2, 0], H[2, 1], H[2, 2], H[2, 3]
+    total = a + b + c + x + d + e + f + y + g + h + i + z
+    if not math.isfinite(total):
+        return False
+    if H[3, 0] != 0.0 or H[3, 1] != 0.0 or H[3, 2] != 0.0 or H[3, 3] != 1.0:
+        return False
+    err = max(
+        abs(a * a + d * d + g * g - 1.0),
+        abs(b * b + e * e + h * h - 1.0),
+        abs(c * c + f * f + i * i - 1.0),
+        abs(a * b + d * e + g * h),
+        abs(a * c + d * f + g * i),
+        abs(b * c + e * f + h * i),
+    )
+    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+    return (
+        err <= ROTATION_TOLERANCE
+        and abs(det - 1.0) <= ROTATION_TOLERANCE
+        and x * x + y * y + z * z <= MAX_TRANSLATION * MAX_TRANSLATION
+    )
+
+
+@kernel
+def first_fault(H: np.ndarray, start: int) -> int:
+    """Index of the first pose of ``H`` ``(m, 4, 4)`` from ``start`` that fails a check.
+
+    Returns:
+        That index, or -1 when every pose from ``start`` on passes.
+    """
+    for k in range(start, H.shape[0]):
+        if not _pose_ok(H[k]):
+            return k
+    return -1
+
+
+@kernel
+def place_poses(H: np.ndarray, slots: np.ndarray, R: np.ndarray, p: np.ndarray) -> None:
+    """``R[slots[k]] <- H[k, :3, :3]`` and ``p[slots[k]] <- H[k, :3, 3]`` (in place).
+
+    Args:
+        H: The poses, ``(m, 4, 4)``.
+        slots: Obstacle index of each pose, int64 ``(m,)``.
+        R: Rotations of every obstacle, ``(n, 3, 3)``.
+        p: Positions of every obstacle [m], ``(n, 3)``.
+    """
+    for k in range(H.shape[0]):
+        s = slots[k]
+        for r in range(3):
+            for c in range(3):
+                R[s, r, c] = H[k, r, c]
+            p[s, r] = H[k, r, 3]
+
+
+@kernel(inline=True)
+def _near_pi_axis(M: np.ndarray, cos: float, vee: np.ndarray, w: np.ndarray) -> None:
+    """Unit rotation axis of ``M`` near half a turn, into ``w``.
+
+    The symmetric part gives ``(M + M^T) / 2 - cos I = (1 - cos) a a^T``: the largest
+    diagonal entry fixes one component, its row the others; the sign is the one of the
+    antisymmetric part ``vee`` (``2 sin(angle) a``).
+    """
+    j = 0
+    for r in range(1, 3):
+        if M[r, r] > M[j, j]:
+            j = r
+    one_minus = 1.0 - cos
+    aj = math.sqrt(max((M[j, j] - cos) / one_minus, 0.0))
+    for r in range(3):
+        if r == j:
+            w[r] = aj
+        else:
+            w[r] = 0.5 * (M[r, j] + M[j, r]) / (one_minus * aj)
+    dot = w[0] * vee[0] + w[1] * vee[1] + w[2] * vee[2]
+    if dot < 0.0:
+        for r in range(3):
+            w[r] = -w[r]
+
+
+@kernel
+def rotation_log(M: np.ndarray, w: np.ndarray) -> None:
+    """``w <- log3(M)``: the rotation vector (axis times angle in [0, pi]) of ``M`` [rad].
+
+    ``M`` is a 3x3 rotation matrix. The angle is ``atan2(|vee| / 2, (tr M - 1) / 2)``
+    with ``vee = (M21 - M12, M02 - M20, M10 - M01)``; ``w = angle / (2 sin angle) vee``
+    (a series below :data:`_SMALL`), and near half a turn the axis comes from the
+    symmetric part (:func:`_near_pi_axis`), where ``vee`` has lost its digits.
+    """
+    vee = np.empty(3)
+    vee[0] = M[2, 1] - M[1, 2]
+    vee[1] = M[0, 2] - M[2, 0]
+    vee[2] = M[1, 0] - M[0, 1]
+    cos = min(max(0.5 * (M[0, 0] + M[1, 1] + M[2, 2] - 1.0), -1.0), 1.0)
+    sin = 0.5 * math.sqrt(vee[0] * vee[0] + vee[1] * vee[1] + vee[2] * vee[2])
+    angle = math.atan2(sin, cos)
+    if cos < _NEAR_PI:
+        _near_pi_axis(M, cos, vee, w)
+        for r in range(3):
+            w[r] *= angle
+        return
+    if angle < _SMALL:
+        factor = 0.5 * (1.0 + angle * angle / 6.0)
+    else:
+        factor = 0.5 * angle / sin
+    for r in range(3):
+        w[r] = factor * vee[r]
+
+
+@kernel
+def stamped_twists(
+    H: np.ndarray,
+    H0: np.ndarray,
+    h: np.ndarray,
+    slots: np.ndarray,
+    v: np.ndarray,
+    w: np.ndarray,
+    known: np.ndarray,
+) -> None:
+    """Velocities of stamped poses from their previous stamped poses (in place).
+
+    For each ``k`` with ``h[k] > 0``: ``v[slots[k]] <- (p_k - p0_k) / h[k]`` [m/s] and
+    ``w[slots[k]] <- log3(R_k R0_k^T) / h[k]`` [rad/s] (world axes), ``known[slots[k]]
+    <- True``. Entries with ``h[k] <= 0`` (no earlier stamp, or not a later one) are
+    left as they are.
+
+    Args:
+        H: The new poses, ``(m, 4, 4)``.
+        H0: The previous stamped poses, ``(m, 4, 4)`` (rows with ``h[k] <= 0`` unread).
+        h: Time since the previous stamp [s], ``(m,)``.
+        slots: Obstacle index of each pose, int64 ``(m,)``.
+        v: Linear velocities of every obstacle, ``(n, 3)``.
+        w: Angular velocities of every obstacle, ``(n, 3)``.
+        known: Whether each obstacle's velocity is known, bool ``(n,)``.
+    """
+    M = np.empty((3, 3))
+    out = np.empty(3)
+    for k in range(H.shape[0]):
+        if not h[k] > 0.0:
+            continue
+        s = slots[k]
+        for r in range(3):
+            v[s, r] = (H[k, r, 3] - H0[k, r, 3]) / h[k]
+            for c in range(3):
+                acc = H[k, r, 0] * H0[k, c, 0] + H[k, r, 1] * H0[k, c, 1]
+                M[r, c] = acc + H[k, r, 2] * H0[k, c, 2]
+        rotation_log(M, out)
+        for r in range(3):
+            w[s, r] = out[r] / h[k]
+        known[s] = True

@@ -1,0 +1,177 @@
+"""The world's compiled pose updates, checked against Pinocchio and the Python checks.
+
+A batch or stamped pose update checks, places and differentiates its poses in compiled
+calls (:mod:`stackik.model._pose_kernel`): the rotation logarithm against
+``pinocchio.log3`` and the exact angle-axis it came from, the pose checks against
+:func:`stackik.spatial.is_rigid`, and the published velocities against finite
+differences computed here with NumPy and Pinocchio.
+"""
+
+from __future__ import annotations
+
+import coal
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from stackik.errors import InvalidTransform, NonFiniteInput, ObstacleNotFound, ShapeError
+from stackik.model._pose_kernel import first_fault, rotation_log
+from stackik.model.world import World
+from stackik.spatial import is_rigid
+
+ANGLES = [0.0, 1e-12, 1e-8, 1e-6, 1e-5, 1e-3, 0.1, 1.0, 2.0, 2.9, 3.0, 3.1]
+ANGLES += [np.pi - 1e-3, np.pi - 1e-6, np.pi - 1e-9, np.pi]
+
+
+def _log(R: np.ndarray) -> np.ndarray:
+    w = np.empty(3)
+    rotation_log(np.ascontiguousarray(R), w)
+    return w
+
+
+def test_the_rotation_log_matches_pinocchio_and_the_angle_axis_it_came_from():
+    rng = np.random.default_rng(7)
+    for _ in range(3000):
+        axis = rng.normal(size=3)
+        axis /= np.linalg.norm(axis)
+        truth = axis * rng.uniform(0.0, np.pi)
+        R = pin.exp3(truth)
+        w = _log(R)
+        np.testing.assert_allclose(w, truth, rtol=0, atol=1e-13)
+        np.testing.assert_allclose(w, pin.log3(R), rtol=0, atol=1e-9)  # (log3: ~3e-11 near pi)
+
+
+@pytest.mark.parametrize("angle", ANGLES)
+def test_the_rotation_log_holds_near_zero_and_half_a_turn(angle):
+    rng = np.random.default_rng(int(angle * 1e6) % 1000)
+    for _ in range(50):
+        axis = rng.normal(size=3)
+        axis /= np.linalg.norm(axis)
+        R = pin.exp3(axis * angle)
+        w = _log(R)
+        np.testing.assert_allclose(pin.exp3(w), R, rtol=0, atol=1e-14)  # the same rotation
+        assert np.linalg.norm(w) == pytest.approx(angle, abs=1e-13)
+        if angle < np.pi - 1e-6:  # (at half a turn both axis signs are the rotation)
+            np.testing.assert_allclose(w, axis * angle, rtol=0, atol=1e-13)
+        if 0.0 < angle <= 1e-3:  # small angles to full precision (the series below 1e-6)
+            np.testing.assert_allclose(np.linalg.norm(w), angle, rtol=1e-14, atol=0)
+
+
+def _bad_poses() -> list[np.ndarray]:
+    T = pin.SE3.Random().homogeneous
+    out = []
+    for r, c, value in [(0, 0, np.nan), (1, 3, np.inf), (3, 0, 1e-9), (3, 3, 1.0 + 1e-9)]:
+        B = T.copy()
+        B[r, c] = value
+        out.append(B)
+    skew = T.copy()
+    skew[0, 1] += 2e-6  # not orthonormal (beyond ROTATION_TOLERANCE = 1e-6)
+    mirror = T.copy()
+    mirror[:3, 0] *= -1.0  # det -1
+    far = T.copy()
+    far[:3, 3] = [1e6, 1.0, 0.0]
+    return [*out, skew, mirror, far]
+
+
+def test_the_compiled_pose_check_agrees_with_is_rigid():
+    rng = np.random.default_rng(3)
+    good = [pin.SE3.Random().homogeneous for _ in range(200)]
+    slightly = good[0].copy()
+    slightly[0, 1] += 5e-7  # within the tolerance: accepted by both
+    poses = [*good, slightly, *_bad_poses()]
+    for k in rng.permutation(len(poses)):
+        H = poses[k][None].copy()
+        assert (first_fault(H, 0) == -1) == is_rigid(poses[k]), k
+    stack = np.stack([good[0], _bad_poses()[4], good[1], _bad_poses()[0], good[2]])
+    assert first_fault(stack, 0) == 1
+    assert first_fault(stack, 2) == 3
+    assert first_fault(stack, 4) == -1
+    assert first_fault(stack[:0], 0) == -1
+
+
+def _world(n: int = 4) -> World:
+    world = World()
+    for k in range(n):
+        world.add_obstacle(f"o{k}", coal.Sphere(0.05), pin.SE3.Random())
+    return world
+
+
+def test_stamped_batch_updates_publish_finite_difference_velocities():
+    world = _world(4)
+    rng = np.random.default_rng(11)
+    world.set_obstacle_velocity("o3", [0.3, 0.0, 0.0], [0.0, 0.0, 0.5])  # never stamped
+    first = {f"o{k}": pin.SE3.Random() for k in range(3)}
+    world.set_obstacle_poses(first, stamp=2.0)
+    before = world.state
+    assert not before.velocity_known[:3].any()  # one stamp gives no velocity yet
+    second = {}
+    for k in range(3):
+        step = rng.normal(size=6) * [0.01, 0.01, 0.01, 0.02, 0.02, 0.02]
+        second[f"o{k}"] = first[f"o{k}"] * pin.exp6(step)
+    h = 0.004
+    world.set_obstacle_poses(second, stamp=2.0 + h)
+    s = world.state
+    for k in range(3):
+        H0, H1 = first[f"o{k}"].homogeneous, second[f"o{k}"].homogeneous
+        np.testing.assert_array_equal(s.linear_velocity[k], (H1[:3, 3] - H0[:3, 3]) / (2.004 - 2.0))
+        w = pin.log3(H1[:3, :3] @ H0[:3, :3].T) / (2.004 - 2.0)
+        np.testing.assert_allclose(s.angular_velocity[k], w, rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(s.rotations[k], H1[:3, :3])
+        np.testing.assert_array_equal(s.translations[k], H1[:3, 3])
+    assert s.velocity_known.all()
+    np.testing.assert_array_equal(s.linear_velocity[3], [0.3, 0.0, 0.0])  # kept as given
+    np.testing.assert_array_equal(s.angular_velocity[3], [0.0, 0.0, 0.5])
+    np.testing.assert_array_equal(s.rotations[3], before.rotations[3])
+    for a in (s.rotations, s.translations, s.linear_velocity, s.angular_velocity):
+        assert not a.flags.writeable
+    # a stamp that is not later keeps the velocities; the pose still moves
+    world.set_obstacle_poses({"o0": first["o0"]}, stamp=2.0 + h)
+    t = world.state
+    np.testing.assert_array_equal(t.linear_velocity, s.linear_velocity)
+    np.testing.assert_array_equal(t.translations[0], first["o0"].translation)
+
+
+def test_a_single_stamped_pose_gives_the_same_velocity_as_a_batch():
+    a, b = _world(2), _world(2)
+    P0, P1 = pin.SE3.Random(), pin.SE3.Random()
+    P1 = P0 * pin.exp6(np.array([0.001, -0.002, 0.0, 0.0, 0.003, -0.001]))
+    a.set_obstacle_pose("o1", P0, stamp=0.5)
+    a.set_obstacle_pose("o1", P1.homogeneous, stamp=0.501)
+    b.set_obstacle_poses({"o1": P0.homogeneous}, stamp=0.5)
+    b.set_obstacle_poses({"o1": P1}, stamp=0.501)
+    np.testing.assert_array_equal(
+        a.get_obstacle_velocity("o1")[0], b.get_obstacle_velocity("o1")[0]
+    )
+    np.testing.assert_array_equal(
+        a.get_obstacle_velocity("o1")[1], b.get_obstacle_velocity("o1")[1]
+    )
+    w = pin.log3(P1.rotation @ P0.rotation.T) / (0.501 - 0.5)
+    np.testing.assert_allclose(a.get_obstacle_velocity("o1")[1], w, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("bad", range(len(_bad_poses())))
+def test_a_bad_pose_in_a_batch_is_named_and_publishes_nothing(bad):
+    world = _world(3)
+    world.set_obstacle_poses({"o0": np.eye(4), "o1": np.eye(4)}, stamp=1.0)
+    before = world.state
+    poses = {"o0": pin.SE3.Random(), "o1": _bad_poses()[bad], "o2": np.eye(4)}
+    with pytest.raises((InvalidTransform, NonFiniteInput)) as info:
+        world.set_obstacle_poses(poses, stamp=1.01)
+    assert "'o1'" in str(info.value)
+    assert world.state is before
+    world.set_obstacle_poses({"o0": np.eye(4)}, stamp=1.02)  # the failed call left no stamp
+    np.testing.assert_array_equal(world.get_obstacle_velocity("o0")[0], [0.0, 0.0, 0.0])
+
+
+def test_batch_poses_take_every_form_and_reject_unknown_names_and_shapes():
+    world = _world(3)
+    near = np.eye(4)
+    near[3, 0] = 1e-13  # within as_se3's last-row tolerance: taken, with the exact last row
+    world.set_obstacle_poses({"o0": near, "o1": np.eye(4).astype(int), "o2": pin.SE3.Identity()})
+    np.testing.assert_array_equal(world.state.rotations[:2], np.stack([np.eye(3)] * 2))
+    before = world.state
+    with pytest.raises(ObstacleNotFound):
+        world.set_obstacle_poses({"o0": np.eye(4), "nope": np.eye(4)}, stamp=3.0)
+    with pytest.raises(ShapeError):
+        world.set_obstacle_poses({"o0": np.eye(3)})
+    assert world.state is before
