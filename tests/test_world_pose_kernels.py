@@ -14,8 +14,9 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+import stackik
 from stackik.errors import InvalidTransform, NonFiniteInput, ObstacleNotFound, ShapeError
-from stackik.model._pose_kernel import first_fault, rotation_log
+from stackik.model._pose_kernel import first_fault, pose_ok, rotation_log
 from stackik.model.world import World
 from stackik.spatial import is_rigid
 
@@ -82,6 +83,7 @@ def test_the_compiled_pose_check_agrees_with_is_rigid():
     for k in rng.permutation(len(poses)):
         H = poses[k][None].copy()
         assert (first_fault(H, 0) == -1) == is_rigid(poses[k]), k
+        assert pose_ok(poses[k]) == is_rigid(poses[k]), k
     stack = np.stack([good[0], _bad_poses()[4], good[1], _bad_poses()[0], good[2]])
     assert first_fault(stack, 0) == 1
     assert first_fault(stack, 2) == 3
@@ -175,3 +177,32 @@ def test_batch_poses_take_every_form_and_reject_unknown_names_and_shapes():
     with pytest.raises(ShapeError):
         world.set_obstacle_poses({"o0": np.eye(3)})
     assert world.state is before
+
+
+def test_single_stamped_updates_publish_frozen_velocities_and_keep_the_rest():
+    world = _world(3)
+    world.set_obstacle_velocity("o2", [0.0, 0.2, 0.0])
+    P0 = pin.SE3.Random()
+    P1 = P0 * pin.exp6(np.array([0.002, 0.0, -0.001, 0.01, 0.0, 0.02]))
+    P2 = P1 * pin.exp6(np.array([0.0, 0.001, 0.0, 0.0, -0.01, 0.0]))
+    world.set_obstacle_pose("o1", P0, stamp=1.0)
+    world.set_obstacle_pose("o1", P1, stamp=1.002)
+    first = world.state
+    assert first.velocity_known.tolist() == [False, True, True]
+    world.set_obstacle_pose("o1", P2.homogeneous, stamp=1.004)  # o1's velocity known already
+    s = world.state
+    for a, b, h in ((P1, P2, 1.004 - 1.002),):
+        np.testing.assert_array_equal(s.linear_velocity[1], (b.translation - a.translation) / h)
+        w = pin.log3(b.rotation @ a.rotation.T) / h
+        np.testing.assert_allclose(s.angular_velocity[1], w, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(s.linear_velocity[2], [0.0, 0.2, 0.0])
+    np.testing.assert_array_equal(s.linear_velocity[0], first.linear_velocity[0])
+    assert s.velocity_known.tolist() == [False, True, True]
+    for a in (s.linear_velocity, s.angular_velocity, s.velocity_known, s.rotations):
+        assert not a.flags.writeable
+    np.testing.assert_array_equal(first.translations[1], P1.translation)  # never written
+    with pytest.raises(InvalidTransform, match="'o1'"):
+        world.set_obstacle_pose("o1", 2 * np.eye(4), stamp=1.006)
+    with pytest.raises(stackik.InvalidInput, match="stamp"):
+        world.set_obstacle_pose("o1", np.eye(4), stamp=float("nan"))
+    assert world.state is s

@@ -131,9 +131,10 @@ def world_job() -> None:
     pose[:3, 3] = [0.24, -0.2, 0.5]
     robot.set_obstacle_pose("warmup0", pose)  # a moving obstacle: its velocity bounds
     solver.solve_velocity(_Q)
-    for k in range(2):  # stamped batch updates: the compiled checks and velocity estimate
+    for k in range(2):  # stamped updates: the compiled checks and velocity estimates
         pose[0, 3] += 0.001
         robot.world.set_obstacle_poses({"warmup0": pose, "warmup1": np.eye(4)}, stamp=0.001 * k)
+        robot.set_obstacle_pose("warmup2", pose, stamp=0.001 * k)
     solver.solve_velocity(_Q)
 
 

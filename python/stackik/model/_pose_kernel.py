@@ -15,7 +15,14 @@ import numpy as np
 from .._jit import kernel
 from ..spatial import MAX_TRANSLATION, ROTATION_TOLERANCE
 
-__all__ = ["first_fault", "place_poses", "rotation_log", "stamped_twists"]
+__all__ = [
+    "first_fault",
+    "place_poses",
+    "pose_ok",
+    "rotation_log",
+    "stamped_twist",
+    "stamped_twists",
+]
 
 _NEAR_PI = -0.99  # below this cos(angle) (angle > ~3.0 rad), the axis comes from R + R^T
 _SMALL = 1e-6  # below this angle [rad], angle / sin(angle) by its series
@@ -52,6 +59,12 @@ def _pose_ok(H: np.ndarray) -> bool:
         and abs(det - 1.0) <= ROTATION_TOLERANCE
         and x * x + y * y + z * z <= MAX_TRANSLATION * MAX_TRANSLATION
     )
+
+
+@kernel
+def pose_ok(H: np.ndarray) -> bool:
+    """Whether the 4x4 ``H`` passes every check of ``as_se3`` (``is_rigid``, compiled)."""
+    return _pose_ok(H)
 
 
 @kernel
@@ -140,6 +153,32 @@ def rotation_log(M: np.ndarray, w: np.ndarray) -> None:
 
 
 @kernel
+def stamped_twist(
+    H: np.ndarray,
+    H0: np.ndarray,
+    h: float,
+    s: int,
+    v: np.ndarray,
+    w: np.ndarray,
+) -> None:
+    """One obstacle's velocity from its previous stamped pose (in place).
+
+    ``v[s] <- (p - p0) / h`` [m/s] and ``w[s] <- log3(R R0^T) / h`` [rad/s] (world
+    axes), for the 4x4 poses ``H`` (now) and ``H0`` (``h > 0`` s before).
+    """
+    M = np.empty((3, 3))
+    out = np.empty(3)
+    for r in range(3):
+        v[s, r] = (H[r, 3] - H0[r, 3]) / h
+        for c in range(3):
+            acc = H[r, 0] * H0[c, 0] + H[r, 1] * H0[c, 1]
+            M[r, c] = acc + H[r, 2] * H0[c, 2]
+    rotation_log(M, out)
+    for r in range(3):
+        w[s, r] = out[r] / h
+
+
+@kernel
 def stamped_twists(
     H: np.ndarray,
     H0: np.ndarray,
@@ -151,9 +190,8 @@ def stamped_twists(
 ) -> None:
     """Velocities of stamped poses from their previous stamped poses (in place).
 
-    For each ``k`` with ``h[k] > 0``: ``v[slots[k]] <- (p_k - p0_k) / h[k]`` [m/s] and
-    ``w[slots[k]] <- log3(R_k R0_k^T) / h[k]`` [rad/s] (world axes), ``known[slots[k]]
-    <- True``. Entries with ``h[k] <= 0`` (no earlier stamp, or not a later one) are
+    :func:`stamped_twist` and ``known[slots[k]] <- True`` for each ``k`` with
+    ``h[k] > 0``; entries with ``h[k] <= 0`` (no earlier stamp, or not a later one) are
     left as they are.
 
     Args:
@@ -165,18 +203,7 @@ def stamped_twists(
         w: Angular velocities of every obstacle, ``(n, 3)``.
         known: Whether each obstacle's velocity is known, bool ``(n,)``.
     """
-    M = np.empty((3, 3))
-    out = np.empty(3)
     for k in range(H.shape[0]):
-        if not h[k] > 0.0:
-            continue
-        s = slots[k]
-        for r in range(3):
-            v[s, r] = (H[k, r, 3] - H0[k, r, 3]) / h[k]
-            for c in range(3):
-                acc = H[k, r, 0] * H0[k, c, 0] + H[k, r, 1] * H0[k, c, 1]
-                M[r, c] = acc + H[k, r, 2] * H0[k, c, 2]
-        rotation_log(M, out)
-        for r in range(3):
-            w[s, r] = out[r] / h[k]
-        known[s] = True
+        if h[k] > 0.0:
+            stamped_twist(H[k], H0[k], h[k], slots[k], v, w)
+            known[slots[k]] = True

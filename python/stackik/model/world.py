@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import os
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,7 @@ import pinocchio as pin
 from .. import _pickling, _validate
 from ..errors import InvalidInput, MeshNotFound, ObstacleNotFound, ShapeError
 from ..spatial import as_se3, is_rigid
-from ._pose_kernel import first_fault, place_poses, stamped_twists
+from ._pose_kernel import first_fault, place_poses, pose_ok, stamped_twist, stamped_twists
 from .collision import convex_hull
 
 __all__ = [
@@ -312,15 +312,22 @@ class WorldState:
         return pin.SE3(self.rotations[k].copy(), self.translations[k].copy())
 
 
-def _pose_matrix(pose: object, name: str) -> np.ndarray:
-    """An obstacle pose as a checked 4x4 float matrix (fast for SE3 and float 4x4)."""
+def _pose_matrix(
+    pose: object, name: str, rigid: Callable[[np.ndarray], bool] = is_rigid
+) -> np.ndarray:
+    """An obstacle pose as a checked 4x4 float matrix of its own.
+
+    SE3 and float 4x4 poses that ``rigid`` accepts are taken as they are (a pose
+    update passes the compiled check, :func:`~stackik.model._pose_kernel.pose_ok`);
+    the rest go through :func:`~stackik.spatial.as_se3`, which raises the typed error.
+    """
     if isinstance(pose, pin.SE3):
         H = pose.homogeneous
     elif isinstance(pose, np.ndarray) and pose.dtype == np.float64 and pose.shape == (4, 4):
         H = pose.copy()
     else:
         H = None
-    if H is not None and is_rigid(H):
+    if H is not None and rigid(H):
         return H
     return as_se3(pose, f"obstacle {name!r} pose").homogeneous
 
@@ -346,6 +353,21 @@ def _pose_stack(poses: Mapping[str, object], names: list[str]) -> np.ndarray:
         H[k] = as_se3(poses[names[k]], f"obstacle {names[k]!r} pose").homogeneous
         k = first_fault(H, k + 1)
     return H
+
+
+def _stamp(stamp: object) -> float:
+    """A pose's time stamp as a finite float [s] (InvalidInput otherwise)."""
+    if type(stamp) is float and -math.inf < stamp < math.inf:  # (the common case)
+        return stamp
+    t = _validate.real(stamp, "stamp")
+    if not math.isfinite(t):
+        raise InvalidInput(f"stamp must be finite, got {stamp!r}", what="stamp")
+    return t
+
+
+def _velocity_copies(s: WorldState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Writable copies of a snapshot's linear and angular velocities and known flags."""
+    return s.linear_velocity.copy(), s.angular_velocity.copy(), s.velocity_known.copy()
 
 
 def _check_name(name: object, what: str = "name") -> str:
@@ -669,16 +691,15 @@ class World:
             ShapeError, NonFiniteInput, InvalidTransform: Bad pose.
             InvalidInput: Non-finite stamp.
         """
-        if stamp is not None:
-            self.set_obstacle_poses({name: pose}, stamp)
-            return
-        H = _pose_matrix(pose, name)
+        H = _pose_matrix(pose, name, pose_ok)
+        t = None if stamp is None else _stamp(stamp)
         with self._lock:
             s = self._state
             k = s.layout.slot(name)
             R, p = s.rotations.copy(), s.translations.copy()
             R[k], p[k] = H[:3, :3], H[:3, 3]
-            self._state = _with_poses(s, _frozen(R), _frozen(p))
+            motion = None if t is None else self._estimate_one(name, k, H, t, s)
+            self._state = _with_poses(s, _frozen(R), _frozen(p), motion)
 
     def set_obstacle_poses(self, poses: Mapping[str, object], stamp: float | None = None) -> None:
         """Move several obstacles in one atomic update (one snapshot sees all or none).
@@ -695,9 +716,7 @@ class World:
             )
         names = list(poses)
         H = _pose_stack(poses, names)
-        t = None if stamp is None else _validate.real(stamp, "stamp")
-        if t is not None and not math.isfinite(t):
-            raise InvalidInput(f"stamp must be finite, got {stamp!r}", what="stamp")
+        t = None if stamp is None else _stamp(stamp)
         with self._lock:
             s = self._state
             slots = np.array([s.layout.slot(n) for n in names], dtype=np.int64)
@@ -708,11 +727,15 @@ class World:
 
     def _estimate(
         self, names: list[str], H: np.ndarray, slots: np.ndarray, t: float, s: WorldState
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """Velocities from the previous stamped pose of each obstacle (finite differences).
 
         An obstacle without an earlier stamp (or stamped at ``t`` or later) keeps its
         velocity; each pose becomes its obstacle's previous stamped pose.
+
+        Returns:
+            The next ``(linear, angular, known)`` arrays (frozen), or None when every
+            obstacle keeps its velocity.
         """
         h = np.zeros(len(names))
         H0 = np.empty_like(H)
@@ -723,10 +746,30 @@ class World:
             if prev is not None and t > prev[0]:
                 h[k] = t - prev[0]
                 H0[k] = prev[1]
-        v, w = s.linear_velocity.copy(), s.angular_velocity.copy()
-        known = s.velocity_known.copy()
+        if not h.any():
+            return None
+        v, w, known = _velocity_copies(s)
         stamped_twists(H, H0, h, slots, v, w, known)
         return _frozen(v), _frozen(w), _frozen(known)
+
+    def _estimate_one(
+        self, name: str, k: int, H: np.ndarray, t: float, s: WorldState
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """:meth:`_estimate` of one obstacle (slot ``k``, pose ``H``, a 4x4 of its own)."""
+        prev = self._stamps.get(name)
+        self._stamps[name] = (t, H)
+        if prev is None or not t > prev[0]:
+            return None
+        known = s.velocity_known
+        if not known[k]:  # (else the snapshot's own flags stay)
+            known = known.copy()
+            known[k] = True
+            known.setflags(write=False)
+        v, w = s.linear_velocity.copy(), s.angular_velocity.copy()
+        stamped_twist(H, prev[1], t - prev[0], k, v, w)
+        v.setflags(write=False)
+        w.setflags(write=False)
+        return v, w, known
 
     def set_obstacle_velocity(
         self, name: str, linear: object, angular: object = (0.0, 0.0, 0.0)
