@@ -32,32 +32,33 @@ _SMALL = 1e-6  # below this angle [rad], angle / sin(angle) by its series
 def _pose_ok(H: np.ndarray) -> bool:
     """Whether the 4x4 ``H`` passes every check of :func:`~stackik.spatial.as_se3`.
 
-    The same arithmetic as :func:`stackik.spatial.is_rigid`, in the same order: finite
-    entries, last row exactly ``[0, 0, 0, 1]``, ``max |R^T R - I|`` and ``|det R - 1|``
-    within :data:`~stackik.spatial.ROTATION_TOLERANCE`, translation within
+    The checks of :func:`stackik.spatial.is_rigid`, as loops: finite entries, last row
+    exactly ``[0, 0, 0, 1]``, ``max |R^T R - I|`` and ``|det R - 1|`` within
+    :data:`~stackik.spatial.ROTATION_TOLERANCE`, translation within
     :data:`~stackik.spatial.MAX_TRANSLATION`.
     """
-    a, b, c, x = H[0, 0], H[0, 1], H[0, 2], H[0, 3]
-    d, e, f, y = H[1, 0], H[1, 1], H[1, 2], H[1, 3]
-    g, h, i, z = H[2, 0], H[2, 1], H[2, 2], H[2, 3]
-    total = a + b + c + x + d + e + f + y + g + h + i + z
+    total = 0.0
+    for r in range(3):
+        for c in range(4):
+            total += H[r, c]
     if not math.isfinite(total):
         return False
     if H[3, 0] != 0.0 or H[3, 1] != 0.0 or H[3, 2] != 0.0 or H[3, 3] != 1.0:
         return False
-    err = max(
-        abs(a * a + d * d + g * g - 1.0),
-        abs(b * b + e * e + h * h - 1.0),
-        abs(c * c + f * f + i * i - 1.0),
-        abs(a * b + d * e + g * h),
-        abs(a * c + d * f + g * i),
-        abs(b * c + e * f + h * i),
-    )
-    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+    err = 0.0  # max |R^T R - I| over the upper triangle
+    for i in range(3):
+        for j in range(i, 3):
+            dot = H[0, i] * H[0, j] + H[1, i] * H[1, j] + H[2, i] * H[2, j]
+            err = max(err, abs(dot - 1.0) if i == j else abs(dot))
+    minor0 = H[1, 1] * H[2, 2] - H[1, 2] * H[2, 1]
+    minor1 = H[1, 0] * H[2, 2] - H[1, 2] * H[2, 0]
+    minor2 = H[1, 0] * H[2, 1] - H[1, 1] * H[2, 0]
+    det = H[0, 0] * minor0 - H[0, 1] * minor1 + H[0, 2] * minor2
+    t2 = H[0, 3] * H[0, 3] + H[1, 3] * H[1, 3] + H[2, 3] * H[2, 3]
     return (
         err <= ROTATION_TOLERANCE
         and abs(det - 1.0) <= ROTATION_TOLERANCE
-        and x * x + y * y + z * z <= MAX_TRANSLATION * MAX_TRANSLATION
+        and t2 <= MAX_TRANSLATION * MAX_TRANSLATION
     )
 
 
