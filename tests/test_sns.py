@@ -1049,6 +1049,56 @@ def test_least_violating_start_over_the_joints_alone_is_the_slack_qps():
     assert settled == 200
 
 
+def test_the_compiled_least_violating_start_is_the_references():
+    """The compiled passes (:func:`stackik.sns.leastviolating.hinge_start`) reach the
+    optimum of the NumPy/quadprog reference (:func:`hinge_least_squares`) on random
+    conflicting rows (one- and two-sided, infinite bounds, a joint no row sees, a joint
+    held fixed), to rounding, inside the box, and settle wherever the reference does
+    (the reference is checked against the slack QP in ``(u, t)`` above)."""
+    rng = np.random.default_rng(11)
+    settled = 0
+    for _ in range(200):
+        n, p = int(rng.integers(2, 12)), int(rng.integers(3, 120))
+        C, gl, gu, lo, hi = _conflicting_rows(rng, n, p)
+        if rng.random() < 0.2:
+            lo[0] = hi[0] = 0.3  # a joint held fixed (an equality row of the box)
+        ref = qp.hinge_least_squares(C, gl, gu, lo, hi)
+        u = qp.compiled_hinge(C, gl, gu, lo, hi)
+        assert (u is None) == (ref is None)
+        if u is None:
+            continue
+        settled += 1
+        assert np.all(u >= lo) and np.all(u <= hi)
+        f, f_ref = (qp.least_violation_objective(C, gl, gu, x) for x in (u, ref))
+        assert f == pytest.approx(f_ref, rel=1e-9, abs=1e-12)
+        np.testing.assert_allclose(u, ref, rtol=0, atol=1e-6 * (1.0 + np.abs(ref).max()))
+    assert settled >= 150  # (169 of 200 here; the rest go to the slack QP either way)
+
+
+def test_an_empty_constraint_set_gets_the_same_start_compiled_and_by_the_reference():
+    """A step whose rows cannot all hold: the kernel hands the start back, the compiled
+    least-violating point is used, and the step (solution, status, message) matches the
+    reference path's (``_reference_qp``) to rounding."""
+    rng = np.random.default_rng(5)
+    checked = 0
+    for _ in range(40):
+        n, p = int(rng.integers(2, 8)), int(rng.integers(3, 12))
+        C, gl, gu, lo, hi = _conflicting_rows(rng, n, p)
+        J = rng.normal(size=(3, n))
+        x = rng.normal(size=3)
+        fast, ref = sns.SNSSolver(n), sns.SNSSolver(n)
+        ref._reference_qp()
+        a = fast.solve([x], [J], C, gl, gu, box_lower=lo, box_upper=hi)
+        b = ref.solve([x], [J], C, gl, gu, box_lower=lo, box_upper=hi)
+        assert a.status == b.status
+        if a.status != SolverStatus.INFEASIBLE:
+            continue
+        checked += 1
+        np.testing.assert_allclose(a.solution, b.solution, rtol=0, atol=1e-6)
+        assert a.status_message.split(": row")[0] == b.status_message.split(": row")[0]
+    assert checked >= 10
+
+
 def test_least_violating_start_in_closed_form():
     """``u >= 1`` against ``u <= -1``: the start splits the violation (u = 0, up to the
     1e-8 weight of ||u||^2); ``u >= 2`` against ``u <= 1`` in the box ``u <= 0.5``: the
@@ -1063,13 +1113,21 @@ def test_least_violating_start_in_closed_form():
         C, np.array([2.0, -np.inf]), np.array([np.inf, 1.0]), np.array([-5.0]), np.array([0.5])
     )
     assert u is not None and u[0] == 0.5
-    lower, upper, message = qp.least_violating_start(
-        C, np.array([2.0, -np.inf]), np.array([np.inf, 1.0]), np.zeros(1) - 5.0,
-        np.array([0.5]), np.ones(1), np.zeros(1),
-    )  # fmt: skip
-    assert "row 0 is violated by 1.5" in message
-    np.testing.assert_array_equal(lower, [0.5, -np.inf])  # widened to the start point
-    np.testing.assert_array_equal(upper, [np.inf, 1.0])
+    for compiled in (True, False):
+        lower, upper, message = qp.least_violating_start(
+            C, np.array([2.0, -np.inf]), np.array([np.inf, 1.0]), np.zeros(1) - 5.0,
+            np.array([0.5]), np.ones(1), np.zeros(1), compiled,
+        )  # fmt: skip
+        assert "row 0 is violated by 1.5" in message
+        np.testing.assert_array_equal(lower, [0.5, -np.inf])  # widened to the start point
+        np.testing.assert_array_equal(upper, [np.inf, 1.0])
+    cases = [((1.0, -1.0), 5.0, 0.0), ((2.0, 1.0), 0.5, 0.5)]  # (bounds, box top, u)
+    for (low, high), top, expected in cases:
+        u = qp.compiled_hinge(
+            C, np.array([low, -np.inf]), np.array([np.inf, high]), np.array([-5.0]),
+            np.array([top]),
+        )  # fmt: skip
+        assert u is not None and abs(u[0] - expected) < 1e-12
 
 
 def test_empty_problems():

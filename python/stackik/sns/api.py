@@ -667,7 +667,10 @@ class SNSSolver:
                 if not self._qp_level(J, x, offs, modes, Cg, gl, gu, bl, bu, scales):
                     held.append(k)
             elif code == NEED_START:
-                gl, gu, infeasible_msg = qp.qp_start(Cg, gl, gu, bl, bu, self._wis, self._u)
+                compiled = not self._flags & FLAG_PYTHON_FALLBACKS
+                gl, gu, infeasible_msg = qp.qp_start(
+                    Cg, gl, gu, bl, bu, self._wis, self._u, compiled
+                )
                 self._resumed = True
                 iprm[0] = 0
                 iprm[2] = FLAG_SKIP_CHECKS | FLAG_HAVE_START | self._flags
@@ -953,14 +956,17 @@ def _infer_n(jacobians: Any, C: Any, box_lower: Any, box_upper: Any, joint_weigh
 
 @_jit.register_warmup
 def _warmup() -> None:
-    """Solve one tiny problem (two levels, a general row, a box) to load the SNS kernels."""
+    """Solve two tiny problems to load the SNS kernels.
+
+    Two levels, a general row and a box; then rows no step can satisfy together (the
+    least-violating start point).
+    """
     solver = SNSSolver(3)
-    solver.solve(
-        [np.array([0.5]), np.array([0.1, -0.2, 0.3])],
-        [np.array([[1.0, 0.5, 0.0]]), np.eye(3)],
-        np.array([[1.0, 1.0, 1.0]]),
-        np.array([-0.2]),
-        np.array([0.2]),
-        box_lower=np.full(3, -0.3),
-        box_upper=np.full(3, 0.3),
-    )
+    goals = [np.array([0.5]), np.array([0.1, -0.2, 0.3])]
+    jacobians = [np.array([[1.0, 0.5, 0.0]]), np.eye(3)]
+    lo, hi = np.full(3, -0.3), np.full(3, 0.3)
+    row, low, high = np.array([[1.0, 1.0, 1.0]]), np.array([-0.2]), np.array([0.2])
+    solver.solve(goals, jacobians, row, low, high, box_lower=lo, box_upper=hi)
+    rows = np.array([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    lower, upper = np.array([0.1, -np.inf]), np.array([np.inf, -0.1])
+    solver.solve(goals, jacobians, rows, lower, upper, box_lower=lo, box_upper=hi)

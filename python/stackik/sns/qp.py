@@ -4,8 +4,9 @@ The kernel finds the start point and solves the QP fallback levels itself
 (:mod:`stackik.sns.startpoint`, :mod:`stackik.sns.levelqp`). It comes back here
 
 * when the constraint set is empty (``NEED_START`` after the kernel's projection and
-  QP found no point): :func:`qp_start` confirms it and finds the least-violating
-  point (:func:`least_violating_start`), whose worst row the INFEASIBLE message names;
+  QP found no point): :func:`qp_start` confirms it with ``quadprog`` and finds the
+  least-violating point (:func:`least_violating_start`, by the compiled passes of
+  :mod:`stackik.sns.leastviolating`), whose worst row the INFEASIBLE message names;
 * on the reference path (``SNSSolver._reference_qp()``, for tests and debugging): the
   kernel then hands back every start point that needs more than ``clip(0, box)``
   (:func:`qp_start`) and every level that needs the exact QP (``NEED_LEVEL``):
@@ -20,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .codes import MODE_SCALE, VIOLATION_TOL
+from .leastviolating import _LV_ITERATIONS, _LV_KKT_TOL, _LV_PROX, _LV_REG, hinge_start
 
 _SNAP_TOL = 1e-12  # largest rounding miss of a projected start point that is snapped away
 _QP_REG = 1e-7  # proximal weight that makes the lexicographic QP stages strictly convex
@@ -148,6 +150,7 @@ def qp_start(
     bu: np.ndarray,
     wis: np.ndarray,
     u: np.ndarray,
+    compiled: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, str]:
     """Find the start point when ``dq = 0`` (clipped to the box) breaks a general row.
 
@@ -163,6 +166,11 @@ def qp_start(
         bu: Box upper bounds ``(n,)`` [rad/s or m/s].
         wis: ``W^{-1/2}``, ``(n,)``.
         u: Receives the weighted start point ``(n,)``.
+        compiled: The kernel's path, after its own projection and QP found no point:
+            the projection is not repeated (the ``quadprog`` QP confirms the verdict),
+            and the least-violating point comes from the compiled passes
+            (:func:`stackik.sns.leastviolating.hinge_start`). False (the reference):
+            the projection, the QP and :func:`hinge_least_squares`.
 
     Returns:
         ``(lower, upper, message)``: the (possibly widened) general bounds
@@ -171,7 +179,7 @@ def qp_start(
     n = u.shape[0]
     rows, lo, hi = weighted_rows(Cg, gl, gu, bl, bu, wis)
     A, b, eq = ineq_rows(rows, np.zeros(rows.shape[0]), lo, hi, 0.0, widen=False)
-    start = start_by_projection(rows, lo, hi)
+    start = None if compiled else start_by_projection(rows, lo, hi)
     if start is not None:
         # Snap: the saturation test needs the start point exactly inside, so the
         # bounds it misses by rounding (at most _SNAP_TOL) are widened to it.
@@ -183,7 +191,7 @@ def qp_start(
     if start is not None and max_violation(rows, start, lo, hi) <= VIOLATION_TOL:
         u[:] = start
         return gl, gu, ""
-    return least_violating_start(rows[n:], gl, gu, bl, bu, wis, u)
+    return least_violating_start(rows[n:], gl, gu, bl, bu, wis, u, compiled)
 
 
 def least_violating_start(
@@ -194,13 +202,14 @@ def least_violating_start(
     bu: np.ndarray,
     wis: np.ndarray,
     u: np.ndarray,
+    compiled: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, str]:
     """Least-violating start point of an empty constraint set (box hard).
 
     ``min 1e-8 ||u||^2 / 2 + sum_i t_i^2 / 2`` over the box, with ``t_i`` the
     violation of general row ``i``; the general bounds are then widened to that point
     so the levels below still run, and the worst row is named in the message. Solved
-    over ``u`` alone (:func:`hinge_least_squares`, ``n`` variables), else as one QP
+    over ``u`` alone (compiled, or :func:`hinge_least_squares`; ``n`` variables), else as one QP
     in ``(u, t)`` (:func:`slack_least_squares`, ``n + p`` variables: seconds for a
     thousand rows).
 
@@ -212,13 +221,16 @@ def least_violating_start(
         bu: Box upper bounds ``(n,)`` [rad/s or m/s].
         wis: ``W^{-1/2}``, ``(n,)``.
         u: Receives the weighted start point ``(n,)``.
+        compiled: Solve over ``u`` with the compiled passes (else the reference,
+            :func:`hinge_least_squares`).
 
     Returns:
         ``(lower, upper, message)``: the widened bounds and the INFEASIBLE message.
     """
     n = u.shape[0]
     lo_box, hi_box = bl / wis, bu / wis
-    z = hinge_least_squares(Cw, gl, gu, lo_box, hi_box)
+    hinge = compiled_hinge if compiled else hinge_least_squares
+    z = hinge(Cw, gl, gu, lo_box, hi_box)
     if z is None:
         z = slack_least_squares(Cw, gl, gu, lo_box, hi_box)
     start = np.clip(np.zeros(n) if z is None else z, lo_box, hi_box)
@@ -234,10 +246,15 @@ def least_violating_start(
     return np.minimum(gl, v), np.maximum(gu, v), message
 
 
-_LV_REG = 1e-8  # weight of ||u||^2 in the least-violating start (makes it unique)
-_LV_ITERATIONS = 30  # active-set passes of hinge_least_squares before giving up
-_LV_KKT_TOL = 1e-7  # relative tolerance of its optimality check (projected gradient)
-_LV_PROX = 1e-6  # proximal weight of its passes, relative to the rows' squared norms
+def compiled_hinge(
+    Cw: np.ndarray, gl: np.ndarray, gu: np.ndarray, lo_box: np.ndarray, hi_box: np.ndarray
+) -> np.ndarray | None:
+    """:func:`hinge_least_squares` in one compiled call (:mod:`stackik.sns.leastviolating`)."""
+    u = np.empty(Cw.shape[1])
+    c = np.ascontiguousarray
+    args = (c(a, dtype=float) for a in (Cw, gl, gu, lo_box, hi_box))
+    settled = hinge_start(*args, u)
+    return u if settled else None
 
 
 def _box_rows(lo_box: np.ndarray, hi_box: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
