@@ -312,6 +312,20 @@ class WorldState:
         return pin.SE3(self.rotations[k].copy(), self.translations[k].copy())
 
 
+def _given_matrix(pose: object) -> np.ndarray | None:
+    """An SE3's homogeneous matrix, or a float 4x4 array itself (unchecked); else None."""
+    if isinstance(pose, pin.SE3):
+        return pose.homogeneous
+    if isinstance(pose, np.ndarray) and pose.dtype == np.float64 and pose.shape == (4, 4):
+        return pose
+    return None
+
+
+def _converted(pose: object, name: str) -> np.ndarray:
+    """The pose through :func:`~stackik.spatial.as_se3` (which raises the typed error)."""
+    return as_se3(pose, f"obstacle {name!r} pose").homogeneous
+
+
 def _pose_matrix(
     pose: object, name: str, rigid: Callable[[np.ndarray], bool] = is_rigid
 ) -> np.ndarray:
@@ -321,15 +335,14 @@ def _pose_matrix(
     update passes the compiled check, :func:`~stackik.model._pose_kernel.pose_ok`);
     the rest go through :func:`~stackik.spatial.as_se3`, which raises the typed error.
     """
-    if isinstance(pose, pin.SE3):
-        H = pose.homogeneous
-    elif isinstance(pose, np.ndarray) and pose.dtype == np.float64 and pose.shape == (4, 4):
-        H = pose.copy()
-    else:
-        H = None
-    if H is not None and rigid(H):
+    H = _given_matrix(pose)
+    if H is None:
+        return _converted(pose, name)
+    if H is pose:  # (the caller's array: checked as copied)
+        H = H.copy()
+    if rigid(H):
         return H
-    return as_se3(pose, f"obstacle {name!r} pose").homogeneous
+    return _converted(pose, name)
 
 
 def _pose_stack(poses: Mapping[str, object], names: list[str]) -> np.ndarray:
@@ -341,16 +354,11 @@ def _pose_stack(poses: Mapping[str, object], names: list[str]) -> np.ndarray:
     """
     H = np.empty((len(names), 4, 4))
     for k, name in enumerate(names):
-        pose = poses[name]
-        if isinstance(pose, pin.SE3):
-            H[k] = pose.homogeneous
-        elif isinstance(pose, np.ndarray) and pose.dtype == np.float64 and pose.shape == (4, 4):
-            H[k] = pose
-        else:
-            H[k] = as_se3(pose, f"obstacle {name!r} pose").homogeneous
+        given = _given_matrix(poses[name])
+        H[k] = _converted(poses[name], name) if given is None else given
     k = first_fault(H, 0)
     while k >= 0:  # (as_se3 raises, or takes a last row within its tolerance)
-        H[k] = as_se3(poses[names[k]], f"obstacle {names[k]!r} pose").homogeneous
+        H[k] = _converted(poses[names[k]], names[k])
         k = first_fault(H, k + 1)
     return H
 

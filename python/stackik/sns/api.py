@@ -667,7 +667,7 @@ class SNSSolver:
                 if not self._qp_level(J, x, offs, modes, Cg, gl, gu, bl, bu, scales):
                     held.append(k)
             elif code == NEED_START:
-                compiled = not self._flags & FLAG_PYTHON_FALLBACKS
+                compiled = not (self._flags & FLAG_PYTHON_FALLBACKS)
                 gl, gu, infeasible_msg = qp.qp_start(
                     Cg, gl, gu, bl, bu, self._wis, self._u, compiled
                 )

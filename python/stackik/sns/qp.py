@@ -22,8 +22,8 @@ import numpy as np
 
 from .codes import MODE_SCALE, VIOLATION_TOL
 from .leastviolating import _LV_ITERATIONS, _LV_KKT_TOL, _LV_PROX, _LV_REG, hinge_start
+from .startpoint import _SNAP_TOL
 
-_SNAP_TOL = 1e-12  # largest rounding miss of a projected start point that is snapped away
 _QP_REG = 1e-7  # proximal weight that makes the lexicographic QP stages strictly convex
 _COND_MAX = 1e8  # largest condition number of a task block solved directly for y
 _SCALE_EPS = 1e-12  # row coefficients of s below this are constant rows
