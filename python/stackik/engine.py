@@ -770,8 +770,9 @@ class VelocityEngine:
     def _report_violation(self, result: VelocitySolverResult) -> None:
         """Turn the status into COLLISION_VIOLATED while a pair is below its minimum (in place).
 
-        The step is kept (it pushes the pair out at the recovery rate); the message names
-        the pair and carries the solver's own outcome. Statuses without a solution stay.
+        The step is kept (it pushes the pair out at the recovery rate, when a joint moves
+        it); the message names the pair, says what the step does about it, and carries
+        the solver's own outcome. Statuses without a solution stay.
         """
         if result.status in _NO_SOLUTION:
             return
@@ -780,9 +781,7 @@ class VelocityEngine:
             if found is not None:
                 outcome = result.status_message or str(result.status)
                 result.status = SolverStatus.COLLISION_VIOLATED
-                result.status_message = (
-                    f"{found}: the step pushes it out at the recovery rate (solver: {outcome})"
-                )
+                result.status_message = f"{found} (solver: {outcome})"
                 return
 
     def _record(self, result: VelocitySolverResult, layout: _Layout, apply_limits: bool) -> None:

@@ -320,10 +320,14 @@ class CollisionMarginWarning(UserWarning):
 
     Raised as a warning (not an error) by the collision constraint, which lowers those
     pairs' minimum distance (or stops watching a pair that is always in collision) so
-    the constraint stays feasible.
+    the constraint stays feasible. Also raised for a pair no joint moves (a fixed base
+    resting on a table) that is below its minimum: it stays watched and reported, its
+    row bounds nothing, and the message shows how to leave it out.
 
     Attributes:
-        pairs: ``(geometry_a, geometry_b, largest sampled distance [m], minimum used [m])``.
+        pairs: ``(geometry_a, geometry_b, largest sampled distance [m], minimum used [m])``
+            (for a pair no joint moves: its distance, the same in every configuration,
+            and its minimum).
     """
 
     def __init__(self, message: str, pairs: list[tuple[str, str, float, float]]) -> None:

@@ -17,7 +17,8 @@ everything a step needs; no pair costs a Python call:
 5. :func:`select_and_rows`: the most urgent hits, their hold distance (learned
    linearization error, recovery deadband and scale) and their damper rows (witness
    and contact-patch support points, :func:`contact_rows`), corrected for the
-   obstacles' own velocity.
+   obstacles' own velocity; a row no joint moves bounds nothing
+   (:func:`release_fixed_rows`).
 
 :func:`collision_step` runs all five. Pairs with an exact triangle mesh (kind MESH) are
 left to coal between steps 3 and 4 by the caller.
@@ -1324,6 +1325,28 @@ def offset_bounds(
 
 
 @kernel
+def release_fixed_rows(nrows: int, C: np.ndarray, lower: np.ndarray) -> None:
+    """Unbound the rows no joint velocity moves (``C[r] = 0``): ``lower[r] = -inf``.
+
+    A pair whose geometries no joint moves (a fixed base resting on a table, an
+    obstacle against an attached object of a fixed link) keeps its distance whatever
+    ``dq`` is: its row ``0 >= lower`` bounds nothing while it holds, and while the pair
+    is below its minimum it cannot hold for any ``dq``, which would leave every other
+    row and task of the step with an empty constraint set. The pair stays watched and
+    reported (``violation``); only its row stops bounding the step.
+    """
+    n = C.shape[1]
+    for r in range(nrows):
+        moved = False
+        for j in range(n):
+            if C[r, j] != 0.0:
+                moved = True
+                break
+        if not moved:
+            lower[r] = -math.inf
+
+
+@kernel
 def select_and_rows(
     nh: int,
     hits: tuple,
@@ -1385,6 +1408,7 @@ def select_and_rows(
     offset_bounds(nrows, C, offset, lower, cfg[CFG_GAIN] / cfg[CFG_DT], cfg[CFG_DECEL])
     rows = (row_geom, row_point, row_normal)
     obstacle_velocity_bounds(nrows, rows, slot, obs_trans, obs_vel, cfg, lower)
+    release_fixed_rows(nrows, C, lower)
     counts[N_ROWS] = nrows
     counts[N_HITS] = chosen
     counts[N_EXTRA] = extra

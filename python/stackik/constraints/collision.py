@@ -170,6 +170,10 @@ class _Setting(Generic[_T]):
             obj._settings_version += 1
 
 
+#: How many pairs a warning's message lists (its ``pairs`` attribute has them all).
+_LISTED = 5
+
+
 @register_constraint
 class CollisionConstraint(Constraint):
     """Keep every watched pair (robot, attached objects, world) ``min_distance`` apart.
@@ -493,6 +497,7 @@ class CollisionConstraint(Constraint):
         self._accel_key: tuple[float, int] | None = None
         self._buffers(len(ps), len(state.layout.obstacles))
         self._warn_margins(lowered)
+        self._warn_fixed()
 
     def _buffers(self, npairs: int, nobs: int) -> None:
         """Scratch arrays of the step kernel, sized for ``npairs`` pairs."""
@@ -574,6 +579,44 @@ class CollisionConstraint(Constraint):
             self._state = state
             return state
         return self._sync(state, key)  # (pairs rebuilt meanwhile: back to the sized layout)
+
+    def _warn_fixed(self) -> None:
+        """Warn (once per pair) of pairs no joint moves apart that are below their minimum.
+
+        Their distance is the same in every configuration (a fixed base resting on a
+        table): the step cannot push them out (their rows bound nothing) and every
+        configuration check finds them violated, so the caller most likely wants them
+        left out. Measured at the current configuration (it does not matter which).
+        """
+        ps = self._pairs
+        fixed = [k for k in self._unmoved_pairs().tolist() if ps.names[k] not in self._warned]
+        if not fixed:
+            return
+        probe, _, _ = self._probe(self._kin.q)
+        dist = probe.distances(ps.pairs[fixed])
+        found = [
+            (*ps.names[k], float(d), float(ps.pf[k, ck.PF_MIN]))
+            for k, d in zip(fixed, dist.tolist(), strict=True)
+            if d - ps.pf[k, ck.PF_MIN] < -VIOLATION_TOLERANCE
+        ]
+        if not found:
+            return
+        self._warned.update((a, b) for a, b, _, _ in found)
+        shown = found[:_LISTED]
+        more = (
+            f" and {len(found) - len(shown)} more (the warning's pairs)" if found[_LISTED:] else ""
+        )
+        lines = [f"{a}/{b} at {d * 1e3:.1f} mm (minimum {m * 1e3:.1f} mm)" for a, b, d, m in shown]
+        names = ", ".join(f"({a!r}, {b!r})" for a, b, _, _ in shown) + (", ..." if more else "")
+        message = (
+            f"{len(found)} collision pair(s) that no joint moves apart are below their minimum "
+            f"distance: {'; '.join(lines)}{more}. Their distance is the same in every "
+            "configuration: the velocity step cannot push them out (their rows bound "
+            "nothing and each step reports COLLISION_VIOLATED), and position and global IK "
+            "find every configuration in collision. If the contact is intended (a fixed "
+            f"base resting on a table), leave them out: exclude_pairs=[{names}]."
+        )
+        warnings.warn(CollisionMarginWarning(message, found), stacklevel=5)
 
     def _warn_margins(self, lowered: list[tuple[str, str, float, float]]) -> None:
         fresh = [entry for entry in lowered if (entry[0], entry[1]) not in self._warned]
@@ -1011,12 +1054,18 @@ class CollisionConstraint(Constraint):
 
         A pair below ``min_distance`` by more than :data:`VIOLATION_TOLERANCE` is always
         among the step's hits (it is inside its activation distance and ranked most
-        urgent); the message names it with its distance and minimum.
+        urgent); the message names it with its distance and minimum, and says what the
+        step does about it: it pushes the pair out at the recovery rate, or, for a pair
+        no joint moves, cannot (its row bounds nothing).
         """
         hits = self._rec[1]
         if not hits or min(self._sel[10][:hits, ck.HF_SLACK].tolist()) >= -VIOLATION_TOLERANCE:
             return None  # (the common case, without the pair lookup)
-        return self._deepest_violation(self.last_slack, self.last_distances, self._sel[9][:hits])
+        found = self._deepest_violation(self.last_slack, self.last_distances, self._sel[9][:hits])
+        if found is None:
+            return None
+        message, fixed = found
+        return message if fixed else f"{message}: the step pushes it out at the recovery rate"
 
     def violation_at(self, q: np.ndarray) -> str | None:
         """The deepest watched pair below its minimum distance at ``q``, or None.
@@ -1024,27 +1073,56 @@ class CollisionConstraint(Constraint):
         No side effects: a kinematics cache and placements of its own.
         """
         d = self.distances_at(q)
-        return self._deepest_violation(d - self._pairs.pf[:, ck.PF_MIN], d, np.arange(d.size))
+        found = self._deepest_violation(d - self._pairs.pf[:, ck.PF_MIN], d, np.arange(d.size))
+        return None if found is None else found[0]
 
     def _deepest_violation(
         self, gap: np.ndarray, distance: np.ndarray, pairs: np.ndarray
-    ) -> str | None:
-        """The message of the pair with the smallest ``gap`` when it is a violation.
+    ) -> tuple[str, bool] | None:
+        """The pair with the smallest ``gap`` when it is a violation, or None.
 
-        ``gap`` is distance minus minimum [m] of the pairs ``pairs`` (watched-pair
-        indices) at ``distance`` [m].
+        Returns its message and whether no joint moves it (the message then says so:
+        its row bounds nothing). ``gap`` is distance minus minimum [m] of the pairs
+        ``pairs`` (watched-pair indices) at ``distance`` [m].
         """
         if not gap.size:
             return None
         i = int(np.argmin(gap))
         if gap[i] >= -VIOLATION_TOLERANCE:
             return None
-        a, b = self._pairs.names[int(pairs[i])]
-        minimum = float(self._pairs.pf[int(pairs[i]), ck.PF_MIN])
-        return (
+        k = int(pairs[i])
+        a, b = self._pairs.names[k]
+        minimum = float(self._pairs.pf[k, ck.PF_MIN])
+        found = (
             f"collision pair {a}/{b} at distance {float(distance[i]) * 1e3:.2f} mm, below its "
             f"min_distance {minimum * 1e3:.2f} mm"
         )
+        if self._moved_by_a_joint(k):
+            return found, False
+        return (
+            f"{found}, and no joint moves one geometry relative to the other, so no step "
+            f"can push it out "
+            f"(its row bounds nothing; if the contact is intended, leave the pair out: "
+            f"exclude_pairs=[({a!r}, {b!r})])"
+        ), True
+
+    def _moved_by_a_joint(self, k: int) -> bool:
+        """Whether a joint moves one geometry of watched pair ``k`` and not the other."""
+        support = self._columns[0]
+        a, b = (int(g) for g in self._pairs.pairs[k])
+        return bool(np.any(support[a] != support[b]))
+
+    def _unmoved_pairs(self) -> np.ndarray:
+        """Watched pairs whose geometries the same joints move (or none): rows of zeros.
+
+        A fixed base against an obstacle, say: no joint velocity changes their distance,
+        which the step's rows (:func:`~._collision_kernel.release_fixed_rows`) and the
+        violation messages take into account.
+        """
+        support = self._columns[0]
+        pairs = self._pairs.pairs
+        same = np.all(support[pairs[:, 0]] == support[pairs[:, 1]], axis=1)
+        return np.flatnonzero(same)
 
     def placements(self) -> tuple[np.ndarray, np.ndarray]:
         """World rotations ``(n, 3, 3)`` and positions ``(n, 3)`` [m] at the last step.
@@ -1133,6 +1211,7 @@ class CollisionConstraint(Constraint):
             np.zeros((max(n, 1), 3)), np.zeros((max(n, 1), 3)),
         )  # fmt: skip
         assert rows == n
+        lower[:rows][~C[:rows].any(axis=1)] = -np.inf  # (the step's ck.release_fixed_rows)
         active = dist < ps.pf[:, ck.PF_MIN] + self.activation
         out = [
             CollisionDebugInfo(

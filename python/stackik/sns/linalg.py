@@ -21,6 +21,9 @@ import numpy as np
 
 from stackik._jit import kernel
 
+#: Beyond this |zeta| a Jacobi rotation's zeta^2 would overflow float64 (about 1.3e154).
+_ZETA_BIG = 1e150
+
 
 @kernel
 def house_qr(
@@ -168,8 +171,11 @@ def jacobi_svd(B: np.ndarray, k: int, U: np.ndarray, s: np.ndarray, V: np.ndarra
                     continue  # columns p and q already orthogonal
                 rotated = True
                 # Rutishauser's stable choice of the smaller rotation angle.
-                zeta = (beta - alpha) / (2.0 * gamma)
-                t = math.copysign(1.0, zeta) / (abs(zeta) + math.sqrt(1.0 + zeta * zeta))
+                if abs(beta - alpha) < _ZETA_BIG * abs(2.0 * gamma):
+                    zeta = (beta - alpha) / (2.0 * gamma)
+                    t = math.copysign(1.0, zeta) / (abs(zeta) + math.sqrt(1.0 + zeta * zeta))
+                else:  # (zeta, or its square, would overflow: t = 1 / (2 zeta) to rounding)
+                    t = gamma / (beta - alpha)
                 c = 1.0 / math.sqrt(1.0 + t * t)
                 sn = c * t
                 for i in range(k):
