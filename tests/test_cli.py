@@ -291,12 +291,46 @@ def test_a_bad_scene_is_one_line_and_exit_code_1(tmp_path):
     assert type(res.exception).__name__ == "MalformedScene"
 
 
+def coal_distance_rates(robot: RobotModel, q: np.ndarray, geometry: str, obstacle: str):
+    """Central differences of coal's signed distance per joint (Pinocchio placements)."""
+    import coal
+    import pinocchio as pin
+
+    gm = robot.collision_model
+    g = gm.getGeometryId(geometry)
+    shape = robot.world.get_obstacle(obstacle).geometry
+    T = robot.world.get_obstacle_pose(obstacle)
+
+    def distance(x: np.ndarray) -> float:
+        data, gd = robot.model.createData(), pin.GeometryData(gm)
+        pin.updateGeometryPlacements(robot.model, data, gm, gd, x)
+        req, res = coal.DistanceRequest(), coal.DistanceResult()
+        req.enable_signed_distance = True
+        M = gd.oMg[g]
+        return coal.distance(
+            gm.geometryObjects[g].geometry, coal.Transform3s(M.rotation, M.translation),
+            shape, coal.Transform3s(T.rotation, T.translation), req, res,
+        )  # fmt: skip
+
+    h = 1e-6
+    return np.array([
+        (distance(q + h * e) - distance(q - h * e)) / (2 * h) for e in np.eye(robot.model.nv)
+    ])  # fmt: skip
+
+
 def test_check_loads_the_scene_and_reports_its_contacts(tmp_path):
     scene = write(tmp_path / "cell.yaml", CELL)
     res = run("check", PANDA, "--srdf", PANDA_SRDF, "--samples", "0", "--scene", scene)
     assert res.exit_code == 0 and "no problem found" in res.output, res.output
-    # A box through the base: every base geometry inside it is reported, at its depth.
-    text = "obstacles:\n  - {name: block, box: [0.3, 0.3, 0.3], pose: {xyz: [0, 0, 0.1]}}\n"
+    # A box through the base: every base geometry inside it is reported, at its depth;
+    # and a ball in the hand.
+    hand = RobotModel(PANDA, load_visuals=False)
+    hand.update_kinematics(hand.neutral_configuration())
+    x, y, z = hand.get_frame_pose("panda_hand").translation
+    text = (
+        "obstacles:\n  - {name: block, box: [0.3, 0.3, 0.3], pose: {xyz: [0, 0, 0.1]}}\n"
+        f"  - {{name: ball, sphere: 0.03, pose: {{xyz: [{x}, {y}, {z}]}}}}\n"
+    )
     scene = write(tmp_path / "block.yaml", text)
     res = run("check", PANDA, "--srdf", PANDA_SRDF, "--samples", "0", "--scene", scene)
     assert res.exit_code == 0, res.output  # warnings
@@ -314,6 +348,25 @@ def test_check_loads_the_scene_and_reports_its_contacts(tmp_path):
             f"warning [scene] {info.geometry_a} / block is in collision at the neutral "
             f"configuration (depth {-1e3 * info.distance:.1f} mm)"
         ) in text
+        # a pair no joint velocity moves apart (coal's distance has zero derivatives:
+        # the base's pairs, and a link that turns about the block's normal) gets its
+        # exclusion; the others do not
+        hint = (
+            "cannot push it out: exclude it if the contact is intended, "
+            f"exclude_pairs=[('{info.geometry_a}', 'block')]"
+        )
+        fixed = np.abs(coal_distance_rates(robot, q0, info.geometry_a, "block")).max() < 1e-7
+        assert (hint in text) == fixed, info.geometry_a
+    assert any(i.geometry_a.startswith("panda_link0_") for i in inside)
+    in_ball = [
+        i for i in stackik.KinematicsSolver(robot).evaluate_collision_debug_list(q0)
+        if i.geometry_b == "ball" and i.distance <= 0.0
+    ]  # fmt: skip
+    assert in_ball
+    for info in in_ball:  # the hand moves out of the ball: no exclusion offered
+        assert np.abs(coal_distance_rates(robot, q0, info.geometry_a, "ball")).max() > 1e-3
+        assert f"{info.geometry_a} / ball is in collision" in text
+        assert f"exclude_pairs=[('{info.geometry_a}', 'ball')]" not in text
     assert run("check", PANDA, "--srdf", PANDA_SRDF, "--samples", "0", "--scene", scene,
                "--strict").exit_code == 1  # fmt: skip
     # A scene that does not load is an error of the report.

@@ -16,7 +16,8 @@ first fault:
 - with a scene file: a scene that does not load (an error naming the entry), and robot
   geometries or attached objects in collision with an obstacle, or attached objects in
   collision with the robot, at the neutral configuration (warnings: exclude the pair,
-  or the solver starts in collision there).
+  or the solver starts in collision there; a pair no joint moves apart, such as a fixed
+  base resting on a table, says so and gives its ``exclude_pairs`` entry).
 """
 
 from __future__ import annotations
@@ -26,9 +27,12 @@ import xml.sax.saxutils as saxutils
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import FrameNotFound, InvalidInput, MeshNotFound, RobotLoadError
 from ..model import RobotModel
 from ..model.loading import parse_xml, process_xacro, read_text, resolve_mesh_paths
+from ..results import CollisionDebugInfo
 from .common import load_robot
 
 #: SRDF ``reason`` of each exclusion category the check reports.
@@ -177,10 +181,21 @@ def _scene_findings(robot: RobotModel, scene: Path) -> list[Finding]:
                 "warning",
                 "scene",
                 f"{info.geometry_a} / {info.geometry_b} is in collision at the neutral "
-                f"configuration (depth {-1e3 * info.distance:.1f} mm)",
+                f"configuration (depth {-1e3 * info.distance:.1f} mm)" + _fixed_hint(info),
             )
         )
     return out
+
+
+def _fixed_hint(info: CollisionDebugInfo) -> str:
+    """For a pair no joint velocity moves apart (a fixed base on a table): the exclusion."""
+    if np.any(info.jacobian):
+        return ""
+    return (
+        "; no joint velocity changes its distance, so the solver cannot push it out: "
+        f"exclude it if the contact is intended, exclude_pairs=[({info.geometry_a!r}, "
+        f"{info.geometry_b!r})]"
+    )
 
 
 def check_description(
