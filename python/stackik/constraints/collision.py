@@ -1055,8 +1055,8 @@ class CollisionConstraint(Constraint):
         A pair below ``min_distance`` by more than :data:`VIOLATION_TOLERANCE` is always
         among the step's hits (it is inside its activation distance and ranked most
         urgent); the message names it with its distance and minimum, and says what the
-        step does about it: it pushes the pair out at the recovery rate, or, for a pair
-        no joint moves, cannot (its row bounds nothing).
+        step does about it: it pushes the pair out at the recovery rate, or, when no
+        joint velocity changes the pair's distance (its rows are zeros), cannot.
         """
         hits = self._rec[1]
         if not hits or min(self._sel[10][:hits, ck.HF_SLACK].tolist()) >= -VIOLATION_TOLERANCE:
@@ -1064,8 +1064,10 @@ class CollisionConstraint(Constraint):
         found = self._deepest_violation(self.last_slack, self.last_distances, self._sel[9][:hits])
         if found is None:
             return None
-        message, fixed = found
-        return message if fixed else f"{message}: the step pushes it out at the recovery rate"
+        message, k = found
+        if self._rows_bound(k):
+            return f"{message}: the step pushes it out at the recovery rate"
+        return message + self._unmoved_note(k)
 
     def violation_at(self, q: np.ndarray) -> str | None:
         """The deepest watched pair below its minimum distance at ``q``, or None.
@@ -1074,16 +1076,18 @@ class CollisionConstraint(Constraint):
         """
         d = self.distances_at(q)
         found = self._deepest_violation(d - self._pairs.pf[:, ck.PF_MIN], d, np.arange(d.size))
-        return None if found is None else found[0]
+        if found is None:
+            return None
+        message, k = found
+        return message if self._moved_by_a_joint(k) else message + self._unmoved_note(k)
 
     def _deepest_violation(
         self, gap: np.ndarray, distance: np.ndarray, pairs: np.ndarray
-    ) -> tuple[str, bool] | None:
-        """The pair with the smallest ``gap`` when it is a violation, or None.
+    ) -> tuple[str, int] | None:
+        """The pair with the smallest ``gap`` when it is a violation: its message and index.
 
-        Returns its message and whether no joint moves it (the message then says so:
-        its row bounds nothing). ``gap`` is distance minus minimum [m] of the pairs
-        ``pairs`` (watched-pair indices) at ``distance`` [m].
+        ``gap`` is distance minus minimum [m] of the pairs ``pairs`` (watched-pair
+        indices) at ``distance`` [m]; None when no pair is a violation.
         """
         if not gap.size:
             return None
@@ -1097,14 +1101,22 @@ class CollisionConstraint(Constraint):
             f"collision pair {a}/{b} at distance {float(distance[i]) * 1e3:.2f} mm, below its "
             f"min_distance {minimum * 1e3:.2f} mm"
         )
-        if self._moved_by_a_joint(k):
-            return found, False
+        return found, k
+
+    def _unmoved_note(self, k: int) -> str:
+        """What a violation message adds for pair ``k`` when no joint velocity moves it apart."""
+        a, b = self._pairs.names[k]
         return (
-            f"{found}, and no joint moves one geometry relative to the other, so no step "
-            f"can push it out "
-            f"(its row bounds nothing; if the contact is intended, leave the pair out: "
+            ", and no joint velocity changes its distance, so no step can push it out (its "
+            "rows bound nothing; if the contact is intended, leave the pair out: "
             f"exclude_pairs=[({a!r}, {b!r})])"
-        ), True
+        )
+
+    def _rows_bound(self, k: int) -> bool:
+        """Whether the last step's rows of watched pair ``k`` bound the step (not all zero)."""
+        nrows, _, C, _ = self._rec
+        mine = np.all(self._row_geoms[:nrows] == self._pairs.pairs[k], axis=1)
+        return bool(C[:nrows][mine].any())
 
     def _moved_by_a_joint(self, k: int) -> bool:
         """Whether a joint moves one geometry of watched pair ``k`` and not the other."""
