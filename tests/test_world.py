@@ -219,8 +219,11 @@ def test_stamped_poses_give_the_velocity():
     np.testing.assert_allclose(w, [0.0, 0.0, 1.0], atol=1e-9)
     world.set_obstacle_velocity("ball", [0.0, 0.1, 0.0])
     np.testing.assert_allclose(world.get_obstacle_velocity("ball")[0], [0.0, 0.1, 0.0])
-    with pytest.raises(InvalidInput):
+    with pytest.raises(InvalidInput, match=r"obstacle 'ball' linear velocity .*NaN or inf"):
         world.set_obstacle_velocity("ball", [np.inf, 0, 0])
+    with pytest.raises(ShapeError, match="obstacle 'ball' angular velocity"):
+        world.set_obstacle_velocity("ball", [0, 0, 0], [1.0, 2.0])
+    np.testing.assert_allclose(world.get_obstacle_velocity("ball")[0], [0.0, 0.1, 0.0])
 
 
 def test_a_reader_never_sees_a_torn_pose():

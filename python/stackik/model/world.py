@@ -792,8 +792,8 @@ class World:
             ShapeError, NonFiniteInput, InvalidInput: Not 3-vectors of finite values
                 within 1e6.
         """
-        lin = _velocity(linear, "linear velocity")
-        ang = _velocity(angular, "angular velocity")
+        lin = _velocity(linear, f"obstacle {name!r} linear velocity")
+        ang = _velocity(angular, f"obstacle {name!r} angular velocity")
         with self._lock:
             s = self._state
             k = s.layout.slot(name)
