@@ -1120,9 +1120,7 @@ class CollisionConstraint(Constraint):
 
     def _moved_by_a_joint(self, k: int) -> bool:
         """Whether a joint moves one geometry of watched pair ``k`` and not the other."""
-        support = self._columns[0]
-        a, b = (int(g) for g in self._pairs.pairs[k])
-        return bool(np.any(support[a] != support[b]))
+        return not self._same_support(self._pairs.pairs[k : k + 1])[0]
 
     def _unmoved_pairs(self) -> np.ndarray:
         """Watched pairs whose geometries the same joints move (or none): rows of zeros.
@@ -1131,10 +1129,12 @@ class CollisionConstraint(Constraint):
         which the step's rows (:func:`~._collision_kernel.release_fixed_rows`) and the
         violation messages take into account.
         """
+        return np.flatnonzero(self._same_support(self._pairs.pairs))
+
+    def _same_support(self, pairs: np.ndarray) -> np.ndarray:
+        """Per geometry pair ``(m, 2)``: whether the same joints move both geometries."""
         support = self._columns[0]
-        pairs = self._pairs.pairs
-        same = np.all(support[pairs[:, 0]] == support[pairs[:, 1]], axis=1)
-        return np.flatnonzero(same)
+        return np.all(support[pairs[:, 0]] == support[pairs[:, 1]], axis=1)
 
     def placements(self) -> tuple[np.ndarray, np.ndarray]:
         """World rotations ``(n, 3, 3)`` and positions ``(n, 3)`` [m] at the last step.
