@@ -35,12 +35,17 @@ def test_a_stall_names_its_level_its_demand_and_what_blocks_it():
     assert not res.solution.any() and res.task_scales[0] == 0.0
     demand = abs(task.gain * float(task.get_error()[0]))  # one row, weight 1
     assert math.isclose(demand, 3.0 * 0.2, rel_tol=1e-12)
+    assert robot.get_joint_velocity_index("panda_joint4") == J4
     assert res.status_message == (
         f"stalled: the highest-priority level (j4) got scale 0 and the step is zero while it "
-        f"asks for |xdot| = {demand:.3g}; blocked by saturated joints {res.saturated_joints} "
-        f"and constraint rows {res.saturated_constraints}"
+        f"asks for |xdot| = {demand:.3g}; blocked by saturated joints [{J4}] (panda_joint4) "
+        "and constraint rows []"
     )
     assert res.saturated_joints == [J4]
+    assert solver.describe_saturation() == [
+        f"joint 'panda_joint4' (velocity index {J4}) at a bound of its velocity box, "
+        f"dq = {res.solution[J4]:.4g}"
+    ]
     assert res.collision_pairs_considered == res.collision_exact_distance_queries == 0
     assert not res.collision_budget_exhausted  # (no collision constraint)
     assert math.isclose(solver.engine.top_demand, demand, rel_tol=1e-12)
@@ -80,6 +85,74 @@ def test_a_step_counts_the_collision_constraints_pairs_and_queries():
         seen_queries += col.exact_queries
         q = robot.integrate(q, res.solution, solver.dt)
     assert seen_queries > 0
+
+
+def _coal_distance(robot: RobotModel, q: np.ndarray, geometry: str, obstacle: str) -> float:
+    """coal's signed distance between a robot geometry at ``q`` and an obstacle."""
+    import coal
+    import pinocchio as pin
+
+    gm = robot.collision_model
+    data, gd = robot.model.createData(), pin.GeometryData(gm)
+    pin.updateGeometryPlacements(robot.model, data, gm, gd, q)
+    g = gm.getGeometryId(geometry)
+    M, T = gd.oMg[g], robot.world.get_obstacle_pose(obstacle)
+    req = coal.DistanceRequest()
+    req.enable_signed_distance = True
+    req.gjk_tolerance = 1e-10
+    return float(
+        coal.distance(
+            gm.geometryObjects[g].geometry,
+            coal.Transform3s(M.rotation, M.translation),
+            robot.world.get_obstacle(obstacle).geometry,
+            coal.Transform3s(T.rotation, T.translation),
+            req,
+            coal.DistanceResult(),
+        )
+    )
+
+
+def test_a_stall_at_an_obstacle_names_its_constraint_and_each_row_its_pair():
+    """A hand pressed against a plate stalls; the message names the collision constraint,
+    and describe_saturation() each saturated row's pair at coal's distance."""
+    import re
+
+    import coal
+
+    robot = _panda()
+    robot.update_kinematics(READY)
+    hand = robot.get_frame_pose("panda_hand").translation
+    plate = np.eye(4)
+    plate[:3, 3] = hand - np.array([0.0, 0.0, 0.15])  # 27 mm under the hand
+    robot.add_obstacle("plate", coal.Box(0.5, 0.5, 0.02), plate)
+    solver, _ = _collision_solver(robot, tuple(hand - np.array([0.0, 0.0, 0.4])))
+    q = READY.copy()
+    assert solver.describe_saturation() == []  # (no step yet)
+    stalls = 0
+    for _ in range(300):
+        res = solver.solve_velocity(q)
+        lines = solver.describe_saturation()
+        assert len(lines) == len(res.saturated_joints) + len(res.saturated_constraints)
+        rows = lines[len(res.saturated_joints) :]
+        for r, line in zip(res.saturated_constraints, rows, strict=True):
+            m = re.fullmatch(
+                rf"row {r}: collision pair (\S+)/(\S+) at (-?[\d.]+) mm "
+                r"\(min_distance 20\.00 mm\)",
+                line,
+            )
+            assert m, line
+            d = _coal_distance(robot, q, m[1], m[2]) if m[2] == "plate" else None
+            if d is not None:  # the step's own distance, printed to 0.01 mm
+                assert abs(float(m[3]) - 1e3 * d) <= 0.006, (line, d)
+        if res.status == SolverStatus.NO_PROGRESS:
+            stalls += 1
+            assert res.saturated_constraints
+            assert res.status_message.endswith(
+                f"and constraint rows {res.saturated_constraints} (collision)"
+            )
+            assert any("/plate at " in line for line in lines)
+        q = robot.integrate(q, res.solution, solver.dt)
+    assert stalls > 0  # (the plate stops the hand: the stall was seen)
 
 
 def test_a_step_writes_its_rows_with_the_geometry_set_of_its_layout():

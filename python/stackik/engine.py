@@ -230,6 +230,8 @@ class VelocityEngine:
         self._rows_key: tuple = ()
         self._rows_kept = np.zeros(0, dtype=np.int64)
         self._last_layout: _Layout | None = None  # the layout of the last step
+        self._last_result: VelocitySolverResult | None = None  # (what describe_saturation names)
+        self._joint_names: tuple[int, tuple[str, ...]] = (-1, ())  # (robot revision, names)
         self._tasks_ms = 0.0  # time writing the task rows [ms] (with the timing breakdown)
         self._layout: _Layout | None = None
         self._layout_key = -1  # (the kinematics' layout_revision the layout was built at)
@@ -733,7 +735,8 @@ class VelocityEngine:
                 t1 = time.perf_counter()
                 layout, p = self._assemble(apply_limits)
             except StackIKError as exc:
-                return self.invalid_result(str(exc), t0)
+                self._last_result = result = self.invalid_result(str(exc), t0)
+                return result
             t2 = time.perf_counter()
             # (the SNS core never returns a non-finite solution: NUMERICAL_ERROR, zeros)
             if self._couplers:
@@ -745,7 +748,8 @@ class VelocityEngine:
                     self._box_lower, self._box_upper,
                 )  # fmt: skip
             self._last_layout = layout
-            _report_stall(layout, result)
+            self._last_result = result
+            self._report_stall(layout, result)
             self._report_violation(result)
             if result.status == SolverStatus.INFEASIBLE and p:
                 result.status_message += "; most violated: " + self._worst_row(result, p)
@@ -855,11 +859,95 @@ class VelocityEngine:
         v = self._rows_C[:p] @ result.solution
         excess = np.maximum(self._rows_lower[:p] - v, v - self._rows_upper[:p])
         row = int(np.argmax(excess))
+        return f"{self._describe_row(row)}, violated by {excess[row]:.3g}"
+
+    def _describe_row(self, row: int) -> str:
+        """What stacked constraint row ``row`` of the last step stands for."""
         for c in self.constraints:
             rows = self._slices.get(c.name)
             if rows is not None and rows.start <= row < rows.stop:
-                return f"{c.describe_row(row - rows.start)}, violated by {excess[row]:.3g}"
-        return f"row {row}, violated by {excess[row]:.3g}"  # pragma: no cover
+                return c.describe_row(row - rows.start)
+        return f"row {row}"  # pragma: no cover
+
+    def _report_stall(self, layout: _Layout, result: VelocitySolverResult) -> None:
+        """Turn a SUCCESS that is a stall into NO_PROGRESS, naming what blocks it (in place).
+
+        A stall: the highest-priority level is a SCALE level that got scale 0, the step is
+        zero, and the level asks for motion (its task velocity's norm exceeds
+        ``STALL_DEMAND``). SNS found no direction that serves the main task inside the
+        constraints; calling that SUCCESS would hide a robot that stands still with a
+        large task error. The message names the saturated joints and the constraints of
+        the saturated rows (cheap: a stall can last many ticks); :meth:`describe_saturation`
+        names each row.
+        """
+        if result.status != SolverStatus.SUCCESS or not result.task_scales.size:
+            return
+        if not layout.top_scale or result.task_scales[0] > STALL_SCALE:
+            return
+        step = result.solution.tolist()
+        if step and max(max(step), -min(step)) > ZERO_STEP:  # (the largest |dq|, two C passes)
+            return
+        demand = _top_demand(layout)
+        if demand <= STALL_DEMAND:
+            return
+        joints = result.saturated_joints
+        rows = result.saturated_constraints
+        joint_note = row_note = ""
+        if joints:
+            names = self._velocity_joint_names()
+            joint_note = f" ({', '.join([names[j] for j in joints])})"
+        if rows:
+            slices = self._slices
+            if len(slices) == 1:  # (one constraint wrote rows: every row is its)
+                (name,) = slices
+                row_note = f" ({name})"
+            else:
+                row_note = _row_families(slices, rows)
+        result.status = SolverStatus.NO_PROGRESS
+        result.status_message = (
+            f"{layout.stall_prefix}{demand:.3g}; blocked by saturated joints {joints}"
+            f"{joint_note} and constraint rows {rows}{row_note}"
+        )
+
+    def _velocity_joint_names(self) -> tuple[str, ...]:
+        """The name of the joint each velocity index belongs to (cached per robot revision)."""
+        robot = self._robot
+        revision, names = self._joint_names
+        if revision != robot.revision:
+            model = robot.model
+            owner = [""] * model.nv
+            for j in range(1, model.njoints):
+                start = model.joints[j].idx_v
+                owner[start : start + model.joints[j].nv] = [model.names[j]] * model.joints[j].nv
+            names = tuple(owner)
+            self._joint_names = (robot.revision, names)
+        return names
+
+    def describe_saturation(self) -> list[str]:
+        """What held the last step back: each saturated joint and constraint row, named.
+
+        A joint reads ``joint 'name' (velocity index i) at a bound of its velocity box,
+        dq = v``; a row reads ``row r: `` and its constraint's description of it (a
+        collision row names its pair, distance and minimum distance [mm]). The rows are
+        the last step's (``VelocitySolverResult.saturated_constraints``): describe a step
+        before the next one.
+
+        Returns:
+            One line per saturated joint, then one per saturated constraint row; empty
+            before the first step or when nothing saturated.
+        """
+        with self._lock:
+            result = self._last_result
+            if result is None:
+                return []
+            names = self._velocity_joint_names()
+            lines = [
+                f"joint {names[j]!r} (velocity index {j}) at a bound of its velocity box, "
+                f"dq = {result.solution[j]:.4g}"
+                for j in result.saturated_joints
+            ]
+            lines += [f"row {r}: {self._describe_row(r)}" for r in result.saturated_constraints]
+            return lines
 
     def invalid_result(self, message: str, t0: float | None = None) -> VelocitySolverResult:
         """The ``INVALID_INPUT`` result of a step refused before solving (zero velocity).
@@ -948,26 +1036,12 @@ def _top_demand(layout: _Layout) -> float:
     return math.hypot(*layout.levels[0][1].tolist())  # (a matrix product costs more on a few)
 
 
-def _report_stall(layout: _Layout, result: VelocitySolverResult) -> None:
-    """Turn a SUCCESS that is a stall into NO_PROGRESS (in place).
-
-    A stall: the highest-priority level is a SCALE level that got scale 0, the step is
-    zero, and the level asks for motion. SNS found no direction that serves the main task
-    inside the constraints; calling that SUCCESS would hide a robot that stands still with
-    a large task error.
-    """
-    if result.status != SolverStatus.SUCCESS or not result.task_scales.size:
-        return
-    if not layout.top_scale or result.task_scales[0] > STALL_SCALE:
-        return
-    step = result.solution.tolist()
-    if step and max(max(step), -min(step)) > ZERO_STEP:  # (the largest |dq|, two C passes)
-        return
-    demand = _top_demand(layout)
-    if demand <= STALL_DEMAND:
-        return
-    result.status = SolverStatus.NO_PROGRESS
-    result.status_message = (
-        f"{layout.stall_prefix}{demand:.3g}; blocked by saturated joints "
-        f"{result.saturated_joints} and constraint rows {result.saturated_constraints}"
-    )
+def _row_families(slices: dict[str, slice], rows: list[int]) -> str:
+    """The constraints the stacked rows ``rows`` belong to, in stacking order ("" for none)."""
+    names = []
+    for name, sl in slices.items():
+        for r in rows:
+            if sl.start <= r < sl.stop:
+                names.append(name)
+                break
+    return f" ({', '.join(names)})" if names else ""

@@ -759,6 +759,22 @@ class KinematicsSolver:
             self._band.after(result, self._engine.joint_limits, self._engine.top_demand)
         return result
 
+    def describe_saturation(self) -> list[str]:
+        """What held the last velocity step back: each saturated joint and row, named.
+
+        ``saturated_joints`` and ``saturated_constraints`` of a result are indices; this
+        names them: ``joint 'panda_joint4' (velocity index 3) at a bound of its velocity
+        box, dq = 0.1``, ``row 0: collision pair panda_link2_1/panda_link4_1 at 20.05 mm
+        (min_distance 20.00 mm)``. A stalled step (``NO_PROGRESS``) names the joints and
+        the constraints in its message; this gives each row. Describe a step before the
+        next one (the rows are the last step's).
+
+        Returns:
+            One line per saturated joint, then one per saturated constraint row; empty
+            before the first step or when nothing saturated.
+        """
+        return self._engine.describe_saturation()
+
     def solve_velocity_dq(
         self,
         current_q: object | None = None,
