@@ -85,6 +85,34 @@ def test_every_command_has_help(command):
     assert command in run("--help").output
 
 
+def _commands(group, path=()):
+    """Every leaf command of the command tree under ``group``, with its argument path."""
+    for name, cmd in group.commands.items():
+        if getattr(cmd, "commands", None):  # (a group: typer's own, not always click's class)
+            yield from _commands(cmd, (*path, name))
+        else:
+            yield (*path, name), cmd
+
+
+def test_help_prints_every_option_help_as_written_units_included():
+    """Rich markup would take "[m]" or "[rad or m]" for a style tag and drop it: every
+    bracketed unit of an option's help text appears in the printed help."""
+    import re
+
+    import typer
+
+    seen = 0
+    for path, cmd in _commands(typer.main.get_command(app)):
+        res = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "240"})
+        assert res.exit_code == 0, res.output
+        printed = " ".join(re.sub(r"[│╭╮╰╯─]", " ", res.output).split())
+        for param in cmd.params:
+            for token in re.findall(r"\[[^\]]+\]", getattr(param, "help", None) or ""):
+                assert token in printed, (path, param.name, token)
+                seen += 1
+    assert seen >= 10  # (the units of the reach and exclusions options among them)
+
+
 def test_info_shows_what_the_library_reports():
     res = run("info", PANDA, "--srdf", PANDA_SRDF, "--pairs")
     assert res.exit_code == 0, res.output

@@ -30,6 +30,7 @@ reach_app = typer.Typer(
     name="reach",
     help="Reachability studies: workpiece studies (REACH), capability maps, plots.",
     no_args_is_help=True,
+    rich_markup_mode="markdown",  # (units such as [m] are text, not rich markup)
 )
 
 RobotOpt = Annotated[
