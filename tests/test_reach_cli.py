@@ -13,7 +13,7 @@ pytest.importorskip("zarr")
 pytest.importorskip("matplotlib")
 from typer.testing import CliRunner
 
-from stackik import KinematicsSolver, RobotModel
+from stackik import FixedPairWarning, KinematicsSolver, RobotModel
 from stackik.cli.app import app
 from stackik.reach import ReachResult, ReachStudy, targets_from_csv
 
@@ -84,6 +84,67 @@ def test_study_equals_the_library(tmp_path, csv_targets):
     )  # fmt: skip
     assert res.exit_code == 1
     assert lines(res.output)[-1].startswith("error: StudyMismatch")
+
+
+def test_a_base_resting_on_the_scenes_table_is_left_out_with_a_note(tmp_path):
+    """The Panda's base 5 mm above a table, under a 10 mm minimum: the study leaves those
+    pairs out (the same distance for every target), and so does its solver; the command
+    says so in a note, not with the constraint's warning, and the study is the library's
+    study on a solver that keeps the pairs."""
+    import coal
+
+    panda, panda_srdf = (
+        ROOT / "robots" / "panda" / "panda.urdf",
+        ROOT / "robots" / "panda" / "panda.srdf",
+    )
+    scene = tmp_path / "cell.yaml"
+    scene.write_text(
+        "obstacles:\n"
+        "  - {name: table, box: [1.2, 1.0, 0.05], pose: {xyz: [0.4, 0.0, -0.03]}}\n"
+        "  - {name: post, cylinder: {radius: 0.04, length: 0.8}, pose: {xyz: [0.45, -0.15, 0.4]}}\n"
+    )
+    targets = tmp_path / "targets.csv"
+    rows = [f"{x},{y},0.1,0,1,0,0" for x in (0.3, 0.45, 0.6) for y in (-0.25, 0.0, 0.25)]
+    targets.write_text("x,y,z,qw,qx,qy,qz\n" + "\n".join(rows) + "\n")
+    out = tmp_path / "study.zarr"
+    res = run(
+        "reach", "study", "--robot", panda, "--srdf", panda_srdf, "--frame", "panda_hand_tcp",
+        "--targets", targets, "--out", out, "--scene", scene, "--min-distance", "0.01",
+        "--executor", "serial", "--no-progress",
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    # The pairs, by coal: the base's geometries (on no joint) closer than 10 mm to the table.
+    robot = RobotModel(panda, srdf_path=panda_srdf, load_visuals=False)
+    robot.load_scene(scene)
+    gm = robot.collision_model
+    gd = pin.GeometryData(gm)
+    pin.updateGeometryPlacements(robot.model, robot.model.createData(), gm, gd, robot.kinematics.q)
+    T = robot.world.get_obstacle_pose("table")
+    table = robot.world.get_obstacle("table").geometry
+    near = []
+    for g, obj in enumerate(gm.geometryObjects):
+        M = gd.oMg[g]
+        d = coal.distance(
+            obj.geometry, coal.Transform3s(M.rotation, M.translation),
+            table, coal.Transform3s(T.rotation, T.translation),
+            coal.DistanceRequest(), coal.DistanceResult(),
+        )  # fmt: skip
+        if obj.parentJoint == 0 and d < 0.01:
+            near.append(f"{obj.name}/table")
+    assert near  # (the scene puts the base inside the minimum)
+    flat = " ".join(res.output.split())
+    assert f"note: left out of the study: {', '.join(near)} (no joint moves them apart" in flat
+    assert "warning" not in res.output
+    solver = KinematicsSolver(robot)
+    with pytest.warns(FixedPairWarning):
+        solver.configure_collision_constraint(0.01)  # (keeps the pairs)
+    lib = ReachStudy(robot, "panda_hand_tcp", targets_from_csv(targets), solver).run(
+        "serial", progress=False
+    )
+    stored = ReachResult.load(out)
+    assert np.array_equal(stored.reason, lib.reason)
+    assert np.array_equal(stored.q, lib.q, equal_nan=True)
+    assert 0 < lib.summary().reachable < len(rows)  # (the post blocks some targets)
 
 
 def test_study_on_a_mesh_with_a_plot_then_show_and_compare(tmp_path):

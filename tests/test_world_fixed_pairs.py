@@ -17,7 +17,7 @@ import pinocchio as pin
 import pytest
 
 from stackik import KinematicsSolver, RobotModel, SolverStatus
-from stackik.errors import CollisionMarginWarning
+from stackik.errors import CollisionMarginWarning, FixedPairWarning
 
 ROBOTS = Path(__file__).resolve().parents[1] / "robots"
 READY = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
@@ -102,6 +102,8 @@ def test_configuring_warns_of_the_fixed_pairs_below_their_minimum_with_the_exclu
         if isinstance(w.message, CollisionMarginWarning) and "moves apart" in str(w.message)
     ]
     assert len(fixed) == 1
+    # its own class (a CollisionMarginWarning), which the margin warnings are not
+    assert [w.message for w in caught if isinstance(w.message, FixedPairWarning)] == fixed
     names = {(a, b) for a, b, _, _ in fixed[0].pairs}
     assert names == {(g, "table") for g in base_table_distances(robot, READY)}
     for _, _, d, minimum in fixed[0].pairs:

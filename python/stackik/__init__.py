@@ -21,6 +21,7 @@ from .engine import Problem, VelocityEngine
 from .errors import (
     CollisionGeometryNotFound,
     CollisionMarginWarning,
+    FixedPairWarning,
     FrameNotFound,
     InvalidBounds,
     InvalidInput,
@@ -123,6 +124,7 @@ __all__ = [
     "ControlLoop",
     "ElasticBandHandler",
     "FindConfigsResult",
+    "FixedPairWarning",
     "FrameNotFound",
     "FrameTask",
     "InvalidBounds",

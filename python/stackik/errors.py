@@ -337,6 +337,20 @@ class CollisionMarginWarning(UserWarning):
     __reduce__ = _reduce
 
 
+class FixedPairWarning(CollisionMarginWarning):
+    """A collision pair that no joint moves apart is below its minimum distance.
+
+    Its distance is the same in every configuration (a fixed base resting on a table):
+    the velocity step's rows of the pair bound nothing and each step reports
+    ``COLLISION_VIOLATED``; position and global IK find every configuration in collision.
+    Leave the pair out (``exclude_pairs``) when the contact is intended. A
+    :class:`CollisionMarginWarning`, so filters on that class catch it too.
+
+    Attributes:
+        pairs: ``(geometry_a, geometry_b, distance [m], minimum distance [m])``.
+    """
+
+
 class RobotDataNotFound(RobotLoadError):
     """The files of a named robot are not installed (``stackik.robots``).
 

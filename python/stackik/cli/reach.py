@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..errors import InvalidInput
+from ..errors import FixedPairWarning, InvalidInput
 from .common import (
     FloatingOpt,
     PackageDirsOpt,
@@ -79,18 +79,40 @@ MESH_SUFFIXES = (".stl", ".obj", ".ply", ".off", ".glb", ".gltf")
 
 
 def _solver(robot: Any, collision: bool, min_distance: float, limit_margin: float) -> Any:
+    """The study's solver; a pair no joint moves apart (a base on a table) is left out.
+
+    A study leaves such pairs out of its world checks (their distance is the same for
+    every target); its solver's collision constraint leaves them out too, so that its
+    steps do not report them, and a note says so instead of the constraint's warning.
+    """
     from ..solver import KinematicsSolver
 
     solver = KinematicsSolver(robot)
     if limit_margin:
         solver.set_limit_margin(limit_margin)
-    if collision and robot.has_collision_geometry():
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            solver.configure_collision_constraint(min_distance)
-        for w in caught:
-            err.print(f"[yellow]warning:[/] {w.message}", highlight=False)
+    if not (collision and robot.has_collision_geometry()):
+        return solver
+    caught = _configure(solver, min_distance, [])
+    fixed = [(a, b) for w in caught if isinstance(w, FixedPairWarning) for a, b, _, _ in w.pairs]
+    if fixed:
+        caught = _configure(solver, min_distance, fixed)
+        listed = ", ".join(f"{a}/{b}" for a, b in fixed)
+        err.print(
+            f"note: left out of the study: {listed} (no joint moves them apart: the same "
+            "distance for every target)",
+            highlight=False,
+        )
+    for w in caught:
+        err.print(f"[yellow]warning:[/] {w}", highlight=False)
     return solver
+
+
+def _configure(solver: Any, min_distance: float, exclude: list[tuple[str, str]]) -> list[Warning]:
+    """Configure the collision constraint; the warnings it raised."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        solver.configure_collision_constraint(min_distance, exclude_pairs=exclude)
+    return [w.message for w in caught if isinstance(w.message, Warning)]
 
 
 def _targets(path: Path, spacing: float | None, count: int | None, standoff: float, scale: float):

@@ -61,7 +61,7 @@ from typing import Generic, TypeVar, overload
 import numpy as np
 
 from .. import _jit, _validate
-from ..errors import CollisionMarginWarning, InvalidInput
+from ..errors import CollisionMarginWarning, FixedPairWarning, InvalidInput
 from ..model import Kinematics, RobotModel
 from ..model.collision import validate_pairs
 from ..model.pipeline import CollisionPipeline, CollisionWatch, GeometrySet, mesh_distance
@@ -616,7 +616,7 @@ class CollisionConstraint(Constraint):
             "find every configuration in collision. If the contact is intended (a fixed "
             f"base resting on a table), leave them out: exclude_pairs=[{names}]."
         )
-        warnings.warn(CollisionMarginWarning(message, found), stacklevel=5)
+        warnings.warn(FixedPairWarning(message, found), stacklevel=5)
 
     def _warn_margins(self, lowered: list[tuple[str, str, float, float]]) -> None:
         fresh = [entry for entry in lowered if (entry[0], entry[1]) not in self._warned]
