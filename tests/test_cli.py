@@ -13,7 +13,7 @@ pytest.importorskip("typer")
 from typer.testing import CliRunner
 
 import stackik
-from stackik import RobotModel
+from stackik import RobotModel, SolverStatus
 from stackik.cli.app import app
 from stackik.cli.checks import check_description
 
@@ -297,6 +297,40 @@ def test_view_loads_the_scene_into_the_robots_world(tmp_path, monkeypatch):
     assert np.allclose(T.rotation, pin.rpy.rpyToMatrix(0.0, 0.0, 0.3))
 
 
+def test_the_viewers_solver_leaves_out_a_base_resting_on_the_table_with_a_note(capsys):
+    """A table 5 mm under the Panda's base, a 10 mm minimum: the viewer's solver leaves
+    the base/table pairs out and prints a note (the user cannot exclude them from the
+    command line); its other pairs with the table stay watched."""
+    import warnings
+
+    import coal
+
+    from stackik.cli.view import view_solver
+
+    robot = RobotModel(PANDA, srdf_path=PANDA_SRDF, load_visuals=False)
+    table = np.eye(4)
+    table[:3, 3] = (0.4, 0.0, -0.03)
+    robot.add_obstacle("table", coal.Box(1.2, 1.0, 0.05), table)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no warning escapes as a Python warning)
+        solver = view_solver(robot, ["panda_hand_tcp"], 0.01)
+    printed = " ".join(capsys.readouterr().err.split())
+    q = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])
+    base = [  # the base's geometries inside the minimum, by coal
+        g
+        for g in robot.get_collision_geometry_names()
+        if g.startswith("panda_link0_") and coal_distance(robot, q, g, "table") < 0.01
+    ]
+    pairs = solver.get_active_collision_pairs()
+    assert base and not [(a, b) for a, b in pairs if a in base and b == "table"]
+    assert ("panda_hand_0", "table") in pairs
+    listed = ", ".join(f"{g}/table" for g in base)
+    assert f"note: left out of collision avoidance: {listed} (no joint moves them apart" in printed
+    assert "warning" not in printed
+    # a step reports no violation (the pairs are not watched)
+    assert solver.solve_velocity(q).status == SolverStatus.SUCCESS
+
+
 def test_a_bad_scene_is_one_line_and_exit_code_1(tmp_path):
     bad = write(tmp_path / "bad.yaml", "obstacles:\n  - name: table\n    box: [1.0, 0.8]\n")
     res = run("view", PANDA, "--scene", bad, "--port", "0", "--duration", "0")
@@ -319,30 +353,33 @@ def test_a_bad_scene_is_one_line_and_exit_code_1(tmp_path):
     assert type(res.exception).__name__ == "MalformedScene"
 
 
-def coal_distance_rates(robot: RobotModel, q: np.ndarray, geometry: str, obstacle: str):
-    """Central differences of coal's signed distance per joint (Pinocchio placements)."""
+def coal_distance(robot: RobotModel, q: np.ndarray, geometry: str, obstacle: str) -> float:
+    """coal's signed distance of a robot geometry at ``q`` to an obstacle (Pinocchio placements)."""
     import coal
     import pinocchio as pin
 
     gm = robot.collision_model
     g = gm.getGeometryId(geometry)
-    shape = robot.world.get_obstacle(obstacle).geometry
     T = robot.world.get_obstacle_pose(obstacle)
+    data, gd = robot.model.createData(), pin.GeometryData(gm)
+    pin.updateGeometryPlacements(robot.model, data, gm, gd, q)
+    req, res = coal.DistanceRequest(), coal.DistanceResult()
+    req.enable_signed_distance = True
+    M = gd.oMg[g]
+    return coal.distance(
+        gm.geometryObjects[g].geometry, coal.Transform3s(M.rotation, M.translation),
+        robot.world.get_obstacle(obstacle).geometry, coal.Transform3s(T.rotation, T.translation),
+        req, res,
+    )  # fmt: skip
 
-    def distance(x: np.ndarray) -> float:
-        data, gd = robot.model.createData(), pin.GeometryData(gm)
-        pin.updateGeometryPlacements(robot.model, data, gm, gd, x)
-        req, res = coal.DistanceRequest(), coal.DistanceResult()
-        req.enable_signed_distance = True
-        M = gd.oMg[g]
-        return coal.distance(
-            gm.geometryObjects[g].geometry, coal.Transform3s(M.rotation, M.translation),
-            shape, coal.Transform3s(T.rotation, T.translation), req, res,
-        )  # fmt: skip
 
+def coal_distance_rates(robot: RobotModel, q: np.ndarray, geometry: str, obstacle: str):
+    """Central differences of coal's signed distance per joint."""
     h = 1e-6
     return np.array([
-        (distance(q + h * e) - distance(q - h * e)) / (2 * h) for e in np.eye(robot.model.nv)
+        (coal_distance(robot, q + h * e, geometry, obstacle)
+         - coal_distance(robot, q - h * e, geometry, obstacle)) / (2 * h)
+        for e in np.eye(robot.model.nv)
     ])  # fmt: skip
 
 

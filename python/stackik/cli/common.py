@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -11,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ..errors import StackIKError
+from ..errors import FixedPairWarning, StackIKError
 from ..model import RobotModel
 
 #: Standard output and error consoles of every command.
@@ -108,3 +109,38 @@ def load_robot(
         load_visuals=load_visuals,
         load_collisions=load_collisions,
     )
+
+
+def configure_collision(solver: Any, min_distance: float, leaving_out: str) -> None:
+    """Configure the collision constraint of a solver a command builds; report on stderr.
+
+    Pairs no joint moves apart that sit inside ``min_distance`` (a base resting on the
+    scene's table) are left out, with a note naming them and ``leaving_out`` (what they
+    are left out of); the user cannot exclude them from the command line, and their
+    distance is the same in every configuration. Other warnings print as one line each.
+
+    Args:
+        solver: The command's ``KinematicsSolver``.
+        min_distance: The constraint's minimum distance [m].
+        leaving_out: Ends "note: left out of ...", e.g. "the study".
+    """
+    caught = _configure(solver, min_distance, [])
+    fixed = [(a, b) for w in caught if isinstance(w, FixedPairWarning) for a, b, _, _ in w.pairs]
+    if fixed:
+        caught = _configure(solver, min_distance, fixed)
+        listed = ", ".join(f"{a}/{b}" for a, b in fixed)
+        err.print(
+            f"note: left out of {leaving_out}: {escape(listed)} (no joint moves them apart: "
+            "their distance is the same in every configuration)",
+            highlight=False,
+        )
+    for w in caught:
+        err.print(f"[yellow]warning:[/] {escape(str(w))}", highlight=False)
+
+
+def _configure(solver: Any, min_distance: float, exclude: list[tuple[str, str]]) -> list[Warning]:
+    """Configure the collision constraint; the warnings it raised."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        solver.configure_collision_constraint(min_distance, exclude_pairs=exclude)
+    return [w.message for w in caught if isinstance(w.message, Warning)]

@@ -7,19 +7,18 @@ a store of another study) print one line and exit with code 1.
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from ..errors import FixedPairWarning, InvalidInput
+from ..errors import InvalidInput
 from .common import (
     FloatingOpt,
     PackageDirsOpt,
     SceneOpt,
     SrdfOpt,
-    err,
+    configure_collision,
     load_robot,
     load_scene,
     one_line_errors,
@@ -79,7 +78,7 @@ MESH_SUFFIXES = (".stl", ".obj", ".ply", ".off", ".glb", ".gltf")
 
 
 def _solver(robot: Any, collision: bool, min_distance: float, limit_margin: float) -> Any:
-    """The study's solver; a pair no joint moves apart (a base on a table) is left out.
+    """The study's solver; pairs no joint moves apart (a base on a table) are left out.
 
     A study leaves such pairs out of its world checks (their distance is the same for
     every target); its solver's collision constraint leaves them out too, so that its
@@ -90,29 +89,9 @@ def _solver(robot: Any, collision: bool, min_distance: float, limit_margin: floa
     solver = KinematicsSolver(robot)
     if limit_margin:
         solver.set_limit_margin(limit_margin)
-    if not (collision and robot.has_collision_geometry()):
-        return solver
-    caught = _configure(solver, min_distance, [])
-    fixed = [(a, b) for w in caught if isinstance(w, FixedPairWarning) for a, b, _, _ in w.pairs]
-    if fixed:
-        caught = _configure(solver, min_distance, fixed)
-        listed = ", ".join(f"{a}/{b}" for a, b in fixed)
-        err.print(
-            f"note: left out of the study: {listed} (no joint moves them apart: the same "
-            "distance for every target)",
-            highlight=False,
-        )
-    for w in caught:
-        err.print(f"[yellow]warning:[/] {w}", highlight=False)
+    if collision and robot.has_collision_geometry():
+        configure_collision(solver, min_distance, "the study")
     return solver
-
-
-def _configure(solver: Any, min_distance: float, exclude: list[tuple[str, str]]) -> list[Warning]:
-    """Configure the collision constraint; the warnings it raised."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        solver.configure_collision_constraint(min_distance, exclude_pairs=exclude)
-    return [w.message for w in caught if isinstance(w.message, Warning)]
 
 
 def _targets(path: Path, spacing: float | None, count: int | None, standoff: float, scale: float):

@@ -14,6 +14,7 @@ from .common import (
     SceneOpt,
     SrdfOpt,
     UrdfArg,
+    configure_collision,
     err,
     load_robot,
     load_scene,
@@ -39,7 +40,7 @@ def view_solver(robot: RobotModel, frames: list[str], min_distance: float) -> Ki
     posture.priority = 1
     posture.gain = 1.0
     if min_distance >= 0.0 and robot.get_collision_pair_names():
-        solver.configure_collision_constraint(min_distance)
+        configure_collision(solver, min_distance, "collision avoidance")
     return solver
 
 
