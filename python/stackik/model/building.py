@@ -30,6 +30,7 @@ from .collision import convexify
 from .kinematics import data_bytes
 from .meshes import (
     MeshReference,
+    apply_collada_units,
     check_loaded_meshes,
     check_mesh_files,
     explain_load_error,
@@ -228,6 +229,7 @@ def _pinocchio_models(
         reason = strip_rank(str(exc))
         raise MalformedDescription(source, f"Pinocchio/urdfdom rejected it: {reason}") from exc
     for section, geom_model in geoms.items():
+        apply_collada_units(geom_model, model, section, source)
         check_loaded_meshes(geom_model, model, section, source)
     return model, geoms
 

@@ -12,11 +12,16 @@ at 1e20 m crashes its convex hull (the process ends). Here:
   link;
 - :func:`explain_load_error` turns coal's message about a file of any other format into
   one naming the file, the link and the loader's own reason;
-- :func:`check_loaded_meshes` checks the vertices coal loaded, whatever the format.
+- :func:`check_loaded_meshes` checks the vertices coal loaded, whatever the format;
+- :func:`collada_unit` reads a COLLADA file's length unit, which assimp ignores (a mesh
+  drawn in millimetres or inches loads 1000 or 39.4 times too large), and
+  :func:`apply_collada_units` reloads such meshes of a description at their size in
+  metres, as RViz and Gazebo show them.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
@@ -32,8 +37,10 @@ from ..errors import MalformedDescription
 
 __all__ = [
     "MeshReference",
+    "apply_collada_units",
     "check_loaded_meshes",
     "check_mesh_files",
+    "collada_unit",
     "explain_load_error",
     "mesh_references",
     "read_stl",
@@ -242,3 +249,65 @@ def check_loaded_meshes(
             raise MalformedDescription(
                 source, f"link {link!r} <{section}> mesh {obj.meshPath!r}: {fault}"
             )
+
+
+def collada_unit(path: str | Path) -> float:
+    """The length unit of a COLLADA (.dae) file [m per file unit]: ``<asset><unit meter>``.
+
+    COLLADA's default, and the answer for a file that declares none, is 1 (metres). Only
+    the document's own ``<asset>`` counts (the first to close: the root's comes first and
+    holds no other). A file that is not XML gives 1 as well: coal reports it when it loads
+    the mesh.
+
+    Raises:
+        ValueError: The unit is not a positive, finite number (the caller names the file).
+    """
+    try:
+        for _, elem in ET.iterparse(str(path), events=("end",)):
+            tag = elem.tag.rsplit("}", 1)[-1]
+            if tag == "asset":
+                unit = next((c for c in elem if c.tag.rsplit("}", 1)[-1] == "unit"), None)
+                return 1.0 if unit is None else _unit_meters(unit.get("meter", "1"))
+    except ET.ParseError:
+        return 1.0
+    return 1.0
+
+
+def _unit_meters(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0.0 < value <= MAX_MAGNITUDE):
+        raise ValueError(f"<unit meter={text!r}> is not a positive length in metres")
+    return value
+
+
+def apply_collada_units(
+    geom_model: pin.GeometryModel, model: pin.Model, section: str, source: str
+) -> None:
+    """Reload every COLLADA mesh whose unit is not the metre at its size in metres (in place).
+
+    The object's ``meshScale`` becomes the description's scale times the unit, and its
+    geometry the mesh coal loads at that scale (as Pinocchio loads any mesh).
+
+    Raises:
+        MalformedDescription: A file's unit is not a positive length, naming the link.
+    """
+    units: dict[str, float] = {}
+    for obj in geom_model.geometryObjects:
+        path = obj.meshPath
+        if not path.lower().endswith(".dae") or not isinstance(obj.geometry, coal.BVHModelBase):
+            continue
+        if path not in units:
+            try:
+                units[path] = collada_unit(path)
+            except ValueError as exc:
+                link = model.frames[obj.parentFrame].name
+                raise MalformedDescription(
+                    source, f"link {link!r} <{section}> mesh {path!r}: {exc}"
+                ) from None
+        if units[path] != 1.0:
+            scale = np.asarray(obj.meshScale, dtype=float) * units[path]
+            obj.geometry = coal.MeshLoader().load(path, scale)
+            obj.meshScale = scale

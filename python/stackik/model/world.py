@@ -43,6 +43,7 @@ from ..errors import InvalidInput, MeshNotFound, ObstacleNotFound, ShapeError
 from ..spatial import as_se3, is_rigid
 from ._pose_kernel import first_fault, place_poses, pose_ok, stamped_twist, stamped_twists
 from .collision import convex_hull
+from .meshes import collada_unit
 
 __all__ = [
     "AttachedObject",
@@ -161,9 +162,12 @@ def load_mesh(
 ) -> coal.CollisionGeometry:
     """Load an STL/OBJ/DAE mesh with coal; its convex hull unless ``convex`` is False.
 
+    A COLLADA file's ``<unit meter="...">`` is applied (assimp ignores it): a part drawn
+    in millimetres loads at its size in metres, as RViz and Gazebo show it.
+
     Args:
         path: Mesh file.
-        scale: Uniform scale, or per-axis scales (3,).
+        scale: Uniform scale, or per-axis scales (3,), applied on top of a COLLADA unit.
         convex: Return the convex hull (fast distances, compiled); False keeps the
             exact triangle mesh (a coal query per pair, about 100x slower).
 
@@ -176,6 +180,11 @@ def load_mesh(
     if not file.is_file():
         raise MeshNotFound(str(path), str(path), [str(file.parent)], subject="obstacle mesh")
     s = _mesh_scale(scale)
+    if file.suffix.lower() == ".dae":  # (assimp ignores COLLADA's unit)
+        try:
+            s = s * collada_unit(file)
+        except ValueError as exc:
+            raise InvalidInput(f"mesh {str(path)!r}: {exc}", what="path", value=str(path)) from None
     try:
         mesh = coal.MeshLoader().load(str(file), s)
     except (RuntimeError, ValueError) as exc:
