@@ -557,3 +557,9 @@ def test_a_blocked_main_task_counts_as_stalled_not_as_failure(record_statuses):
     )
     assert stats.ticks == len(statuses) == 1500
     assert f"stalled ticks {stalled}" in stats.report()
+    # what blocks it, by name (the last tick stalled at the limit)
+    assert statuses[-1] == stackik.SolverStatus.NO_PROGRESS
+    assert robot.get_joint_velocity_index("panda_joint4") == 3
+    assert solver.describe_saturation() == [
+        "joint 'panda_joint4' (velocity index 3) at a bound of its velocity box, dq = 0"
+    ]
