@@ -126,6 +126,7 @@ def build(
     sections = [s for s, keep in (("visual", load_visuals), ("collision", load_collisions)) if keep]
     loading.strip_sections(root, [s for s in ("visual", "collision") if s not in sections])
     loading.resolve_mesh_paths(root, source, urdf_dir, package_dirs, sections)
+    apply_collada_units(root, sections, source)
     meshes = mesh_references(root, sections)
     check_mesh_files(meshes, source)
     couplings = declarations(root)
@@ -229,7 +230,6 @@ def _pinocchio_models(
         reason = strip_rank(str(exc))
         raise MalformedDescription(source, f"Pinocchio/urdfdom rejected it: {reason}") from exc
     for section, geom_model in geoms.items():
-        apply_collada_units(geom_model, model, section, source)
         check_loaded_meshes(geom_model, model, section, source)
     return model, geoms
 

@@ -15,8 +15,8 @@ at 1e20 m crashes its convex hull (the process ends). Here:
 - :func:`check_loaded_meshes` checks the vertices coal loaded, whatever the format;
 - :func:`collada_unit` reads a COLLADA file's length unit, which assimp ignores (a mesh
   drawn in millimetres or inches loads 1000 or 39.4 times too large), and
-  :func:`apply_collada_units` reloads such meshes of a description at their size in
-  metres, as RViz and Gazebo show them.
+  :func:`apply_collada_units` scales such meshes of a description to their size in
+  metres before Pinocchio loads them, as RViz and Gazebo show them.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,23 +83,23 @@ def _scale(mesh: ET.Element) -> tuple[float, float, float]:
     return (x, y, z)
 
 
-def mesh_references(root: ET.Element, sections: Sequence[str]) -> list[MeshReference]:
-    """Every ``<mesh>`` under the given link sections (filenames already resolved)."""
-    refs = []
+def _mesh_elements(
+    root: ET.Element, sections: Sequence[str]
+) -> Iterator[tuple[str, str, int, ET.Element]]:
+    """``(link, section, index of the section element, <mesh>)`` under the given sections."""
     for link in root.iter("link"):
         for section in sections:
             for k, elem in enumerate(link.findall(section)):
                 for mesh in elem.iter("mesh"):
-                    refs.append(
-                        MeshReference(
-                            str(link.get("name")),
-                            section,
-                            k,
-                            str(mesh.get("filename", "")),
-                            _scale(mesh),
-                        )
-                    )
-    return refs
+                    yield str(link.get("name")), section, k, mesh
+
+
+def mesh_references(root: ET.Element, sections: Sequence[str]) -> list[MeshReference]:
+    """Every ``<mesh>`` under the given link sections (filenames already resolved)."""
+    return [
+        MeshReference(link, section, k, str(mesh.get("filename", "")), _scale(mesh))
+        for link, section, k, mesh in _mesh_elements(root, sections)
+    ]
 
 
 class _Unreadable(ValueError):
@@ -283,31 +283,28 @@ def _unit_meters(text: str) -> float:
     return value
 
 
-def apply_collada_units(
-    geom_model: pin.GeometryModel, model: pin.Model, section: str, source: str
-) -> None:
-    """Reload every COLLADA mesh whose unit is not the metre at its size in metres (in place).
+def apply_collada_units(root: ET.Element, sections: Sequence[str], source: str) -> None:
+    """Scale every COLLADA ``<mesh>`` of the description by its file's unit (in place).
 
-    The object's ``meshScale`` becomes the description's scale times the unit, and its
-    geometry the mesh coal loads at that scale (as Pinocchio loads any mesh).
+    The ``scale`` attribute becomes the description's scale times the unit, so that
+    Pinocchio loads the mesh once, at its size in metres (its ``meshScale`` is that
+    product). Filenames must be resolved already.
 
     Raises:
         MalformedDescription: A file's unit is not a positive length, naming the link.
     """
     units: dict[str, float] = {}
-    for obj in geom_model.geometryObjects:
-        path = obj.meshPath
-        if not path.lower().endswith(".dae") or not isinstance(obj.geometry, coal.BVHModelBase):
+    for link, section, _, mesh in _mesh_elements(root, sections):
+        path = str(mesh.get("filename", ""))
+        if not path.lower().endswith(".dae"):
             continue
         if path not in units:
             try:
                 units[path] = collada_unit(path)
             except ValueError as exc:
-                link = model.frames[obj.parentFrame].name
                 raise MalformedDescription(
                     source, f"link {link!r} <{section}> mesh {path!r}: {exc}"
                 ) from None
-        if units[path] != 1.0:
-            scale = np.asarray(obj.meshScale, dtype=float) * units[path]
-            obj.geometry = coal.MeshLoader().load(path, scale)
-            obj.meshScale = scale
+        unit = units[path]
+        if unit != 1.0:
+            mesh.set("scale", " ".join(repr(v * unit) for v in _scale(mesh)))
