@@ -51,6 +51,7 @@ from .constraints.limits import JointLimitsConstraint
 from .constraints.mimic import MimicConstraint
 from .errors import InvalidInput, StackIKError, TaskNotFound
 from .model import Kinematics, RobotModel, check_robot
+from .model.joints import coordinate_names
 from .model.world import World
 from .results import SolverStatus, VelocitySolverResult
 from .sns import DEFAULT_DAMPING, DEFAULT_TOLERANCE, SNSSolver, TaskSolveMode
@@ -910,16 +911,11 @@ class VelocityEngine:
         )
 
     def _velocity_joint_names(self) -> tuple[str, ...]:
-        """The name of the joint each velocity index belongs to (cached per robot revision)."""
+        """The joint name of each velocity coordinate (cached per robot revision)."""
         robot = self._robot
         revision, names = self._joint_names
         if revision != robot.revision:
-            model = robot.model
-            owner = [""] * model.nv
-            for j in range(1, model.njoints):
-                start = model.joints[j].idx_v
-                owner[start : start + model.joints[j].nv] = [model.names[j]] * model.joints[j].nv
-            names = tuple(owner)
+            names = tuple(coordinate_names(robot.joint_infos, robot.nv))
             self._joint_names = (robot.revision, names)
         return names
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import _validate
 from ..errors import InvalidInput, JointNotFound, MalformedDescription, RobotFileNotFound
-from ..model import RobotModel, check_robot
+from ..model import RobotModel, check_robot, joints
 from ..model.loading import check_path
 
 __all__ = ["MotionLimits", "load_motion_limits"]
@@ -36,11 +36,7 @@ _FIELDS = ("velocity", "acceleration", "jerk")
 
 def coordinate_names(robot: RobotModel) -> list[str]:
     """A name per velocity coordinate: the joint's, with ``[k]`` for multi-DoF joints."""
-    names = [""] * robot.nv
-    for info in robot.joint_infos:
-        for k in range(info.nv):
-            names[info.idx_v + k] = info.name if info.nv == 1 else f"{info.name}[{k}]"
-    return names
+    return joints.coordinate_names(robot.joint_infos, robot.nv)
 
 
 @dataclass(frozen=True)

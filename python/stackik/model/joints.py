@@ -23,6 +23,7 @@ OTHER           any   any   helical, translation, universal, composite joints
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +36,7 @@ __all__ = [
     "JointInfo",
     "JointKind",
     "classify",
+    "coordinate_names",
     "joint_table",
     "sample_configuration",
     "scalar_limited",
@@ -144,6 +146,15 @@ class JointInfo:
         (see :attr:`stackik.RobotModel.mimic_joints`).
         """
         return self.nv > 0
+
+
+def coordinate_names(infos: Sequence[JointInfo], nv: int) -> list[str]:
+    """A name per velocity coordinate (size ``nv``): the joint's, ``[k]`` for multi-DoF joints."""
+    names = [""] * nv
+    for info in infos:
+        for k in range(info.nv):
+            names[info.idx_v + k] = info.name if info.nv == 1 else f"{info.name}[{k}]"
+    return names
 
 
 def _info(model: pin.Model, jid: int) -> JointInfo:
