@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from stackik import KinematicsSolver, RobotModel, SolverStatus
+from test_world import robot_obstacle_distances
 
 ROBOTS = Path(__file__).resolve().parents[1] / "robots"
 PANDA = ROBOTS / "panda" / "panda.urdf"
@@ -87,31 +88,6 @@ def test_a_step_counts_the_collision_constraints_pairs_and_queries():
     assert seen_queries > 0
 
 
-def _coal_distance(robot: RobotModel, q: np.ndarray, geometry: str, obstacle: str) -> float:
-    """coal's signed distance between a robot geometry at ``q`` and an obstacle."""
-    import coal
-    import pinocchio as pin
-
-    gm = robot.collision_model
-    data, gd = robot.model.createData(), pin.GeometryData(gm)
-    pin.updateGeometryPlacements(robot.model, data, gm, gd, q)
-    g = gm.getGeometryId(geometry)
-    M, T = gd.oMg[g], robot.world.get_obstacle_pose(obstacle)
-    req = coal.DistanceRequest()
-    req.enable_signed_distance = True
-    req.gjk_tolerance = 1e-10
-    return float(
-        coal.distance(
-            gm.geometryObjects[g].geometry,
-            coal.Transform3s(M.rotation, M.translation),
-            robot.world.get_obstacle(obstacle).geometry,
-            coal.Transform3s(T.rotation, T.translation),
-            req,
-            coal.DistanceResult(),
-        )
-    )
-
-
 def test_a_stall_at_an_obstacle_names_its_constraint_and_each_row_its_pair():
     """A hand pressed against a plate stalls; the message names the collision constraint,
     and describe_saturation() each saturated row's pair at coal's distance."""
@@ -141,7 +117,7 @@ def test_a_stall_at_an_obstacle_names_its_constraint_and_each_row_its_pair():
                 line,
             )
             assert m, line
-            d = _coal_distance(robot, q, m[1], m[2]) if m[2] == "plate" else None
+            d = robot_obstacle_distances(robot, q)[(m[1], m[2])] if m[2] == "plate" else None
             if d is not None:  # the step's own distance, printed to 0.01 mm
                 assert abs(float(m[3]) - 1e3 * d) <= 0.006, (line, d)
         if res.status == SolverStatus.NO_PROGRESS:
