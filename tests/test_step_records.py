@@ -54,6 +54,63 @@ def test_a_stall_names_its_level_its_demand_and_what_blocks_it():
     assert solver.solve_velocity(q).status == SolverStatus.SUCCESS
 
 
+def _linear_rows(solver: KinematicsSolver, name: str, spec: str) -> None:
+    """Constraint ``name``: a row per letter, ``f`` free (``|dq_1| <= 1``), ``b`` blocking
+    (``dq_4 <= 0``); replaces one of that name."""
+    from stackik.constraints import LinearConstraint
+
+    C = np.zeros((len(spec), 7))
+    lower, upper = np.full(len(spec), -1.0), np.full(len(spec), 1.0)
+    for r, kind in enumerate(spec):
+        C[r, 0 if kind == "f" else J4] = 1.0
+        upper[r] = 1.0 if kind == "f" else 0.0
+    solver.add_constraint(LinearConstraint(name, solver.kinematics, C, lower, upper), True)
+
+
+def _stalled_solver(a: str, b: str) -> KinematicsSolver:
+    """A Panda whose top joint task pushes joint 4 up; constraints ``a`` then ``b``."""
+    solver = KinematicsSolver(RobotModel(PANDA, load_visuals=False), dt=0.01)
+    solver.add_joint_task("top", "panda_joint4", float(READY[J4]) + 0.3)
+    _linear_rows(solver, "a", a)
+    _linear_rows(solver, "b", b)
+    return solver
+
+
+def test_a_repeated_stall_names_what_blocks_each_step_as_a_fresh_solver_does():
+    """The stall message's note is kept while a stall repeats; it follows every change.
+
+    Each step's message is compared with that of a solver built afresh in the same
+    state (no earlier stall to remember): the same rows again, the blocking row moved to
+    another index, and the same row index owned by the other constraint.
+    """
+    solver = _stalled_solver("", "b")
+    cases = [("", "b", 0, "b"), ("", "b", 0, "b"), ("ff", "b", 2, "b"), ("f", "fb", 2, "b"),
+             ("ffb", "f", 2, "a"), ("f", "fb", 2, "b")]  # fmt: skip
+    for a, b, row, owner in cases:
+        _linear_rows(solver, "a", a)
+        _linear_rows(solver, "b", b)
+        res = solver.solve_velocity(READY)
+        fresh = _stalled_solver(a, b).solve_velocity(READY)
+        assert res.status == fresh.status == SolverStatus.NO_PROGRESS
+        assert res.saturated_constraints == fresh.saturated_constraints == [row]
+        assert res.status_message == fresh.status_message
+        assert res.status_message.endswith(f"constraint rows [{row}] ({owner})")
+    # the joint at its position limit blocks instead, then another joint: the note follows
+    solver.remove_constraint("b")
+    hi = solver.robot.get_joint_limits()[1]
+    for j in (J4, 5, J4):
+        name = f"panda_joint{j + 1}"
+        q = READY.copy()
+        q[j] = hi[j]
+        solver.clear_tasks()
+        solver.add_joint_task("top", name, float(hi[j]) + 0.2)
+        res = solver.solve_velocity(q)
+        assert res.status == SolverStatus.NO_PROGRESS
+        assert res.status_message.endswith(
+            f"blocked by saturated joints [{j}] ({name}) and constraint rows []"
+        ), res.status_message
+
+
 def _collision_solver(
     robot: RobotModel, target: tuple[float, float, float]
 ) -> tuple[KinematicsSolver, Any]:

@@ -233,6 +233,7 @@ class VelocityEngine:
         self._last_layout: _Layout | None = None  # the layout of the last step
         self._last_result: VelocitySolverResult | None = None  # (what describe_saturation names)
         self._joint_names: tuple[int, tuple[str, ...]] = (-1, ())  # (robot revision, names)
+        self._blocked: tuple[tuple, str] = ((), "")  # (the last stall note's key, note)
         self._tasks_ms = 0.0  # time writing the task rows [ms] (with the timing breakdown)
         self._layout: _Layout | None = None
         self._layout_key = -1  # (the kinematics' layout_revision the layout was built at)
@@ -891,24 +892,41 @@ class VelocityEngine:
         demand = _top_demand(layout)
         if demand <= STALL_DEMAND:
             return
-        joints = result.saturated_joints
-        rows = result.saturated_constraints
+        result.status = SolverStatus.NO_PROGRESS
+        result.status_message = f"{layout.stall_prefix}{demand:.3g}" + self._blocked_note(
+            result.saturated_joints, result.saturated_constraints
+        )
+
+    def _blocked_note(self, joints: list[int], rows: list[int]) -> str:
+        """``"; blocked by saturated joints [...] (names) and constraint rows [...] (...)"``.
+
+        Kept while a stall repeats with the same saturated joints and rows (a stall can
+        last many ticks): the text is made again only when they, the joints' names or the
+        constraints that wrote rows change.
+        """
+        slices = self._slices
+        key = (tuple(joints), tuple(rows), self._robot.revision, *slices)
+        if len(slices) > 1:  # (which rows are whose depends on the row counts too)
+            key += tuple(sl.stop for sl in slices.values())
+        cached_key, note = self._blocked
+        if key == cached_key:
+            return note
         joint_note = row_note = ""
         if joints:
             names = self._velocity_joint_names()
             joint_note = f" ({', '.join([names[j] for j in joints])})"
         if rows:
-            slices = self._slices
             if len(slices) == 1:  # (one constraint wrote rows: every row is its)
                 (name,) = slices
                 row_note = f" ({name})"
             else:
                 row_note = _row_families(slices, rows)
-        result.status = SolverStatus.NO_PROGRESS
-        result.status_message = (
-            f"{layout.stall_prefix}{demand:.3g}; blocked by saturated joints {joints}"
-            f"{joint_note} and constraint rows {rows}{row_note}"
+        note = (
+            f"; blocked by saturated joints {joints}{joint_note} and constraint rows "
+            f"{rows}{row_note}"
         )
+        self._blocked = (key, note)
+        return note
 
     def _velocity_joint_names(self) -> tuple[str, ...]:
         """The joint name of each velocity coordinate (cached per robot revision)."""
