@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -348,7 +349,9 @@ def test_a_bad_scene_is_one_line_and_exit_code_1(tmp_path):
     # An attached object on a link the robot lacks.
     text = "attached:\n  - {name: tool, link: nope, sphere: 0.02}\n"
     res = run("view", PANDA, "--scene", write(tmp_path / "a.yaml", text), "--port", "0")
-    assert res.exit_code == 1 and one_line(res.output).startswith("error: FrameNotFound")
+    line = one_line(res.output)
+    assert res.exit_code == 1 and line.startswith("error: MalformedScene")
+    assert "attached[0] ('tool'): unknown frame 'nope'" in line
     res = run("--debug", "view", PANDA, "--scene", bad, "--port", "0", "--duration", "0")
     assert type(res.exception).__name__ == "MalformedScene"
 
@@ -397,8 +400,12 @@ def test_check_loads_the_scene_and_reports_its_contacts(tmp_path):
         f"  - {{name: ball, sphere: 0.03, pose: {{xyz: [{x}, {y}, {z}]}}}}\n"
     )
     scene = write(tmp_path / "block.yaml", text)
-    res = run("check", PANDA, "--srdf", PANDA_SRDF, "--samples", "0", "--scene", scene)
+    with warnings.catch_warnings(record=True) as raised:
+        warnings.simplefilter("always")
+        res = run("check", PANDA, "--srdf", PANDA_SRDF, "--samples", "0", "--scene", scene)
     assert res.exit_code == 0, res.output  # warnings
+    # (the base's contacts are findings with their exclusion, not a Python warning too)
+    assert not [w for w in raised if issubclass(w.category, stackik.FixedPairWarning)]
     robot = RobotModel(PANDA, srdf_path=PANDA_SRDF, load_visuals=False)
     robot.load_scene(scene)
     q0 = robot.neutral_configuration()

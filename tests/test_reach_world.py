@@ -380,6 +380,23 @@ def test_resume_checks_the_world(tmp_path, panda, solver):
         with pytest.raises(StudyMismatch) as err:
             study.run("serial", store=store, progress=False)
         assert err.value.what == "world"
+    # The message names where the worlds differ, with the two values there.
+    moved = ReachStudy(panda, FRAME, T, solver, world=make_world(0.01), **kw).header()["world"]
+    stored = header["obstacles"][0]["translation"]
+    k = next(
+        i
+        for i, (a, b) in enumerate(zip(stored, moved["obstacles"][0]["translation"], strict=True))
+        if a != b
+    )
+    given = moved["obstacles"][0]["translation"][k]
+    with pytest.raises(StudyMismatch) as err:
+        ReachStudy(panda, FRAME, T, solver, world=make_world(0.01), **kw).run(
+            "serial", store=store, progress=False
+        )
+    assert (
+        f"another world at obstacles[0].translation[{k}] ({stored[k]} vs this run's {given})"
+        in str(err.value)
+    )
 
 
 # -- plots -----------------------------------------------------------------------------------------

@@ -882,12 +882,36 @@ def test_a_scene_file_builds_its_world(tmp_path):
         ),
         ("obstacles: [{box: [1, 1, 1]}]", ["obstacles[0]", "name"]),
         ("obstacles: [{name: a, box: [1, 1]}]", ["'a'", "box must be 3"]),
-        ("obstacles: [{name: a, box: [1, 1, -1]}]", ["'a'", "half side"]),
+        ("obstacles: [{name: a, box: [1, 1, -1]}]", ["'a'", "box sizes", "[1.0, 1.0, -1.0]"]),
+        ("obstacles: [{name: a, box: [1, -2, 1]}]", ["obstacles[0] ('a'): box sizes must be in"]),
         ("obstacles: [{name: a, sphere: 0.1, pose: {xyz: [0, 0]}}]", ["'a'", "xyz"]),
         ("obstacles: [{name: a, sphere: 0.1, pose: {xyz: [0,0,0], quat: [1,1,1,1]}}]", ["quat"]),
         ("obstacles: [{name: a, sphere: 0.1, colour: red}]", ["unknown keys", "colour"]),
         ("obstacles: [{name: a, mesh: {path: nope.stl}}]", ["'a'", "nope.stl"]),
-        ("obstacles: [{name: a, sphere: 1}, {name: a, sphere: 2}]", ["appear twice"]),
+        ("obstacles: [{name: a, sphere: 1}, {name: a, sphere: 2}]", ["['a'] are given twice"]),
+        ("obstacles: 5", ["obstacles must be a list of entries, got 5"]),
+        ("attached: true", ["attached must be a list of entries, got True"]),
+        ("obstacles: {name: a, sphere: 0.1}", ["one mapping", "'- name: ...'"]),
+        ("obstacles: [{name: a, sphere: true}]", ["sphere radius", "true/false"]),
+        ("obstacles: [{name: a, box: [true, 0.1, 0.1]}]", ["'a'", "box", "true/false"]),
+        ("obstacles: [{name: a, sphere: 0.1, min_distance: true}]", ["min_distance", "true/false"]),
+        (
+            "obstacles: [{name: a, capsule: {radius: 0.1, length: 0}}]",
+            ["capsule radius and length"],
+        ),
+        ("obstacles: [{name: '*', sphere: 0.1}]", ["obstacles[0] ('*')", "exclude_pairs"]),
+        (
+            "obstacles: [{name: ok, sphere: 0.1}, {name: panda_hand, sphere: 0.1}]",
+            ["obstacles[1] ('panda_hand')", "names a link or collision geometry"],
+        ),
+        (
+            "obstacles: [{name: ok, sphere: 0.1}]\nattached: [{name: t, link: nope, sphere: 0.1}]",
+            ["attached[0] ('t')", "nope"],
+        ),
+        (
+            "obstacles: [{name: a, sphere: 0.1, pose: {quat: [0, 0, 0.8, 0.7071]}}]",
+            ["unit quaternion (within 0.001)"],
+        ),
         ("attached: [{name: t, sphere: 0.1}]", ["attached[0]", "link"]),
         ("robots: []", ["top level"]),
         ("obstacles: [unclosed", ["invalid YAML"]),
@@ -903,6 +927,75 @@ def test_scene_mistakes_name_the_entry(tmp_path, text, words):
     for w in words:
         assert w in str(err.value)
     assert robot.get_obstacle_names() == []  # nothing half-added
+    assert robot.get_attached_object_names() == []
+
+
+def test_a_scene_that_failed_to_load_loads_once_fixed(tmp_path):
+    """A mistake anywhere in a scene adds nothing, so loading the fixed file works."""
+    path = tmp_path / "cell.yaml"
+    table = "obstacles: [{name: table, box: [1, 1, 0.05]}]\n"
+    path.write_text(table + "attached: [{name: tool, link: panda_hnd, sphere: 0.02}]\n")
+    robot = load_panda()
+    version = robot.world.state.version
+    with pytest.raises(MalformedScene, match=r"attached\[0\] \('tool'\).*panda_hnd"):
+        robot.load_scene(path)
+    assert robot.world.state.version == version  # (nothing published)
+    path.write_text(table + "attached: [{name: tool, link: panda_hand, sphere: 0.02}]\n")
+    assert robot.load_scene(path) == ["table", "tool"]
+    assert robot.world.state.version == version + 1  # (one snapshot with both)
+
+
+def test_a_binary_scene_file_is_a_malformed_scene(tmp_path):
+    path = tmp_path / "cell.yaml"
+    path.write_bytes(b"\xff\xfeobstacles: []")
+    with pytest.raises(MalformedScene, match="not UTF-8 text: byte 0xff at offset 0"):
+        load_panda().load_scene(path)
+    with pytest.raises(stackik.InvalidInput) as err:
+        load_panda().load_scene(b"cell.yaml")  # type: ignore[arg-type]
+    assert "got bytes" in str(err.value) and "URDF" not in str(err.value)
+
+
+@pytest.mark.parametrize("form", ["quat", "matrix"])
+def test_scene_rotations_written_to_four_decimals_are_made_exact(tmp_path, form):
+    """A quarter turn about z written to four decimals loads as the nearest rotation."""
+    exact = pin.rpy.rpyToMatrix(0.0, 0.0, np.pi / 2 + 0.3)
+    if form == "quat":
+        q = pin.Quaternion(exact).coeffs()  # (x, y, z, w)
+        pose_text = f"{{xyz: [1, 2, 3], quat: {[round(float(c), 4) for c in q]}}}"
+    else:
+        T = np.eye(4)
+        T[:3, :3], T[:3, 3] = exact, [1, 2, 3]
+        pose_text = str(np.round(T, 4).tolist())
+    path = tmp_path / "cell.yaml"
+    path.write_text(f"obstacles: [{{name: a, sphere: 0.1, pose: {pose_text}}}]\n")
+    robot = load_panda()
+    robot.load_scene(path)
+    R = robot.world.get_obstacle_pose("a").rotation
+    np.testing.assert_allclose(R.T @ R, np.eye(3), atol=1e-12)
+    assert np.linalg.det(R) == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_allclose(R, exact, atol=1e-4)
+    np.testing.assert_array_equal(robot.world.get_obstacle_pose("a").translation, [1, 2, 3])
+
+
+def test_add_objects_adds_all_or_nothing_in_one_snapshot():
+    world = World()
+    version = world.state.version
+    ok = ("ball", coal.Sphere(0.1), None, None, None)
+    bad_pose = ("box", coal.Box(1, 1, 1), np.full((4, 4), np.nan), None, None)
+    with pytest.raises(stackik.InvalidInput, match=r"obstacles\[1\] \('box'\)"):
+        world.add_objects([ok, bad_pose])
+    with pytest.raises(stackik.InvalidInput, match=r"\['ball'\] are given twice"):
+        world.add_objects([ok, ok])
+    with pytest.raises(stackik.InvalidInput, match=r"attached\[0\]"):
+        world.add_objects([ok], [("tool", "link", "not a shape")])
+    with pytest.raises(stackik.InvalidInput, match=r"obstacles\[0\]"):
+        world.add_objects([("ball",)])  # (a field missing)
+    assert world.state.version == version and world.get_obstacle_names() == []
+    world.add_objects([ok, ("box", coal.Box(1, 1, 1), pose(1, 2, 3), 0.05, None)])
+    assert world.state.version == version + 1
+    assert world.get_obstacle_names() == ["ball", "box"]
+    np.testing.assert_array_equal(world.get_obstacle_pose("box").translation, [1, 2, 3])
+    assert world.get_obstacle("box").min_distance == 0.05
 
 
 @pytest.mark.parametrize("scale", ["[1, 2]", "big", "[1, 1, 0]", "-1"])

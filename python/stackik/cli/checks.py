@@ -22,6 +22,7 @@ first fault:
 
 from __future__ import annotations
 
+import warnings
 import xml.etree.ElementTree as ET
 import xml.sax.saxutils as saxutils
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import FrameNotFound, InvalidInput, MeshNotFound, RobotLoadError
+from ..errors import FixedPairWarning, FrameNotFound, InvalidInput, MeshNotFound, RobotLoadError
 from ..model import RobotModel
 from ..model.loading import parse_xml, process_xacro, read_text, resolve_mesh_paths
 from ..results import CollisionDebugInfo
@@ -170,10 +171,13 @@ def _scene_findings(robot: RobotModel, scene: Path) -> list[Finding]:
         return [Finding("error", "scene", f"{type(exc).__name__}: {message}")]
     world = set(robot.world.state.layout.names())
     out = []
-    # Without a collision constraint, the solver's probe watches every pair at 0 m.
-    for info in KinematicsSolver(robot).evaluate_collision_debug_list(
-        robot.neutral_configuration()
-    ):
+    # Without a collision constraint, the solver's probe watches every pair at 0 m. Its
+    # warning of pairs no joint moves apart is left out: each is a finding below, with
+    # the exclusion.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FixedPairWarning)
+        infos = KinematicsSolver(robot).evaluate_collision_debug_list(robot.neutral_configuration())
+    for info in infos:
         if info.distance > 0.0 or not {info.geometry_a, info.geometry_b} & world:
             continue
         out.append(

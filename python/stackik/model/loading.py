@@ -18,17 +18,25 @@ from ..errors import InvalidInput, MalformedDescription, MeshNotFound, RobotFile
 _MESH_TAGS = ("mesh",)
 
 
-def check_path(value: object, what: str) -> Path:
+#: What bytes given as a description's path most likely were.
+URDF_TEXT_HINT = "URDF text goes to RobotModel.from_urdf_string"
+
+
+def check_path(value: object, what: str, hint: str | None = URDF_TEXT_HINT) -> Path:
     """``value`` as a file path: a non-empty ``str`` or ``os.PathLike`` of ``str``.
+
+    Args:
+        value: The path.
+        what: Its name in messages.
+        hint: Appended to the message for bytes (None: nothing).
 
     Raises:
         InvalidInput: None, a number, bytes, an empty string, or anything else.
     """
     if isinstance(value, (bytes, bytearray)):
+        more = f"; {hint}" if hint else ""
         raise InvalidInput(
-            f"{what} must be a path (str or os.PathLike), got bytes; URDF text goes to "
-            "RobotModel.from_urdf_string",
-            what=what,
+            f"{what} must be a path (str or os.PathLike), got bytes{more}", what=what
         )
     if not isinstance(value, (str, os.PathLike)):
         raise InvalidInput(

@@ -1086,8 +1086,9 @@ class RobotModel:
 
         Raises:
             RobotFileNotFound: No such file.
-            MalformedDescription: The file breaks the format (the message names the entry).
-            FrameNotFound: An attached object names a link the robot lacks.
+            MalformedScene: The file breaks the format, a name is taken, or an attached
+                object names a link the robot lacks (the message names the entry); nothing
+                is added then.
         """
         from .scene import load_scene
 

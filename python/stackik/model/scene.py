@@ -33,9 +33,13 @@ false``).
 ``{xyz, quat: [x, y, z, w]}`` (scalar last), or a 4x4 matrix as four rows; identity when
 omitted. Obstacle poses are in the world frame, attached objects' in their link frame.
 
+Sizes are numbers in metres (``true``/``false`` is refused). A quaternion or rotation
+matrix within :data:`ROUNDING` of unit or orthonormal (written to four decimals) is made
+exact; one farther off is refused.
+
 Every mistake is a :class:`~stackik.errors.MalformedScene` (a
 :class:`~stackik.errors.MalformedDescription`) naming the file, the
-entry and the fault.
+entry and the fault; :func:`load_scene` adds all of a file or, on a mistake, nothing.
 """
 
 from __future__ import annotations
@@ -49,10 +53,14 @@ import coal
 import numpy as np
 import pinocchio as pin
 
-from ..errors import MalformedScene, StackIKError
-from .world import World, check_shape, load_mesh
+from ..errors import MalformedDescription, MalformedScene, StackIKError
+from .world import MAX_SIZE, World, check_shape, load_mesh
 
 __all__ = ["SHAPE_KEYS", "load_scene", "parse_scene"]
+
+#: How far from unit a quaternion, or from orthonormal a rotation matrix, may be written
+#: (four decimals are common): within it, it is normalized; beyond it, refused.
+ROUNDING = 1e-3
 
 #: The shape keys an entry may have (exactly one).
 SHAPE_KEYS = (
@@ -81,17 +89,21 @@ class _Entry:
     def fail(self, message: str) -> None:
         raise MalformedScene(self.source, f"{self.where}: {message}")
 
-    def floats(self, value: object, n: int, what: str) -> np.ndarray:
+    def floats(self, value: object, n: int, what: str, shown: object = None) -> np.ndarray:
+        shown = value if shown is None else shown
+        expected = "a finite number" if n == 1 else f"{n} finite numbers"
+        if _has_bool(value):  # (YAML's true/false would read as 1 and 0)
+            self.fail(f"{what} must be {expected}, got {shown!r} (true/false is not a number)")
         try:
             arr = np.asarray(value, dtype=float).reshape(-1)
         except (TypeError, ValueError):
             arr = np.zeros(0)
         if arr.shape != (n,) or not np.isfinite(arr).all():
-            self.fail(f"{what} must be {n} finite numbers, got {value!r}")
+            self.fail(f"{what} must be {expected}, got {shown!r}")
         return arr
 
     def number(self, value: object, what: str) -> float:
-        return float(self.floats([value] if np.isscalar(value) else value, 1, what)[0])
+        return float(self.floats([value] if np.isscalar(value) else value, 1, what, value)[0])
 
     def name(self) -> str:
         name = self.data.get("name")
@@ -101,11 +113,27 @@ class _Entry:
         return str(name)
 
 
+def _has_bool(value: object) -> bool:
+    """Whether ``value`` is a boolean or a (nested) list holding one."""
+    if isinstance(value, (bool, np.bool_)):
+        return True
+    return isinstance(value, (list, tuple)) and any(_has_bool(v) for v in value)
+
+
+def _sizes(e: _Entry, values: np.ndarray, what: str) -> None:
+    """Sizes as written in the file: each in ``(0, MAX_SIZE]`` [m]."""
+    if not ((values > 0.0).all() and (values <= MAX_SIZE).all()):
+        e.fail(f"{what} must be in (0, {MAX_SIZE:g}] m, got {values.tolist()}")
+
+
 def _radius_length(e: _Entry, value: object, kind: str) -> tuple[float, float]:
     if not isinstance(value, Mapping) or set(value) != {"radius", "length"}:
         e.fail(f"{kind} needs {{radius, length}}, got {value!r}")
     assert isinstance(value, Mapping)
-    return e.number(value["radius"], f"{kind} radius"), e.number(value["length"], f"{kind} length")
+    r = e.number(value["radius"], f"{kind} radius")
+    length = e.number(value["length"], f"{kind} length")
+    _sizes(e, np.array([r, length]), f"{kind} radius and length")
+    return r, length
 
 
 def _flat(e: _Entry, value: object, kind: str) -> tuple[np.ndarray, float]:
@@ -148,23 +176,28 @@ def _shape(e: _Entry, folder: Path) -> Any:
     value = e.data[kind]
     if kind == "box":
         size = e.floats(value, 3, "box")
+        _sizes(e, size, "box sizes")
         shape: Any = coal.Box(*size)
     elif kind == "sphere":
-        shape = coal.Sphere(e.number(value, "sphere radius"))
+        r = e.number(value, "sphere radius")
+        _sizes(e, np.array([r]), "sphere radius")
+        shape = coal.Sphere(r)
     elif kind in ("cylinder", "capsule", "cone"):
         r, length = _radius_length(e, value, kind)
         shape = {"cylinder": coal.Cylinder, "capsule": coal.Capsule, "cone": coal.Cone}[kind](
             r, length
         )
     elif kind == "ellipsoid":
-        shape = coal.Ellipsoid(*e.floats(value, 3, "ellipsoid radii"))
+        radii = e.floats(value, 3, "ellipsoid radii")
+        _sizes(e, radii, "ellipsoid radii")
+        shape = coal.Ellipsoid(*radii)
     elif kind in ("plane", "halfspace"):
         n, d = _flat(e, value, kind)
         shape = (coal.Plane if kind == "plane" else coal.Halfspace)(n, d)
     else:
         shape = _mesh(e, value, folder)
     try:
-        return check_shape(shape, e.where)
+        return check_shape(shape, kind)
     except StackIKError as exc:
         e.fail(str(exc))
 
@@ -177,7 +210,7 @@ def _pose(e: _Entry, value: object) -> pin.SE3:
         try:
             from ..spatial import as_se3
 
-            return as_se3(T, f"{e.where} pose")
+            return as_se3(_nearest_rigid(T), "pose")
         except StackIKError as exc:
             e.fail(str(exc))
     if not isinstance(value, Mapping) or not set(value) <= {"xyz", "rpy", "quat"}:
@@ -188,12 +221,30 @@ def _pose(e: _Entry, value: object) -> pin.SE3:
     xyz = e.floats(value.get("xyz", [0, 0, 0]), 3, "xyz")
     if "quat" in value:
         q = e.floats(value["quat"], 4, "quat (x, y, z, w)")
-        if abs(np.linalg.norm(q) - 1.0) > 1e-6:
-            e.fail(f"quat must be a unit quaternion, got {q.tolist()}")
+        norm = float(np.linalg.norm(q))
+        if abs(norm - 1.0) > ROUNDING:
+            e.fail(f"quat must be a unit quaternion (within {ROUNDING:g}), got {q.tolist()}")
+        q = q / norm  # (written to a few decimals)
         R = pin.Quaternion(q[3], q[0], q[1], q[2]).toRotationMatrix()
     else:
         R = pin.rpy.rpyToMatrix(*e.floats(value.get("rpy", [0, 0, 0]), 3, "rpy"))
     return pin.SE3(R, xyz)
+
+
+def _nearest_rigid(T: np.ndarray) -> np.ndarray:
+    """``T`` with a rotation written to a few decimals made orthonormal (else as it is).
+
+    A rotation part within :data:`ROUNDING` of a rotation (``|R^T R - I|`` and ``det R``)
+    is replaced by the nearest rotation (the polar factor); anything farther is left for
+    the pose check to refuse.
+    """
+    R = T[:3, :3]
+    if np.abs(R.T @ R - np.eye(3)).max() > ROUNDING or np.linalg.det(R) <= 0.0:
+        return T
+    U, _, Vt = np.linalg.svd(R)
+    out = T.copy()
+    out[:3, :3] = U @ Vt
+    return out
 
 
 def _optional_distance(e: _Entry) -> float | None:
@@ -209,6 +260,21 @@ def _known_keys(e: _Entry, allowed: set[str]) -> None:
     extra = set(e.data) - allowed - set(SHAPE_KEYS)
     if extra:
         e.fail(f"unknown keys {sorted(extra)} (shapes: {', '.join(SHAPE_KEYS)})")
+
+
+def _entries(doc: Mapping[str, Any], key: str, source: str) -> list:
+    """The list under ``key`` (empty when absent or empty)."""
+    items = doc.get(key)
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        kind = (
+            "one mapping (write each entry as a list item, '- name: ...')"
+            if isinstance(items, Mapping)
+            else repr(items)
+        )
+        raise MalformedScene(source, f"{key} must be a list of entries, got {kind}")
+    return items
 
 
 def parse_scene(text: str, source: str = "<scene>", folder: Path | None = None) -> dict:
@@ -231,14 +297,14 @@ def parse_scene(text: str, source: str = "<scene>", folder: Path | None = None) 
         keys = sorted(doc) if isinstance(doc, Mapping) else type(doc).__name__
         raise MalformedScene(source, f"top level must hold obstacles/attached, got {keys}")
     out: dict[str, list] = {"obstacles": [], "attached": []}
-    for k, item in enumerate(doc.get("obstacles") or []):
+    for k, item in enumerate(_entries(doc, "obstacles", source)):
         e = _Entry(source, f"obstacles[{k}]", item)
         name = e.name()
         _known_keys(e, {"name", "pose", "min_distance"})
         out["obstacles"].append(
             (name, _shape(e, folder), _pose(e, e.data.get("pose")), _optional_distance(e))
         )
-    for k, item in enumerate(doc.get("attached") or []):
+    for k, item in enumerate(_entries(doc, "attached", source)):
         e = _Entry(source, f"attached[{k}]", item)
         name = e.name()
         _known_keys(e, {"name", "link", "pose", "allowed_links"})
@@ -269,29 +335,29 @@ def load_scene(
 
     Raises:
         RobotFileNotFound: No such file ("cannot load scene ...: file not found").
-        MalformedScene: The file breaks the format (the message names the entry).
-        InvalidInput, FrameNotFound: Not a path, a name is taken, or a link does not
-            exist.
+        MalformedScene: The file is not text or breaks the format, a name is taken or
+            given twice, or an attached object names a link the robot lacks (the message
+            names the entry). Nothing is added then.
+        InvalidInput: ``path`` is not a path.
     """
     from .loading import check_path, read_text
 
-    path = check_path(path, "scene path")
-    text = read_text(path, "scene")
+    path = check_path(path, "scene path", hint=None)
+    try:
+        text = read_text(path, "scene")
+    except MalformedDescription as exc:  # (not text: a scene's own error)
+        raise MalformedScene(str(path), exc.reason) from None
     scene = parse_scene(text, str(path), path.resolve().parent)
-    names = [entry[0] for entry in scene["obstacles"] + scene["attached"]]
-    taken = sorted(
-        {n for n in names if names.count(n) > 1} | set(names) & set(world.state.layout.names())
-    )
-    if taken:  # checked before anything is added: a bad file leaves the world as it was
-        raise MalformedScene(str(path), f"names {taken} appear twice or are in use")
-    added = []
-    for name, shape, pose, d in scene["obstacles"]:
-        world.add_obstacle(name, shape, pose, min_distance=d, source=str(path))
-        added.append(name)
-    for name, link, shape, pose, allowed in scene["attached"]:
-        if robot is not None:
+    if robot is not None:  # (links first: the world knows only the robots bound to it)
+        for k, (name, link, _, _, allowed) in enumerate(scene["attached"]):
             for lk in (link, *allowed):
-                robot.get_frame_id(lk)  # type: ignore[attr-defined]
-        world.attach_object(name, link, shape, pose, allowed)
-        added.append(name)
-    return added
+                try:
+                    robot.get_frame_id(lk)  # type: ignore[attr-defined]
+                except StackIKError as exc:
+                    raise MalformedScene(str(path), f"attached[{k}] ({name!r}): {exc}") from None
+    obstacles = [(n, shape, pose, d, str(path)) for n, shape, pose, d in scene["obstacles"]]
+    try:  # (all or nothing: a mistake leaves the world as it was)
+        world.add_objects(obstacles, scene["attached"])
+    except StackIKError as exc:
+        raise MalformedScene(str(path), str(exc)) from None
+    return [entry[0] for entry in scene["obstacles"] + scene["attached"]]

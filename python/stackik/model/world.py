@@ -39,7 +39,7 @@ import numpy as np
 import pinocchio as pin
 
 from .. import _pickling, _validate
-from ..errors import InvalidInput, MeshNotFound, ObstacleNotFound, ShapeError
+from ..errors import InvalidInput, MeshNotFound, ObstacleNotFound, ShapeError, StackIKError
 from ..spatial import as_se3, is_rigid
 from ._pose_kernel import first_fault, place_poses, pose_ok, stamped_twist, stamped_twists
 from .collision import convex_hull
@@ -387,6 +387,17 @@ def _velocity_copies(s: WorldState) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return s.linear_velocity.copy(), s.angular_velocity.copy(), s.velocity_known.copy()
 
 
+def _entry(kind: str, k: int, entry: tuple, make: Callable[..., Any]) -> Any:
+    """``make(*entry)``, a mistake re-raised naming the entry (``obstacles[k] ('name')``)."""
+    try:
+        return make(*entry)
+    except StackIKError as exc:
+        name = entry[0] if entry else None
+        raise InvalidInput(f"{kind}[{k}] ({name!r}): {exc}", what=kind) from exc
+    except TypeError as exc:  # (a wrong number of fields)
+        raise InvalidInput(f"{kind}[{k}]: {exc}", what=kind) from None
+
+
 def _check_name(name: object, what: str = "name") -> str:
     if not isinstance(name, str) or not name.strip():
         raise InvalidInput(f"{what} must be a non-empty string, got {name!r}", what=what)
@@ -590,6 +601,11 @@ class World:
 
     def _free_name(self, name: str) -> str:
         _check_name(name)
+        if name == "*":
+            raise InvalidInput(
+                "'*' cannot name an object: it stands for every geometry in exclude_pairs",
+                what="name",
+            )
         if name in self._state.layout.names():
             raise InvalidInput(f"the world already has an object named {name!r}", what="name")
         if any(name in names for names in self._reserved.values()):
@@ -627,31 +643,89 @@ class World:
             ShapeError, NonFiniteInput, InvalidTransform: Bad pose.
         """
         with self._lock:
-            self._free_name(name)
-            check_shape(shape, f"obstacle {name!r}")
-            T = pin.SE3.Identity() if pose is None else as_se3(pose, f"obstacle {name!r} pose")
-            d = None
-            if min_distance is not None:
-                d = _validate.positive_float(min_distance, "min_distance", allow_zero=True)
-            if source is not None and not isinstance(source, str):
-                raise InvalidInput(
-                    f"source must be a string or None, got {source!r}", what="source", value=source
-                )
-            s = self._state
-            layout = self._new_layout(
-                (*s.layout.obstacles, Obstacle(name, shape, d, source)), s.layout.attached
+            self._publish_added([self._new_obstacle(name, shape, pose, min_distance, source)], [])
+
+    def add_objects(
+        self,
+        obstacles: Sequence[tuple] = (),
+        attached: Sequence[tuple] = (),
+    ) -> None:
+        """Add obstacles and attached objects together: all of them or, on a mistake, none.
+
+        Readers see the world before or after the whole addition (one new snapshot),
+        never a part of it.
+
+        Args:
+            obstacles: ``(name, shape, pose, min_distance, source)`` per obstacle, the
+                arguments of :meth:`add_obstacle`.
+            attached: ``(name, link, shape, pose, allowed_links)`` per object, the
+                arguments of :meth:`attach_object`.
+
+        Raises:
+            InvalidInput: A name given twice, or any mistake :meth:`add_obstacle` or
+                :meth:`attach_object` refuses; the message names the entry
+                (``obstacles[k] ('name'): ...``). Nothing is added then.
+        """
+        obstacles, attached = list(obstacles), list(attached)
+        names = [e[0] for e in (*obstacles, *attached) if isinstance(e, (tuple, list)) and e]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise InvalidInput(f"names {twice} are given twice", what="name")
+        with self._lock:
+            new_obstacles = [
+                _entry("obstacles", k, entry, self._new_obstacle)
+                for k, entry in enumerate(obstacles)
+            ]
+            new_attached = [
+                _entry("attached", k, entry, self._new_attached) for k, entry in enumerate(attached)
+            ]
+            self._publish_added(new_obstacles, new_attached)
+
+    def _new_obstacle(
+        self,
+        name: str,
+        shape: coal.CollisionGeometry,
+        pose: object = None,
+        min_distance: float | None = None,
+        source: str | None = None,
+    ) -> tuple[Obstacle, pin.SE3]:
+        """A checked obstacle and its pose (callers hold the writer lock)."""
+        self._free_name(name)
+        check_shape(shape, f"obstacle {name!r}")
+        T = pin.SE3.Identity() if pose is None else as_se3(pose, f"obstacle {name!r} pose")
+        d = None
+        if min_distance is not None:
+            d = _validate.positive_float(min_distance, "min_distance", allow_zero=True)
+        if source is not None and not isinstance(source, str):
+            raise InvalidInput(
+                f"source must be a string or None, got {source!r}", what="source", value=source
             )
-            z = np.zeros((1, 3))
-            self._publish(
-                WorldState(
-                    layout,
-                    _frozen(np.concatenate([s.rotations, T.rotation[None]])),
-                    _frozen(np.concatenate([s.translations, T.translation[None]])),
-                    _frozen(np.concatenate([s.linear_velocity, z])),
-                    _frozen(np.concatenate([s.angular_velocity, z])),
-                    _frozen(np.concatenate([s.velocity_known, [False]])),
-                )
+        return Obstacle(name, shape, d, source), T
+
+    def _publish_added(
+        self, obstacles: list[tuple[Obstacle, pin.SE3]], attached: list[AttachedObject]
+    ) -> None:
+        """Publish the state with these obstacles and attached objects added, as one."""
+        s = self._state
+        layout = self._new_layout(
+            (*s.layout.obstacles, *(o for o, _ in obstacles)), (*s.layout.attached, *attached)
+        )
+        if not obstacles:
+            self._publish(replace(s, layout=layout))
+            return
+        rot = np.array([T.rotation for _, T in obstacles])
+        trans = np.array([T.translation for _, T in obstacles])
+        z = np.zeros((len(obstacles), 3))
+        self._publish(
+            WorldState(
+                layout,
+                _frozen(np.concatenate([s.rotations, rot])),
+                _frozen(np.concatenate([s.translations, trans])),
+                _frozen(np.concatenate([s.linear_velocity, z])),
+                _frozen(np.concatenate([s.angular_velocity, z])),
+                _frozen(np.concatenate([s.velocity_known, np.zeros(len(obstacles), bool)])),
             )
+        )
 
     def add_obstacle_mesh(
         self,
@@ -841,18 +915,26 @@ class World:
             InvalidInput: Name in use, bad shape, ``allowed_links`` not names, or a link
                 that a robot using this world does not have.
         """
+        with self._lock:
+            self._publish_added([], [self._new_attached(name, link, shape, pose, allowed_links)])
+
+    def _new_attached(
+        self,
+        name: str,
+        link: str,
+        shape: coal.CollisionGeometry,
+        pose: object = None,
+        allowed_links: Sequence[str] | str = (),
+    ) -> AttachedObject:
+        """A checked attached object (callers hold the writer lock)."""
         _check_name(link, "link")
         allowed = allowed_link_names(allowed_links)
-        with self._lock:
-            self._free_name(name)
-            check_shape(shape, f"attached object {name!r}")
-            T = pin.SE3.Identity() if pose is None else as_se3(pose, f"{name!r} pose")
-            for lk in (link, *allowed):
-                self._check_link(lk, list(self._links.values()))
-            s = self._state
-            obj = AttachedObject(name, link, shape, _frozen(T.homogeneous.copy()), allowed)
-            layout = self._new_layout(s.layout.obstacles, (*s.layout.attached, obj))
-            self._publish(replace(s, layout=layout))
+        self._free_name(name)
+        check_shape(shape, f"attached object {name!r}")
+        T = pin.SE3.Identity() if pose is None else as_se3(pose, f"{name!r} pose")
+        for lk in (link, *allowed):
+            self._check_link(lk, list(self._links.values()))
+        return AttachedObject(name, link, shape, _frozen(T.homogeneous.copy()), allowed)
 
     def detach_object(self, name: str) -> None:
         """Remove an attached object (ObstacleNotFound lists the attached ones)."""

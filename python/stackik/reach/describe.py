@@ -41,9 +41,11 @@ class StudyMismatch(InvalidInput):
         self.path = path
         self.stored = stored
         self.given = given
+        where, a, b = _first_difference(stored, given)
+        at = f" at {where}" if where else ""
         super().__init__(
-            f"{path}: the stored study has another {what} ({_short(stored)} vs this run's "
-            f"{_short(given)}); use another store or resume=False to start over",
+            f"{path}: the stored study has another {what}{at} ({_short(a)} vs this run's "
+            f"{_short(b)}); use another store or resume=False to start over",
             what=what,
         )
 
@@ -51,6 +53,26 @@ class StudyMismatch(InvalidInput):
 def _short(value: object) -> str:
     text = json.dumps(value, sort_keys=True, default=str)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _first_difference(a: object, b: object, where: str = "") -> tuple[str, object, object]:
+    """The first place two JSON values differ: its path (``obstacles[1].pose``) and values.
+
+    Mappings are compared key by key in sorted order, lists item by item; where the
+    structure itself differs (another type, other keys, another length) that place and
+    its two values are returned.
+    """
+    if isinstance(a, dict) and isinstance(b, dict):
+        if sorted(a) != sorted(b):
+            return where, a, b
+        for key in sorted(a):
+            if a[key] != b[key]:
+                return _first_difference(a[key], b[key], f"{where}.{key}" if where else str(key))
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for k, (x, y) in enumerate(zip(a, b, strict=True)):
+            if x != y:
+                return _first_difference(x, y, f"{where}[{k}]")
+    return where, a, b
 
 
 def _update(h: Any, *items: object) -> None:
