@@ -288,6 +288,32 @@ def test_explicit_world_replaces_the_robots(studies):
     assert study.header()["world"]["obstacles"][0]["name"] == "block"
 
 
+def test_a_solvers_own_world_is_the_studys(studies):
+    """A solver given its own world (set_world) avoids it: the study checks that world.
+
+    The same reasons as the study given the block explicitly; a map built with that solver
+    has no reachable voxel inside the block; another world for the study is refused.
+    """
+    T, res, _ = studies
+    robot = RobotModel(PANDA, srdf_path=PANDA_SRDF, load_visuals=False)
+    s = KinematicsSolver(robot)
+    s.configure_collision_constraint(MIN_DISTANCE)
+    cell = make_world()
+    s.set_world(cell)
+    study = ReachStudy(robot, FRAME, T, s, evaluators=[], chunk_size=16)
+    assert study.world is cell
+    np.testing.assert_array_equal(study.run("serial", progress=False).reason, res.reason)
+    bounds = [[0.45, -0.05, 0.2], [0.55, 0.05, 0.5]]
+    kw = {"solver": s, "executor": "serial", "progress": False, "chunk_size": 64}
+    cmap = CapabilityMap.build(robot, FRAME, 0.1, 3, bounds, **kw)
+    inside = depth_inside(cmap.grid.centres()) >= 0.05 - 1e-9
+    assert inside.any() and np.all(cmap.index.reshape(-1)[inside] == 0.0)
+    assert ReachStudy(robot, FRAME, T[:1], s, world=cell).world is cell  # (the same one)
+    with pytest.raises(InvalidInput, match="world of its own") as err:
+        ReachStudy(robot, FRAME, T[:1], s, world=make_world())
+    assert err.value.what == "world"
+
+
 def test_wrong_world_type_is_invalid_input(panda):
     T = poses_at(targets()[:2])
     with pytest.raises(InvalidInput) as err:

@@ -173,6 +173,18 @@ def test_bad_obstacles_get_typed_errors(shape, pose_, error):
     assert world.get_obstacle_names() == []
 
 
+@pytest.mark.parametrize("empty", [coal.Convex, coal.BVHModelOBBRSS])
+def test_an_empty_hull_or_mesh_is_refused_not_read(empty):
+    """Reading the points of an empty coal shape crashes the interpreter: refused first."""
+    world = World()
+    with pytest.raises(InvalidInput, match="obstacle 'o': the shape has no vertices"):
+        world.add_obstacle("o", empty())
+    robot = load_panda()
+    with pytest.raises(InvalidInput, match="the shape has no vertices"):
+        robot.attach_object("part", "panda_hand", empty())
+    assert world.get_obstacle_names() == [] and robot.get_attached_object_names() == []
+
+
 def test_names_are_unique_and_never_a_robot_link():
     robot = load_panda()
     robot.add_obstacle("table", coal.Box(1, 1, 0.1), pose(z=-0.1))

@@ -99,6 +99,10 @@ def _check_plane(geometry: Any, what: str) -> None:
 
 
 def _check_points(geometry: Any, what: str) -> None:
+    convex = isinstance(geometry, coal.ConvexBase)
+    if not (geometry.num_points if convex else geometry.num_vertices):
+        # (asked first: coal crashes when the points of an empty shape are read)
+        raise InvalidInput(f"{what}: the shape has no vertices", what=what)
     pts = (
         np.asarray(geometry.points(), dtype=float)
         if isinstance(geometry, coal.ConvexBase)

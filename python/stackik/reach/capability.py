@@ -116,10 +116,11 @@ class CapabilityMap:
             orientations: Number of super-Fibonacci orientations, or an (M, 3, 3) stack.
             bounds: ``[[x, y, z]_min, [x, y, z]_max]`` in the world [m]; default: the box of
                 every tool position of the reach envelope's samples, grown by half a voxel.
-            world: The :class:`~stackik.World` around the robot (None: ``robot.world``
-                as it is when the map is built; a snapshot taken then is used for every
-                voxel). A voxel whose poses are reached only through an obstacle is not
-                reachable (``WORLD_COLLISION`` in :attr:`result`).
+            world: The :class:`~stackik.World` around the robot (None: the solver's,
+                ``solver.world``, its own or ``robot.world``, as it is when the map is
+                built; a snapshot taken then is used for every voxel). A voxel whose
+                poses are reached only through an obstacle is not reachable
+                (``WORLD_COLLISION`` in :attr:`result`).
             **run_kwargs: :meth:`ReachStudy.run` arguments (``executor``, ``workers``,
                 ``store``, ``resume``, ``progress``, ``address``) and :class:`ReachStudy`
                 arguments (``solver``, ``evaluators`` (default none), ``seed``, ``budget``,

@@ -97,17 +97,20 @@ class ReachStudy:
             picklable for the process pool and Ray).
         envelope: Reject targets outside the reach envelope without IK (True), or not.
         world: The :class:`~stackik.World` around the robot (obstacles, attached
-            objects). None: the robot's own world (``robot.world``), as it is when
-            :meth:`run` starts. Either way each run takes one snapshot of the world's
-            state when it starts and every chunk, on every worker, checks that frozen
-            copy: a sensor thread moving obstacles during the study does not make chunks
-            disagree (the moves count from the next run). Every configuration is checked
-            against every robot-world pair (see :class:`~stackik.reach.Reason`
-            ``WORLD_COLLISION``); the snapshot's obstacles and poses are stored in the
-            header, and a store resumes only with the same world.
+            objects). None: the solver's world (``solver.world``: its own, given with
+            ``solver.set_world``, or the robot's), as it is when :meth:`run` starts; a
+            solver with a world of its own takes no other. Either way each run takes
+            one snapshot of the world's state when it starts and every chunk, on every
+            worker, checks that frozen copy: a sensor thread moving obstacles during
+            the study does not make chunks disagree (the moves count from the next
+            run). Every configuration is checked against every robot-world pair (see
+            :class:`~stackik.reach.Reason` ``WORLD_COLLISION``); the snapshot's
+            obstacles and poses are stored in the header, and a store resumes only
+            with the same world.
 
     Raises:
-        InvalidInput: Bad arguments (the message names which).
+        InvalidInput: Bad arguments (the message names which), or ``world`` other than
+            the world of a solver that has its own.
         FrameNotFound, JointNotFound: Unknown frame or locked joint.
     """
 
@@ -140,7 +143,6 @@ class ReachStudy:
             raise InvalidInput(
                 f"world must be a stackik World, got {type(world).__name__}", what="world"
             )
-        self.world = world
         robot.get_frame_id(frame)
         if solver is None:
             solver = KinematicsSolver(robot)
@@ -148,6 +150,7 @@ class ReachStudy:
             raise InvalidInput(f"solver must be a KinematicsSolver, got {type(solver).__name__}")
         elif solver.robot is not robot:
             raise InvalidInput("the solver is built on another robot", what="solver")
+        self.world = _study_world(world, solver.world if solver.world is not robot.world else None)
         self.robot = robot
         self.solver = solver
         self.frame = frame
@@ -432,3 +435,19 @@ def _result_in_memory(data: dict[str, Any], targets: TargetSet) -> ReachResult:
     result = ReachResult.from_arrays(data)
     result.targets = targets  # the caller's set (metadata kept exactly as given)
     return result
+
+
+def _study_world(given: World | None, own: World | None) -> World | None:
+    """The study's world: ``given``, else the solver's ``own`` (None: the robot's).
+
+    Raises:
+        InvalidInput: ``given`` is another world than the one the solver avoids: its
+            IK would avoid one world and the study check another.
+    """
+    if given is None or own is None or given is own:
+        return own if given is None else given
+    raise InvalidInput(
+        "the solver avoids a world of its own (solver.set_world), so the study checks that "
+        "one: pass world=None or the solver's world",
+        what="world",
+    )
