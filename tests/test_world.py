@@ -434,6 +434,39 @@ def test_every_robot_geometry_is_watched_against_every_obstacle():
         solver.configure_collision_constraint(0.01, exclude_pairs=[("*", "nope")])
 
 
+def test_an_excluded_object_can_be_removed_and_comes_back_excluded():
+    """exclude_pairs names are checked when configuring; an obstacle or attached object
+    they name may then leave the world (the solver keeps working) and come back (still
+    excluded)."""
+    robot = load_panda()
+    robot.add_obstacle("table", coal.Box(1.0, 0.8, 0.05), pose(0.5, 0.0, -0.03))
+    robot.attach_object("part", "panda_hand", coal.Box(0.04, 0.04, 0.1), pose(z=0.1), "panda_link7")
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.configure_collision_constraint(
+        0.01, exclude_pairs=[("panda_link0", "table"), ("part", "table")]
+    )
+    solver.add_frame_task("tool", "panda_hand_tcp").set_target_position([0.4, 0.3, 0.3])
+
+    def watched() -> set[tuple[str, str]]:
+        return set(solver.get_active_collision_pairs())
+
+    assert ("part", "table") not in watched() and ("table", "part") not in watched()
+    assert ("panda_link0_0", "table") not in watched() and ("panda_link1_0", "table") in watched()
+    assert ("panda_link0_0", "part") in watched()
+    robot.detach_object("part")
+    assert solver.solve_velocity(PANDA_READY).status != SolverStatus.INVALID_INPUT
+    assert not any("part" in a or "part" in b for a, b in watched())
+    robot.remove_obstacle("table")
+    res = solver.solve_velocity(PANDA_READY)
+    assert res.status != SolverStatus.INVALID_INPUT, res.status_message
+    assert solver.evaluate_min_collision_distance(PANDA_READY) is not None
+    assert not any("table" in (a, b) for a, b in watched())
+    robot.add_obstacle("table", coal.Box(1.0, 0.8, 0.05), pose(0.5, 0.0, -0.03))
+    assert ("panda_link0_0", "table") not in watched() and ("panda_link1_0", "table") in watched()
+    with pytest.raises(CollisionGeometryNotFound):  # (a name never known is still refused)
+        solver.configure_collision_constraint(0.01, exclude_pairs=[("part", "table")])
+
+
 def checked_world_rows(robot: RobotModel, seed: int, count: int) -> list[tuple[str, str]]:
     """:func:`check_world_rows` at ``count`` random configurations, every pair watched."""
     solver = KinematicsSolver(robot, dt=0.01)

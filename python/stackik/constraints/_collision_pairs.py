@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import CollisionGeometryNotFound
 from ..model import RobotModel
 from ..model.joints import JointKind
 from ..model.kinematics import jacobian_columns, support_columns
@@ -91,8 +92,25 @@ class PairSet:
         return np.flatnonzero((ia & ib) | (ja & jb))
 
 
-def _expand(gs: GeometrySet, specs: Sequence[NamePair]) -> list[tuple[set[int], set[int]]]:
-    return [(set(gs.resolve(a)), set(gs.resolve(b))) for a, b in specs]
+def _expand(
+    gs: GeometrySet, specs: Sequence[NamePair], strict: bool = True
+) -> list[tuple[set[int], set[int]]]:
+    """The geometry index sets each name pair stands for.
+
+    Raises:
+        CollisionGeometryNotFound: A name no geometry answers to (``strict``); otherwise
+            such a name stands for no geometry (an obstacle removed since).
+    """
+    return [(_ids(gs, a, strict), _ids(gs, b, strict)) for a, b in specs]
+
+
+def _ids(gs: GeometrySet, name: str, strict: bool) -> set[int]:
+    try:
+        return set(gs.resolve(name))
+    except CollisionGeometryNotFound:
+        if strict:
+            raise
+        return set()
 
 
 def _select(
@@ -100,8 +118,9 @@ def _select(
     robot_pairs: np.ndarray,
     include: Sequence[NamePair],
     exclude: Sequence[NamePair],
+    strict: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Watched pairs and their robot pair indices.
+    """Watched pairs and their robot pair indices (``strict``: see :func:`_expand`).
 
     ``include`` (when given) selects among the robot's own pairs; every pair with an
     attached object or an obstacle is watched. ``exclude`` removes pairs of any origin.
@@ -110,7 +129,7 @@ def _select(
     robot_ids = np.arange(n_robot)
     if include:
         keep = np.zeros(n_robot, dtype=bool)
-        for a, b in _expand(gs, include):
+        for a, b in _expand(gs, include, strict):
             f, s = robot_pairs[:, 0], robot_pairs[:, 1]
             keep |= (np.isin(f, list(a)) & np.isin(s, list(b))) | (
                 np.isin(s, list(a)) & np.isin(f, list(b))
@@ -119,7 +138,7 @@ def _select(
     pairs = gs.world_pairs(robot_pairs)
     index = np.concatenate([robot_ids, np.full(len(pairs) - len(robot_ids), -1)])
     drop = np.zeros(len(pairs), dtype=bool)
-    for a, b in _expand(gs, exclude):
+    for a, b in _expand(gs, exclude, strict):
         f, s = pairs[:, 0], pairs[:, 1]
         drop |= (np.isin(f, list(a)) & np.isin(s, list(b))) | (
             np.isin(s, list(a)) & np.isin(f, list(b))
@@ -249,15 +268,20 @@ def build_pairs(
     exclude: Sequence[NamePair],
     min_distance: float,
     saved: dict[NamePair, tuple[float, float, bool]],
+    strict: bool = True,
 ) -> tuple[PairSet, list[tuple[str, str, float, float]]]:
     """The :class:`PairSet` of a geometry set; ``saved`` minimums are restored by name.
+
+    ``strict``: a name of ``include``/``exclude`` that no geometry answers to raises
+    :class:`~stackik.errors.CollisionGeometryNotFound`; otherwise it names nothing (a
+    world object removed since the names were checked).
 
     Returns:
         The pair set, and the robot pairs whose minimum was lowered (for a warning).
     """
     col = robot.collision
     robot_pairs = col.pair_geometries() if col is not None else np.zeros((0, 2), np.int64)
-    pairs, index = _select(gs, robot_pairs, include, exclude)
+    pairs, index = _select(gs, robot_pairs, include, exclude, strict)
     highest = robot.sampled_pair_distance_range()[1] if (index >= 0).any() else np.zeros(0)
     default, lowered = _defaults(gs, pairs, index, min_distance, highest)
     keep = ~np.isnan(default)

@@ -481,9 +481,12 @@ class CollisionConstraint(Constraint):
     def _rebuild(self, state: WorldState, saved: dict) -> None:
         """Pairs, levers, columns and buffers for a geometry set (layout changes only)."""
         gs = self._pipeline.geometry(state)
+        # (the names of include/exclude_pairs are checked at the first build; later, an
+        # obstacle or attached object they name may have been removed: it names nothing)
         ps, lowered = build_pairs(
-            self._robot, gs, self._include, self._exclude, self.min_distance, saved
-        )
+            self._robot, gs, self._include, self._exclude, self.min_distance, saved,
+            strict=not hasattr(self, "_pairs"),
+        )  # fmt: skip
         self._state = state
         self._gs = gs
         #: The layout key (:meth:`_layout_key`) the pairs are built for.
