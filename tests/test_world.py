@@ -467,6 +467,42 @@ def test_an_excluded_object_can_be_removed_and_comes_back_excluded():
         solver.configure_collision_constraint(0.01, exclude_pairs=[("part", "table")])
 
 
+def test_a_pending_larger_minimum_binds_configuration_checks_at_once():
+    """A larger pair minimum waiting for the pair to clear it (activate_when_clear) is for
+    the velocity steps; global IK, studies and configuration checks keep it at once."""
+    from stackik.reach import ReachStudy
+
+    robot = RobotModel(ROBOTS / "ur5" / "ur5.urdf", srdf_path=ROBOTS / "ur5" / "ur5.srdf",
+                       load_visuals=False)  # fmt: skip
+    robot.add_obstacle("ball", coal.Sphere(0.03), pose(0.4, 0.32, 0.35))
+    target = pin.SE3(pin.rpy.rpyToMatrix(np.pi, 0, 0), np.array([0.4, 0.2, 0.3]))
+    kw = {"max_solutions": 8, "all_branches": True, "time_budget": None, "max_attempts": 50}
+
+    def to_ball(q: np.ndarray) -> float:
+        return robot_obstacle_distances(robot, q)[("wrist_3_link_0", "ball")]
+
+    plain = KinematicsSolver(robot)
+    plain.configure_collision_constraint(0.01)
+    near = [q for q in plain.find_configs(target, "tool0", **kw) if to_ball(q) < 0.2]
+    assert near  # (without the override, solutions within 0.2 m of the ball)
+    for when in (True, False):
+        solver = KinematicsSolver(robot)
+        solver.configure_collision_constraint(0.01)
+        solver.set_collision_pair_min_distance("wrist_3_link", "ball", 0.2, when)
+        listed = ("wrist_3_link_0|ball", 0.2) in solver.get_collision_pair_min_distance_overrides()
+        assert listed is not when  # (EmbodiK lists active overrides: a pending one is not)
+        for q in solver.find_configs(target, "tool0", **kw):
+            assert to_ball(q) >= 0.2 - 1e-4
+        col = solver.get_constraint("collision")
+        message = col.violation_at(near[0])  # type: ignore[union-attr]
+        assert message is not None and "wrist_3_link_0/ball" in message
+        assert f"at distance {to_ball(near[0]) * 1e3:.2f} mm" in message
+        assert "below its min_distance 200.00 mm" in message
+        study = ReachStudy(robot, "tool0", np.asarray(target.homogeneous)[None], solver, [])
+        res = study.run("serial", progress=False)
+        assert not res.reachable[0] or to_ball(res.q[0]) >= 0.2 - 1e-4
+
+
 def checked_world_rows(robot: RobotModel, seed: int, count: int) -> list[tuple[str, str]]:
     """:func:`check_world_rows` at ``count`` random configurations, every pair watched."""
     solver = KinematicsSolver(robot, dt=0.01)

@@ -506,7 +506,12 @@ class KinematicsSolver:
     def set_collision_pair_min_distance(
         self, link_a: str, link_b: str, min_distance: float, activate_when_clear: bool = True
     ) -> None:
-        """Override ``min_distance`` [m] for the pairs between two links."""
+        """Override ``min_distance`` [m] for the pairs between two links.
+
+        With ``activate_when_clear`` (EmbodiK's default) a larger minimum waits, in the
+        velocity steps, until the pair first reaches it, then holds; position and global
+        IK, paths and reachability studies check configurations against it at once.
+        """
         self._need_collision().set_pair_min_distance(
             link_a, link_b, min_distance, _validate.flag(activate_when_clear, "activate_when_clear")
         )

@@ -661,20 +661,34 @@ class CollisionConstraint(Constraint):
         return self._pairs.matching(set(gs.resolve(link_a)), set(gs.resolve(link_b)))
 
     def watch(self) -> CollisionWatch:
-        """The watched pairs and their current minimum distances.
+        """The watched pairs and the minimum distances a configuration must keep.
 
-        For configuration checks: position and global IK, paths, reachability.
+        For configuration checks: position and global IK, paths, reachability. A larger
+        override still waiting to take effect in the velocity steps (``activate_when_clear``)
+        counts already: a configuration is checked against what was asked for.
         """
         self._sync()
         ps = self._pairs
+        minimum = self._requested_minimums()
         robot = ps.robot_index >= 0
         return CollisionWatch(
             ps.robot_index[robot].copy(),
-            ps.pf[robot, ck.PF_MIN].copy(),
+            minimum[robot],
             ps.pairs.copy(),
-            ps.pf[:, ck.PF_MIN].copy(),
+            minimum,
             self._pipeline.world,
         )
+
+    def _requested_minimums(self) -> np.ndarray:
+        """Each watched pair's minimum distance [m], pending overrides included (a copy).
+
+        A pending override (set with ``activate_when_clear`` above the pair's minimum) is
+        what the velocity steps keep once the pair has reached it; configurations are
+        checked against it from the start.
+        """
+        pf = self._pairs.pf
+        pending = pf[:, ck.PF_PENDING]
+        return np.where(np.isfinite(pending), pending, pf[:, ck.PF_MIN])
 
     def set_pair_min_distance(
         self, link_a: str, link_b: str, min_distance: float, activate_when_clear: bool = True
@@ -682,8 +696,10 @@ class CollisionConstraint(Constraint):
         """Override the minimum distance [m] of the pairs between two names.
 
         Names are links, geometries, obstacles or attached objects. With
-        ``activate_when_clear`` a larger override waits until the pair first reaches
-        that clearance, so it never starts violated.
+        ``activate_when_clear`` a larger override waits, in the velocity steps, until the
+        pair first reaches that clearance, so a step never starts violated; checks of
+        configurations (position and global IK, paths, reachability, :meth:`watch`,
+        :meth:`violation_at`) keep the larger minimum at once.
         """
         value = _validate.positive_float(min_distance, "min_distance", allow_zero=True)
         pf = self._pairs.pf
@@ -706,8 +722,10 @@ class CollisionConstraint(Constraint):
     def pair_min_distance_overrides(self) -> list[tuple[str, float]]:
         """Pairs whose minimum differs from ``min_distance``, as ``("a|b", minimum)``.
 
-        These are the overrides set by name, obstacles' own minimums and robot pairs
-        lowered because they can never be ``min_distance`` apart.
+        These are the active overrides set by name (EmbodiK's: one still waiting for the
+        pair to clear it, ``activate_when_clear``, is listed once it has taken effect),
+        obstacles' own minimums and robot pairs lowered because they can never be
+        ``min_distance`` apart.
         """
         self._sync()
         ps = self._pairs
@@ -1078,7 +1096,7 @@ class CollisionConstraint(Constraint):
         No side effects: a kinematics cache and placements of its own.
         """
         d = self.distances_at(q)
-        found = self._deepest_violation(d - self._pairs.pf[:, ck.PF_MIN], d, np.arange(d.size))
+        found = self._deepest_violation(d - self._requested_minimums(), d, np.arange(d.size))
         if found is None:
             return None
         message, k = found
@@ -1099,7 +1117,7 @@ class CollisionConstraint(Constraint):
             return None
         k = int(pairs[i])
         a, b = self._pairs.names[k]
-        minimum = float(self._pairs.pf[k, ck.PF_MIN])
+        minimum = float(distance[i] - gap[i])  # (the minimum the gap was measured from)
         found = (
             f"collision pair {a}/{b} at distance {float(distance[i]) * 1e3:.2f} mm, below its "
             f"min_distance {minimum * 1e3:.2f} mm"
