@@ -425,6 +425,32 @@ def test_resume_checks_the_world(tmp_path, panda, solver):
     )
 
 
+def test_resume_tells_exact_meshes_apart(tmp_path, panda, solver):
+    """An exact mesh obstacle (queried with coal) is part of the world a store records."""
+    from stackik.model.world import load_mesh
+
+    tetra = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 2 4\nf 1 3 4\nf 2 3 4\n"
+    (tmp_path / "tetra.obj").write_text(tetra)
+
+    def mesh_world(scale: list[float]) -> World:
+        world = World()
+        mesh = load_mesh(tmp_path / "tetra.obj", scale, convex=False)
+        world.add_obstacle("part", mesh, block_pose())
+        return world
+
+    T = poses_at(targets()[:2])
+    kw = {"evaluators": [], "chunk_size": 2}
+    store = tmp_path / "study.zarr"
+    ReachStudy(panda, FRAME, T, solver, world=mesh_world([0.2, 0.2, 0.2]), **kw).run(
+        "serial", store=store, progress=False
+    )
+    again = ReachStudy(panda, FRAME, T, solver, world=mesh_world([0.2, 0.2, 0.2]), **kw)
+    again.run("serial", store=store, progress=False)  # (the same mesh: resumes)
+    stretched = ReachStudy(panda, FRAME, T, solver, world=mesh_world([0.2, 0.2, 0.5]), **kw)
+    with pytest.raises(StudyMismatch, match=r"another world at obstacles\[0\]\.shape"):
+        stretched.run("serial", store=store, progress=False)
+
+
 # -- plots -----------------------------------------------------------------------------------------
 def test_reason_plot_colours_world_collisions_and_draws_the_block(tmp_path, studies):
     from matplotlib.colors import to_rgba

@@ -10,6 +10,7 @@ import hashlib
 import json
 from typing import Any
 
+import coal
 import numpy as np
 
 from ..constraints.collision import CollisionConstraint
@@ -111,10 +112,21 @@ def robot_digest(robot: RobotModel) -> str:
 
 
 def _shape_digest(geometry: Any) -> str:
-    """SHA-256 of a coal shape: its type and its kernel encoding (sizes, vertices)."""
+    """SHA-256 of a coal shape: its type and its kernel encoding (sizes, vertices).
+
+    An exact triangle mesh (queried with coal, so not in the kernel encoding) adds its
+    vertices and triangles.
+    """
     table = ShapeTable.from_coal([geometry])
     h = hashlib.sha256()
     _update(h, type(geometry).__name__, table.kind, table.params, table.verts)
+    if isinstance(geometry, coal.BVHModelBase):
+        tris = [geometry.tri_indices(i) for i in range(geometry.num_tris)]
+        _update(
+            h,
+            np.asarray(geometry.vertices(), dtype=float),
+            np.array([[t[0], t[1], t[2]] for t in tris], dtype=float),
+        )
     return h.hexdigest()
 
 
