@@ -206,3 +206,48 @@ def test_single_stamped_updates_publish_frozen_velocities_and_keep_the_rest():
     with pytest.raises(stackik.InvalidInput, match="stamp"):
         world.set_obstacle_pose("o1", np.eye(4), stamp=float("nan"))
     assert world.state is s
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_an_unstamped_pose_ends_a_stamped_velocity_and_keeps_a_given_one(batch):
+    """A stamped series' last velocity would hold for an obstacle that may have stopped:
+    a pose without a stamp clears it (the solver then measures the motion itself); a
+    velocity given with set_obstacle_velocity is not an estimate and stays."""
+    world = _world(3)
+
+    def move(name: str, T: object, stamp: float | None = None) -> None:
+        if batch:
+            world.set_obstacle_poses({name: T}, stamp=stamp)
+        else:
+            world.set_obstacle_pose(name, T, stamp=stamp)
+
+    P0 = pin.SE3.Random()
+    P1 = P0 * pin.exp6(np.array([0.002, 0.0, -0.001, 0.01, 0.0, 0.02]))
+    move("o0", P0, 1.0)
+    move("o0", P1, 1.01)
+    np.testing.assert_array_equal(
+        world.state.linear_velocity[0], (P1.translation - P0.translation) / (1.01 - 1.0)
+    )
+    assert world.state.velocity_known[0]
+    move("o0", P1)  # (no stamp: the series ends)
+    s = world.state
+    assert not s.velocity_known[0]
+    assert not s.linear_velocity[0].any() and not s.angular_velocity[0].any()
+    move("o0", P0, 2.0)  # (a new series: one stamp gives no velocity yet)
+    assert not world.state.velocity_known[0]
+    # a given velocity: a first stamp keeps it, and so does a pose without a stamp
+    world.set_obstacle_velocity("o1", [0.0, 0.2, 0.0], [0.0, 0.0, 0.1])
+    move("o1", P0, 3.0)
+    move("o1", P1)
+    s = world.state
+    assert s.velocity_known[1]
+    np.testing.assert_array_equal(s.linear_velocity[1], [0.0, 0.2, 0.0])
+    np.testing.assert_array_equal(s.angular_velocity[1], [0.0, 0.0, 0.1])
+    # a given velocity after a stamped series ends the series: the next stamp starts one
+    move("o2", P0, 4.0)
+    move("o2", P1, 4.01)
+    world.set_obstacle_velocity("o2", [0.1, 0.0, 0.0])
+    move("o2", P0, 4.02)  # (not differentiated against the stamp before the given one)
+    np.testing.assert_array_equal(world.state.linear_velocity[2], [0.1, 0.0, 0.0])
+    move("o2", P1)
+    assert world.state.velocity_known[2]  # (given, not estimated)

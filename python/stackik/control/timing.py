@@ -125,14 +125,18 @@ class LoopStats:
             conflicted with what the motion limits allow within the tick; the least
             violating velocity was followed).
         solver_failures: Ticks whose IK gave another non-SUCCESS status than those
-            counted apart (the limiter then decelerated toward zero velocity).
+            counted apart (a status without a solution gives zero velocity, which the
+            limiter decelerates toward; MAX_ITERATIONS and CONSTRAINT_VIOLATION give the
+            best velocity found, which is followed).
         guard_brakes: Ticks on which the position-limit guard braked a joint.
         rejected_targets: ``set_target`` calls refused with an error.
         period_us: The loop period [µs].
         scheduling: CPU affinity and real-time priority, as granted or refused.
         window: Ticks the percentiles cover.
-        collision_violations: Ticks that started with a collision pair below its minimum
-            distance (``COLLISION_VIOLATED``; the step pushing it out was followed).
+        collision_violations: Ticks whose IK found a collision pair below its minimum
+            distance (``COLLISION_VIOLATED``; the step pushing it out was followed), at
+            the configuration the tick solves at: while the arm moves, where its joints
+            come to rest if they brake now, not the commanded configuration.
         stalled_ticks: Ticks whose highest-priority task was blocked (``NO_PROGRESS``:
             limits or constraints leave it no motion; the zero step was followed). An
             operator pressing the target into an obstacle or past a joint limit.

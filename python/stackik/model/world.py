@@ -471,6 +471,8 @@ class World:
         self._lock = threading.Lock()
         self._state = WorldState.empty()
         self._stamps: dict[str, tuple[float, np.ndarray]] = {}
+        #: Obstacles whose velocity is an estimate from their stamps (not given).
+        self._estimated: set[str] = set()
         self._links: dict[int, frozenset[str]] = {}
         self._reserved: dict[int, frozenset[str]] = {}
 
@@ -499,6 +501,7 @@ class World:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self.__dict__.setdefault("_estimated", set())  # (a world pickled before it existed)
         self._lock = threading.Lock()
         self._links = {}
         self._reserved = {}
@@ -759,6 +762,7 @@ class World:
             keep = [i for i in range(len(s.layout.obstacles)) if i != k]
             layout = self._new_layout(tuple(s.layout.obstacles[i] for i in keep), s.layout.attached)
             self._stamps.pop(name, None)
+            self._estimated.discard(name)
             self._publish(
                 WorldState(
                     layout,
@@ -779,7 +783,9 @@ class World:
             stamp: Time of the measurement [s]. Successive stamped poses give the
                 obstacle's velocity (finite differences), which the collision rows use
                 for its approach speed; an explicit :meth:`set_obstacle_velocity` is
-                replaced by the estimate.
+                replaced by the estimate. The estimate holds until the next pose: a
+                pose without a stamp clears it (the solver then estimates the motion
+                from its own steps), as does a velocity given explicitly.
 
         Raises:
             ObstacleNotFound: Unknown name.
@@ -793,7 +799,10 @@ class World:
             k = s.layout.slot(name)
             R, p = s.rotations.copy(), s.translations.copy()
             R[k], p[k] = H[:3, :3], H[:3, 3]
-            motion = None if t is None else self._estimate_one(name, k, H, t, s)
+            if t is not None:
+                motion = self._estimate_one(name, k, H, t, s)
+            else:
+                motion = self._forget_estimates([name], s) if self._stamps else None
             self._state = _with_poses(s, _frozen(R), _frozen(p), motion)
 
     def set_obstacle_poses(self, poses: Mapping[str, object], stamp: float | None = None) -> None:
@@ -817,8 +826,37 @@ class World:
             slots = np.array([s.layout.slot(n) for n in names], dtype=np.int64)
             R, p = s.rotations.copy(), s.translations.copy()
             place_poses(H, slots, R, p)
-            motion = None if t is None else self._estimate(names, H, slots, t, s)
+            if t is not None:
+                motion = self._estimate(names, H, slots, t, s)
+            else:
+                motion = self._forget_estimates(names, s) if self._stamps else None
             self._state = _with_poses(s, _frozen(R), _frozen(p), motion)
+
+    def _forget_estimates(
+        self, names: list[str], s: WorldState
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Clear the velocities estimated from stamps of obstacles moved without one.
+
+        An unstamped pose ends the stamped series: the velocity its last two stamps gave
+        would otherwise hold for an obstacle that may have stopped; the solver's own
+        estimate (its displacement between steps) takes over. A velocity given with
+        :meth:`set_obstacle_velocity` is not an estimate and stays.
+
+        Returns:
+            The next ``(linear, angular, known)`` arrays (frozen), or None when none of
+            ``names`` had a stamped velocity.
+        """
+        for n in names:
+            self._stamps.pop(n, None)
+        estimated = [n for n in names if n in self._estimated]
+        if not estimated:
+            return None
+        self._estimated.difference_update(estimated)
+        v, w, known = _velocity_copies(s)
+        for n in estimated:
+            k = s.layout.slot(n)
+            v[k], w[k], known[k] = 0.0, 0.0, False
+        return _frozen(v), _frozen(w), _frozen(known)
 
     def _estimate(
         self, names: list[str], H: np.ndarray, slots: np.ndarray, t: float, s: WorldState
@@ -841,6 +879,7 @@ class World:
             if prev is not None and t > prev[0]:
                 h[k] = t - prev[0]
                 H0[k] = prev[1]
+                self._estimated.add(name)
         if not h.any():
             return None
         v, w, known = _velocity_copies(s)
@@ -855,6 +894,7 @@ class World:
         self._stamps[name] = (t, H)
         if prev is None or not t > prev[0]:
             return None
+        self._estimated.add(name)
         known = s.velocity_known
         if not known[k]:  # (else the snapshot's own flags stay)
             known = known.copy()
@@ -887,6 +927,8 @@ class World:
             v, w = s.linear_velocity.copy(), s.angular_velocity.copy()
             known = s.velocity_known.copy()
             v[k], w[k], known[k] = lin, ang, True
+            self._stamps.pop(name, None)  # (a given velocity: the stamped series ends)
+            self._estimated.discard(name)
             self._publish(
                 WorldState(
                     s.layout, s.rotations, s.translations, _frozen(v), _frozen(w), _frozen(known)
@@ -954,6 +996,7 @@ class World:
         """Remove every obstacle and attached object."""
         with self._lock:
             self._stamps.clear()
+            self._estimated.clear()
             empty = WorldState.empty()
             layout = replace(empty.layout, revision=self._state.layout.revision + 1)
             self._publish(replace(empty, layout=layout))
