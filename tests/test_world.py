@@ -185,6 +185,21 @@ def test_an_empty_hull_or_mesh_is_refused_not_read(empty):
     assert world.get_obstacle_names() == [] and robot.get_attached_object_names() == []
 
 
+def test_an_object_attached_in_a_shared_world_rides_on_a_link_of_every_robot():
+    """Every robot using a world places its attached objects: a link one of them lacks is
+    refused, saying why; on a link both have (a shared name), it attaches."""
+    world = World()
+    panda, ur5 = load_panda(), RobotModel(ROBOTS / "ur5" / "ur5.urdf", load_visuals=False)
+    panda.set_world(world)
+    ur5.set_world(world)
+    with pytest.raises(InvalidInput, match="every robot using this world places its attached"):
+        panda.attach_object("part", "panda_hand", coal.Sphere(0.02))
+    assert world.get_attached_object_names() == []
+    ur5.set_world(World())  # (the UR5 on a world of its own: the Panda alone uses this one)
+    panda.attach_object("part", "panda_hand", coal.Sphere(0.02))
+    assert world.get_attached_object_names() == ["part"]
+
+
 def test_names_are_unique_and_never_a_robot_link():
     robot = load_panda()
     robot.add_obstacle("table", coal.Box(1, 1, 0.1), pose(z=-0.1))

@@ -590,9 +590,16 @@ class World:
     def _check_link(link: str, link_sets: Sequence[frozenset[str]]) -> None:
         for known in link_sets:
             if link not in known:
+                n = len(link_sets)
+                shared = (
+                    f"every robot using this world places its attached objects, and {n} do: "
+                    "the link must be one of each (give the robots worlds of their own); "
+                    if n > 1
+                    else ""
+                )
                 raise InvalidInput(
-                    f"link {link!r} is not a link of a robot using this world "
-                    f"(links: {sorted(known)})",
+                    f"link {link!r} is not a link of a robot using this world ({shared}"
+                    f"that robot's links: {sorted(known)})",
                     what="link",
                     value=link,
                 )
