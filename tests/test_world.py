@@ -518,6 +518,37 @@ def test_a_pending_larger_minimum_binds_configuration_checks_at_once():
         assert not res.reachable[0] or to_ball(res.q[0]) >= 0.2 - 1e-4
 
 
+def test_evaluated_rows_include_a_given_obstacle_velocity_as_a_first_step_does():
+    """evaluate_collision_debug's row is the damper a first step at q writes: with the
+    obstacle's given velocity, -gain (d - d_min) / dt - n . v_obstacle(witness)."""
+    robot = load_panda()
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.configure_collision_constraint(0.02)
+    p = np.asarray(robot.create_kinematics(PANDA_READY).frame_pose("panda_hand_tcp").translation)
+    origin = p + np.array([0.0, 0.0, -0.12])
+    R = pin.rpy.rpyToMatrix(0.1, 0.2, 0.3)
+    robot.add_obstacle("blk", coal.Box(0.3, 0.2, 0.1), pin.SE3(R, origin))
+    v, w = np.array([0.05, -0.02, 0.1]), np.array([0.3, -0.5, 0.8])
+    robot.set_obstacle_velocity("blk", v, w)
+    solver.add_frame_task("t", "panda_hand_tcp").set_target_position(p + np.array([0, 0, -0.1]))
+    probe = min(
+        (i for i in solver.evaluate_collision_debug_list(PANDA_READY) if i.geometry_b == "blk"),
+        key=lambda i: i.distance,
+    )
+    solver.solve_velocity(PANDA_READY)
+    step = next(
+        i for i in solver.get_last_collision_debug_list()
+        if (i.geometry_a, i.geometry_b) == (probe.geometry_a, probe.geometry_b)
+    )  # fmt: skip
+    assert probe.lower_bound == pytest.approx(step.lower_bound, abs=1e-9)
+    closing = float(probe.normal @ (v + np.cross(w, probe.point_b - origin)))
+    assert closing < 0.0  # (the block approaches the hand)
+    col = solver.get_constraint("collision")
+    hold = 0.02 + col.recovery_deadband  # type: ignore[union-attr]
+    damper = -col.gain * (probe.distance - hold) / 0.01  # type: ignore[union-attr]
+    assert probe.lower_bound == pytest.approx(damper - closing, abs=1e-9)
+
+
 def checked_world_rows(robot: RobotModel, seed: int, count: int) -> list[tuple[str, str]]:
     """:func:`check_world_rows` at ``count`` random configurations, every pair watched."""
     solver = KinematicsSolver(robot, dt=0.01)

@@ -1234,16 +1234,22 @@ class CollisionConstraint(Constraint):
         cfg = self._fill_cfg(dt).copy()
         d_eff = np.array([ck.recovery_distance(d, h, cfg) for d, h in zip(dist, hold, strict=True)])
         C, lower = np.zeros((max(n, 1), self._robot.nv)), np.zeros(max(n, 1))
+        records = (
+            np.zeros((max(n, 1), 2), np.int64), np.zeros((max(n, 1), 3)), np.zeros((max(n, 1), 3))
+        )  # fmt: skip
         rows = ck.contact_rows(
             kin.joint_jacobians_view(), self._columns, ps.pairs[:, 0].copy(),
             ps.pairs[:, 1].copy(), dist, d_eff, hold, witness[:, 6:9].copy(),
             witness[:, 0:3].copy(), witness[:, 3:6].copy(), gs.shapes.kind, gs.shapes.params,
             probe.rot, probe.trans, gs.sup_points, gs.sup_offset, gs.sup_radius, np.zeros(n),
-            self.gain / dt, self.approach_deceleration, ck.PATCH_DIRECTIONS, C, lower,
-            np.zeros((max(n, 1), 2), np.int64),
-            np.zeros((max(n, 1), 3)), np.zeros((max(n, 1), 3)),
+            self.gain / dt, self.approach_deceleration, ck.PATCH_DIRECTIONS, C, lower, *records,
         )  # fmt: skip
         assert rows == n
+        state = self._pipeline.world_state()
+        ck.obstacle_velocity_bounds(
+            rows, records, gs.slot, state.translations, self._first_step_velocities(state), cfg,
+            lower,
+        )  # fmt: skip
         lower[:rows][~C[:rows].any(axis=1)] = -np.inf  # (the step's ck.release_fixed_rows)
         active = dist < ps.pf[:, ck.PF_MIN] + self.activation
         out = [
@@ -1264,6 +1270,20 @@ class CollisionConstraint(Constraint):
             for k, (a, b) in enumerate(ps.pairs)
         ]
         return sorted(out, key=lambda info: info.distance)
+
+    def _first_step_velocities(self, state: WorldState) -> np.ndarray:
+        """Each obstacle's velocity at a first step, ``(n, 6)`` [m/s, rad/s].
+
+        The world's given or stamped velocity, else zero (no motion observed yet).
+        """
+        n = len(state.layout.obstacles)
+        out = (np.zeros((n, 6)), np.zeros(n), np.zeros(n))
+        ck.obstacle_motion(
+            (state.rotations, state.translations), state.velocity_known,
+            (state.linear_velocity, state.angular_velocity), np.zeros((n, 12)),
+            self._pairs.reach, False, (1.0, 0.0, self.approach_deceleration), out,
+        )  # fmt: skip
+        return out[0]
 
     def describe_row(self, row: int) -> str:
         """The pair a row of the last step belongs to, its distance and its limit.
