@@ -1314,11 +1314,18 @@ class KinematicsSolver:
         configured, every active pair of the robot and every robot-obstacle pair. With
         no ``current_q`` (or an empty one): the robot's current configuration
         (``robot.get_current_configuration()``). None without collision geometry.
+
+        Nothing the steps compute changes; a change of the world's layout since the last
+        step is taken up here as the next step would take it up (the pairs are rebuilt,
+        and the last step's records, which indexed the old pairs, are emptied). Safe to
+        call while another thread steps: it holds the solver's lock.
         """
-        col = self._evaluator()
-        if col is None:
-            return None
-        d = col.distances_at(self._checked_q(current_q))
+        q = self._checked_q(current_q)
+        with self._engine.lock:
+            col = self._evaluator()
+            if col is None:
+                return None
+            d = col.distances_at(q)
         return float(d.min()) if d.size else float("inf")
 
     def evaluate_post_step_collision_distance(
@@ -1332,21 +1339,24 @@ class KinematicsSolver:
     ) -> CollisionDebugInfo | None:
         """The nearest watched pair at ``current_q`` with its row (no side effects).
 
-        Pairs and configuration as :meth:`evaluate_min_collision_distance`; obstacle
-        pairs carry the obstacle's name. None without collision geometry or pairs.
+        Pairs, configuration and locking as :meth:`evaluate_min_collision_distance`;
+        obstacle pairs carry the obstacle's name. None without collision geometry or
+        pairs.
         """
-        col = self._evaluator()
-        if col is None:
-            return None
-        infos = col.debug_at(self._checked_q(current_q), self.dt)
+        infos = self.evaluate_collision_debug_list(current_q)
         return infos[0] if infos else None
 
     def evaluate_collision_debug_list(
         self, current_q: object | None = None
     ) -> list[CollisionDebugInfo]:
-        """Every watched pair at ``current_q`` with its row, nearest first (no side effects)."""
-        col = self._evaluator()
-        return col.debug_at(self._checked_q(current_q), self.dt) if col is not None else []
+        """Every watched pair at ``current_q`` with its row, nearest first (no side effects).
+
+        Pairs, configuration and locking as :meth:`evaluate_min_collision_distance`.
+        """
+        q = self._checked_q(current_q)
+        with self._engine.lock:
+            col = self._evaluator()
+            return col.debug_at(q, self.dt) if col is not None else []
 
     def get_last_collision_debug(self) -> CollisionDebugInfo | None:
         """The nearest pair with rows in the last step, or None."""
