@@ -589,14 +589,15 @@ class CollisionConstraint(Constraint):
         Their distance is the same in every configuration (a fixed base resting on a
         table): the step cannot push them out (their rows bound nothing) and every
         configuration check finds them violated, so the caller most likely wants them
-        left out. Measured at the current configuration (it does not matter which).
+        left out. Measured at the cache's configuration (it does not matter which) with
+        this constraint's own pipeline, which every step places again.
         """
         ps = self._pairs
         fixed = [k for k in self._unmoved_pairs().tolist() if ps.names[k] not in self._warned]
         if not fixed:
             return
-        probe, _, _ = self._probe(self._kin.q)
-        dist = probe.distances(ps.pairs[fixed])
+        self._pipeline.place(self._kin.joint_placements(), self._state)
+        dist = self._pipeline.distances(ps.pairs[fixed])
         found = [
             (*ps.names[k], float(d), float(ps.pf[k, ck.PF_MIN]))
             for k, d in zip(fixed, dist.tolist(), strict=True)
