@@ -392,13 +392,13 @@ def _velocity_copies(s: WorldState) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def _entry(kind: str, k: int, entry: tuple, make: Callable[..., Any]) -> Any:
-    """``make(*entry)``, a mistake re-raised naming the entry (``obstacles[k] ('name')``)."""
+    """``make(entry)``, a mistake re-raised naming the entry (``obstacles[k] ('name')``)."""
     try:
-        return make(*entry)
+        return make(tuple(entry))
     except StackIKError as exc:
         name = entry[0] if entry else None
         raise InvalidInput(f"{kind}[{k}] ({name!r}): {exc}", what=kind) from exc
-    except TypeError as exc:  # (a wrong number of fields)
+    except (TypeError, ValueError) as exc:  # (not a tuple, or a wrong number of fields)
         raise InvalidInput(f"{kind}[{k}]: {exc}", what=kind) from None
 
 
@@ -657,7 +657,7 @@ class World:
             ShapeError, NonFiniteInput, InvalidTransform: Bad pose.
         """
         with self._lock:
-            self._publish_added([self._new_obstacle(name, shape, pose, min_distance, source)], [])
+            self._publish_added([self._new_obstacle((name, shape, pose, min_distance, source))], [])
 
     def add_objects(
         self,
@@ -695,15 +695,12 @@ class World:
             ]
             self._publish_added(new_obstacles, new_attached)
 
-    def _new_obstacle(
-        self,
-        name: str,
-        shape: coal.CollisionGeometry,
-        pose: object = None,
-        min_distance: float | None = None,
-        source: str | None = None,
-    ) -> tuple[Obstacle, pin.SE3]:
-        """A checked obstacle and its pose (callers hold the writer lock)."""
+    def _new_obstacle(self, entry: tuple) -> tuple[Obstacle, pin.SE3]:
+        """A checked obstacle and its pose from ``(name, shape, pose, min_distance, source)``.
+
+        Callers hold the writer lock.
+        """
+        name, shape, pose, min_distance, source = entry
         self._free_name(name)
         check_shape(shape, f"obstacle {name!r}")
         T = pin.SE3.Identity() if pose is None else as_se3(pose, f"obstacle {name!r} pose")
@@ -969,17 +966,14 @@ class World:
                 that a robot using this world does not have.
         """
         with self._lock:
-            self._publish_added([], [self._new_attached(name, link, shape, pose, allowed_links)])
+            self._publish_added([], [self._new_attached((name, link, shape, pose, allowed_links))])
 
-    def _new_attached(
-        self,
-        name: str,
-        link: str,
-        shape: coal.CollisionGeometry,
-        pose: object = None,
-        allowed_links: Sequence[str] | str = (),
-    ) -> AttachedObject:
-        """A checked attached object (callers hold the writer lock)."""
+    def _new_attached(self, entry: tuple) -> AttachedObject:
+        """A checked attached object from ``(name, link, shape, pose, allowed_links)``.
+
+        Callers hold the writer lock.
+        """
+        name, link, shape, pose, allowed_links = entry
         _check_name(link, "link")
         allowed = allowed_link_names(allowed_links)
         self._free_name(name)
