@@ -446,6 +446,29 @@ def test_degenerate_closed_forms_exact():
     assert out[6:9] == pytest.approx([0.0, 0.0, -1.0])  # the sphere leaves through +z
 
 
+@pytest.mark.parametrize(
+    ("offset", "flip", "middle"),
+    [
+        ([0.05, 0.0, 0.1], False, 0.05),  # overlap [-0.1, 0.2] of the shadows
+        ([0.3, 0.0, 0.3], False, 0.15),  # overlap [0.1, 0.2]
+        ([0.0, 0.2, -0.15], True, -0.075),  # antiparallel: overlap [-0.2, 0.05]
+        ([0.2, 0.0, 0.5], False, 0.2),  # no overlap: the nearest end
+    ],
+)
+def test_parallel_capsules_meet_at_the_middle_of_their_overlap(offset, flip, middle):
+    """Two capsules of half length 0.2 with parallel axes: the witness on capsule 1 is
+    the middle of the overlap of the axes' shadows (or the end nearest capsule 2)."""
+    R2 = FLIP if flip else I3
+    c1, c2 = coal.Capsule(0.05, 0.4), coal.Capsule(0.05, 0.4)
+    d, out = one(c1, I3, O3, c2, R2, np.array(offset))
+    gap = np.hypot(offset[0], offset[1])
+    axial = max(0.0, abs(offset[2]) - 0.4)
+    assert d == pytest.approx(np.hypot(gap, axial) - 0.1, abs=1e-12)
+    axis_point = out[0:3] - 0.05 * out[6:9]  # (the witness back on capsule 1's axis)
+    assert axis_point == pytest.approx([0.0, 0.0, middle], abs=1e-12)
+    assert np.allclose(out[3:6] - out[0:3], d * out[6:9], atol=1e-12)
+
+
 def test_coal_sphere_cylinder_inside_defect():
     """coal 3.0.3's sphere-cylinder ignores the caps when the centre is inside; we don't."""
     sphere, cyl = coal.Sphere(0.1), coal.Cylinder(0.5, 2.0)

@@ -321,7 +321,7 @@ def _segments(d: float, e: float, b: float, h1: float, h2: float) -> tuple[float
     if den > 1e-14:
         s = _clamp((b * e - d) / den, -h1, h1)
     else:  # parallel: the middle of segment 2's shadow on segment 1, clamped
-        shift = b * e - d  # = e1 . (c2 - c1) up to the sign of b
+        shift = -d  # = e1 . (c2 - c1): where segment 2's centre falls on axis 1
         lo = max(shift - h2, -h1)
         hi = min(shift + h2, h1)
         s = 0.5 * (lo + hi) if lo <= hi else _clamp(shift, -h1, h1)
