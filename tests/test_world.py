@@ -200,6 +200,33 @@ def test_an_object_attached_in_a_shared_world_rides_on_a_link_of_every_robot():
     assert world.get_attached_object_names() == ["part"]
 
 
+def test_a_world_knows_the_robots_and_solvers_using_it_across_pickling_and_changes():
+    """A world refuses an attached object on a link its users lack: its users survive the
+    pickling of a solver with its own world, and leave with set_world(None) or when
+    collected."""
+    import gc
+
+    world = World()
+    solver = KinematicsSolver(load_panda())
+    solver.set_world(world)
+    copy = pickle.loads(pickle.dumps(solver))
+    for s in (solver, copy):
+        with pytest.raises(InvalidInput, match="no_such_link"):
+            s.world.attach_object("x", "no_such_link", coal.Sphere(0.02))
+    solver.set_world(None)
+    world.attach_object("x", "no_such_link", coal.Sphere(0.02))  # (no user left)
+    shared = World()
+    panda, ur5 = load_panda(), RobotModel(ROBOTS / "ur5" / "ur5.urdf", load_visuals=False)
+    panda.set_world(shared)
+    ur5.set_world(shared)
+    with pytest.raises(InvalidInput, match="every robot using this world"):
+        shared.attach_object("part", "panda_hand", coal.Sphere(0.02))
+    del ur5
+    gc.collect()
+    shared.attach_object("part", "panda_hand", coal.Sphere(0.02))  # (the Panda alone now)
+    assert shared.get_attached_object_names() == ["part"]
+
+
 def test_names_are_unique_and_never_a_robot_link():
     robot = load_panda()
     robot.add_obstacle("table", coal.Box(1, 1, 0.1), pose(z=-0.1))
@@ -547,6 +574,86 @@ def test_evaluated_rows_include_a_given_obstacle_velocity_as_a_first_step_does()
     hold = 0.02 + col.recovery_deadband  # type: ignore[union-attr]
     damper = -col.gain * (probe.distance - hold) / 0.01  # type: ignore[union-attr]
     assert probe.lower_bound == pytest.approx(damper - closing, abs=1e-9)
+
+
+class _SensorWorld(World):
+    """A world that changes its layout at the ``trigger``-th read of its state (a writer
+    thread publishing between two reads): it re-adds ``table`` (same shape and pose: only
+    the order changes), or with ``far`` adds one more obstacle 5 m away."""
+
+    trigger: int | None = None
+    far = False
+
+    @property
+    def state(self):  # type: ignore[override]
+        if self.trigger is not None:
+            self.trigger -= 1
+            if self.trigger == 0:
+                self.trigger = None
+                if self.far:
+                    self.add_obstacle(f"far{len(self.get_obstacle_names())}",
+                                      coal.Sphere(0.05), pose(5.0, 5.0, 5.0))  # fmt: skip
+                else:
+                    T, g = self.get_obstacle_pose("table"), self.get_obstacle("table").geometry
+                    self.remove_obstacle("table")
+                    self.add_obstacle("table", g, T)
+        return super().state
+
+
+def _cell_on(world: World) -> tuple[RobotModel, KinematicsSolver]:
+    """A Panda whose base rests on a table (that pair excluded) and a ball, in ``world``."""
+    robot = load_panda()
+    robot.set_world(world)
+    world.add_obstacle("table", coal.Box(1.0, 0.8, 0.05), pose(0.5, 0.0, -0.03))
+    world.add_obstacle("ball", coal.Sphere(0.05), pose(0.4, 0.3, 0.4))
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.configure_collision_constraint(0.02, exclude_pairs=[("panda_link0", "table")])
+    return robot, solver
+
+
+@pytest.mark.parametrize("read", [1, 2, 3, 4])
+def test_a_layout_published_during_a_check_counts_from_the_next_one(read):
+    """Pair indices and the obstacles placed for them come from one snapshot: a table
+    re-added at any read of the world during a check (a sensor thread) leaves every
+    reported distance the coal distance of its named pair, and a global IK query the
+    solutions it finds without the change."""
+    world = _SensorWorld()
+    robot, solver = _cell_on(world)
+    world.trigger = read
+    infos = solver.evaluate_collision_debug_list(PANDA_READY)
+    coal_d = robot_obstacle_distances(robot, PANDA_READY)
+    world_pairs = [i for i in infos if i.geometry_b in ("table", "ball")]
+    assert any(i.geometry_b == "ball" for i in world_pairs)
+    for i in world_pairs:
+        assert i.distance == pytest.approx(coal_d[(i.geometry_a, i.geometry_b)], abs=1e-6)
+    assert not any(i.geometry_a.startswith("panda_link0") and i.geometry_b == "table"
+                   for i in world_pairs)  # fmt: skip
+    target = pin.SE3(np.diag([1.0, -1.0, -1.0]), np.array([0.45, 0.1, 0.35]))
+    kw = {"max_solutions": 6, "time_budget": None, "max_attempts": 200, "seed": 3}
+    plain = solver.find_configs(target, "panda_hand_tcp", **kw)
+    world.trigger = read
+    changed = solver.find_configs(target, "panda_hand_tcp", **kw)
+    assert plain and len(changed) == len(plain)
+    for a, b in zip(plain, changed, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_study_takes_its_pairs_from_one_snapshot():
+    """A study's pair list and its names come from one read of the solver's world: an
+    obstacle added 5 m away at any read of a run changes nothing."""
+    from stackik.reach import ReachStudy
+
+    world = _SensorWorld()
+    robot, solver = _cell_on(world)
+    world.far = True
+    T = np.repeat(np.eye(4)[None], 4, axis=0)
+    T[:, :3, :3] = np.diag([1.0, -1.0, -1.0])
+    T[:, :3, 3] = [[0.45, 0.1, 0.35], [0.4, -0.1, 0.3], [0.5, 0.0, 0.4], [0.35, 0.2, 0.3]]
+    plain = ReachStudy(robot, "panda_hand_tcp", T, solver, []).run("serial", progress=False)
+    for read in range(1, 6):  # (a serial run reads the world five times)
+        world.trigger = read
+        again = ReachStudy(robot, "panda_hand_tcp", T, solver, []).run("serial", progress=False)
+        np.testing.assert_array_equal(again.reason, plain.reason)
 
 
 def checked_world_rows(robot: RobotModel, seed: int, count: int) -> list[tuple[str, str]]:

@@ -270,6 +270,20 @@ class VelocityEngine:
         self._plan = None
         self._layout = None
         self._drop_solvers()
+        if self.world is not None:  # (a world's record of its users does not pickle)
+            self.bind_world(self.world)
+
+    def bind_world(self, world: World) -> None:
+        """Register this engine's robot links and geometry names with ``world``.
+
+        The world then refuses attached objects on links the robot lacks and names taken
+        by its links or geometries (see :meth:`~stackik.model.world.World.bind`).
+
+        Raises:
+            InvalidInput: The world's objects clash with the robot.
+        """
+        robot = self._robot
+        world.bind(self, robot.get_frame_names(), robot.get_collision_geometry_names())
 
     def _drop_solvers(self) -> None:
         """Forget the SNS solvers (rebuilt with the current settings at the next step)."""

@@ -146,12 +146,13 @@ class KinematicsSolver:
             InvalidInput: Not a :class:`~stackik.model.world.World`, or its attached
                 objects name links the robot lacks.
         """
+        old = self._engine.world
         if world is not None:
             if not isinstance(world, World):
                 raise InvalidInput(f"expected a stackik World, got {type(world).__name__}")
-            world.bind(
-                self, self.robot.get_frame_names(), self.robot.get_collision_geometry_names()
-            )
+            self._engine.bind_world(world)
+        if old is not None and old is not world:
+            old.unbind(self._engine)  # (it no longer places that world's attached objects)
         self._engine.world = world
         col = self._collision_constraint()
         if col is not None:

@@ -668,7 +668,7 @@ class CollisionConstraint(Constraint):
         override still waiting to take effect in the velocity steps (``activate_when_clear``)
         counts already: a configuration is checked against what was asked for.
         """
-        self._sync()
+        state = self._sync()
         ps = self._pairs
         minimum = self._requested_minimums()
         robot = ps.robot_index >= 0
@@ -678,6 +678,9 @@ class CollisionConstraint(Constraint):
             ps.pairs.copy(),
             minimum,
             self._pipeline.world,
+            state,
+            list(ps.names),
+            self._gs.names,
         )
 
     def _requested_minimums(self) -> np.ndarray:
@@ -1204,17 +1207,23 @@ class CollisionConstraint(Constraint):
             )
         return out
 
-    def _probe(self, q: np.ndarray) -> tuple[CollisionPipeline, GeometrySet, Kinematics]:
-        """A pipeline of its own placed at ``q`` (no state of this constraint changes)."""
+    def _probe(
+        self, q: np.ndarray, state: WorldState
+    ) -> tuple[CollisionPipeline, GeometrySet, Kinematics]:
+        """A pipeline of its own placed at ``q`` with the snapshot ``state``.
+
+        ``state`` is the one the pairs were synced with: a layout published meanwhile by
+        another thread cannot shift the pair indices. No state of this constraint changes.
+        """
         kin = self._robot.create_kinematics(q)
         probe = CollisionPipeline(self._robot, self._pipeline.world)
-        gs = probe.place(kin.joint_placements(), self._pipeline.world_state())
+        gs = probe.place(kin.joint_placements(), state)
         return probe, gs, kin
 
     def distances_at(self, q: np.ndarray) -> np.ndarray:
         """Exact distances [m] of the watched pairs at ``q`` (no side effects)."""
-        self._sync()
-        probe, _, _ = self._probe(q)
+        state = self._sync()
+        probe, _, _ = self._probe(q, state)
         return probe.distances(self._pairs.pairs)
 
     def debug_at(self, q: np.ndarray, dt: float) -> list[CollisionDebugInfo]:
@@ -1225,8 +1234,8 @@ class CollisionConstraint(Constraint):
         each row is the damper a first step at ``q`` would write for its pair.
         """
         dt = _validate.positive_float(dt, "dt")
-        self._sync()
-        probe, gs, kin = self._probe(q)
+        state = self._sync()
+        probe, gs, kin = self._probe(q, state)
         ps = self._pairs
         n = len(ps)
         witness = np.zeros((n, 9))
@@ -1246,7 +1255,6 @@ class CollisionConstraint(Constraint):
             self.gain / dt, self.approach_deceleration, ck.PATCH_DIRECTIONS, C, lower, *records,
         )  # fmt: skip
         assert rows == n
-        state = self._pipeline.world_state()
         ck.obstacle_velocity_bounds(
             rows, records, gs.slot, state.translations, self._first_step_velocities(state), cfg,
             lower,

@@ -106,7 +106,7 @@ class Workspace:
         data = self.data
         pin.forwardKinematics(self._robot.model, data, q)
         view = self._view
-        pipeline.place(view if view is not None else joint_placements_copy(data))
+        pipeline.place(view if view is not None else joint_placements_copy(data), watch.state)
         d = pipeline.distances(watch.geometry_pairs)
         assert watch.geometry_thresholds is not None
         return float(np.min(d - watch.geometry_thresholds))

@@ -276,6 +276,13 @@ class CollisionWatch:
             ``pairs``.
         geometry_thresholds: Minimum distance of each of those [m].
         world: The world the geometry pairs belong to (None: the robot's).
+        state: The snapshot of that world whose layout the geometry pairs index; a check
+            places the obstacles from it (None: the world's current one). Another thread
+            adding or removing an object meanwhile cannot shift the indices: the change
+            counts from the next watch.
+        names: The geometry names of each of ``geometry_pairs`` (None: not recorded).
+        geometry_names: The names of every geometry of the set the pairs index (robot,
+            attached objects and obstacles of ``state``; empty: not recorded).
     """
 
     pairs: np.ndarray
@@ -283,6 +290,9 @@ class CollisionWatch:
     geometry_pairs: np.ndarray | None = None
     geometry_thresholds: np.ndarray | None = None
     world: World | None = None
+    state: WorldState | None = None
+    names: list[tuple[str, str]] | None = None
+    geometry_names: Sequence[str] = ()
 
 
 def world_watch(
@@ -334,7 +344,7 @@ def world_watch(
             own = gs.obstacle_min[b]
             value = float(min_distance) if np.isnan(own) else float(own)
         limits[k] = value
-    return CollisionWatch(pairs.copy(), thresholds.copy(), all_pairs, limits, world)
+    return CollisionWatch(pairs.copy(), thresholds.copy(), all_pairs, limits, world, state)
 
 
 class CollisionPipeline:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -577,14 +578,19 @@ class World:
         if clash:
             raise InvalidInput(f"world objects {clash} take names of the robot's links/geometries")
         with self._lock:
+            if id(owner) not in self._links:  # (forgotten when the owner is collected)
+                weakref.finalize(owner, self._forget, id(owner))
             self._links[id(owner)] = known
             self._reserved[id(owner)] = names
 
     def unbind(self, owner: object) -> None:
         """Forget a robot registered with :meth:`bind` (it uses another world now)."""
+        self._forget(id(owner))
+
+    def _forget(self, key: int) -> None:
         with self._lock:
-            self._links.pop(id(owner), None)
-            self._reserved.pop(id(owner), None)
+            self._links.pop(key, None)
+            self._reserved.pop(key, None)
 
     @staticmethod
     def _check_link(link: str, link_sets: Sequence[frozenset[str]]) -> None:

@@ -156,7 +156,7 @@ class ChunkSolver:
             for c in solver.constraints
             if isinstance(c, ComPolygonConstraint) and getattr(c, "active", True)
         ]
-        watch = gik.collision_watch()
+        watch = gik.collision_watch()  # (one snapshot: its pairs, names and geometries)
         col = solver.get_constraint("collision")
         with_col = watch is not None and isinstance(col, CollisionConstraint)
         self.verifier = CandidateVerifier(
@@ -172,9 +172,9 @@ class ChunkSolver:
                 robot,
                 world,
                 watch,
-                col.pair_names() if with_col else None,
+                watch.names if with_col and watch is not None else None,
                 float(col.min_distance) if with_col else 0.0,
-                col.geometry.names if with_col else (),
+                watch.geometry_names if with_col and watch is not None else (),
             ),
         )
         self.base_inverse = None
