@@ -476,6 +476,8 @@ class World:
         self._estimated: set[str] = set()
         self._links: dict[int, frozenset[str]] = {}
         self._reserved: dict[int, frozenset[str]] = {}
+        self._finalizers: dict[int, weakref.finalize] = {}
+        self._dead: list[int] = []  # (keys of collected users, see _purge)
 
     @classmethod
     def from_state(cls, state: WorldState) -> World:
@@ -498,7 +500,8 @@ class World:
 
     # -- pickling: the lock is rebuilt; the robots using it bind again --------------------
     def __getstate__(self) -> dict[str, Any]:
-        return _pickling.without(self.__dict__, ("_lock", "_links", "_reserved"))
+        dropped = ("_lock", "_links", "_reserved", "_finalizers", "_dead")
+        return _pickling.without(self.__dict__, dropped)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -506,6 +509,8 @@ class World:
         self._lock = threading.Lock()
         self._links = {}
         self._reserved = {}
+        self._finalizers = {}
+        self._dead = []
 
     # -- reading ---------------------------------------------------------------------------
     @property
@@ -578,17 +583,31 @@ class World:
         if clash:
             raise InvalidInput(f"world objects {clash} take names of the robot's links/geometries")
         with self._lock:
-            if id(owner) not in self._links:  # (forgotten when the owner is collected)
-                weakref.finalize(owner, self._forget, id(owner))
+            self._purge()
+            if id(owner) not in self._finalizers:  # (forgotten when the owner is collected)
+                self._finalizers[id(owner)] = weakref.finalize(owner, self._dead.append, id(owner))
             self._links[id(owner)] = known
             self._reserved[id(owner)] = names
 
     def unbind(self, owner: object) -> None:
         """Forget a robot registered with :meth:`bind` (it uses another world now)."""
-        self._forget(id(owner))
-
-    def _forget(self, key: int) -> None:
         with self._lock:
+            finalizer = self._finalizers.pop(id(owner), None)
+            self._links.pop(id(owner), None)
+            self._reserved.pop(id(owner), None)
+        if finalizer is not None:
+            finalizer.detach()  # (it would keep this world alive as long as the owner)
+
+    def _purge(self) -> None:
+        """Forget the users collected since (callers hold the writer lock).
+
+        A collected user's finalizer only appends its key to ``_dead`` (an atomic append,
+        no lock: it may run inside a locked section of this very thread); the records are
+        dropped here, before they are read.
+        """
+        while self._dead:
+            key = self._dead.pop()
+            self._finalizers.pop(key, None)
             self._links.pop(key, None)
             self._reserved.pop(key, None)
 
@@ -621,6 +640,7 @@ class World:
 
     def _free_name(self, name: str) -> str:
         _check_name(name)
+        self._purge()
         if name == "*":
             raise InvalidInput(
                 "'*' cannot name an object: it stands for every geometry in exclude_pairs",
