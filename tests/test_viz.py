@@ -735,7 +735,35 @@ def test_the_threaded_loop_reports_the_watched_pairs(panda_world):
     assert watched.names == tuple(solver.get_active_collision_pairs())
     assert ("panda_hand_0", "ball") in watched.names
     assert watched.overrides[frozenset(("panda_hand_0", "ball"))] == 0.03
-    assert watched.world_revision == robot.world.revision
+    assert watched.world_layout is robot.world.state.layout
     # Without a collision constraint: None (every pair is shown).
     bare = KinematicsSolver(robot)
     assert ThreadedLoop(bare, Q_PANDA).snapshot().watched.names is None
+
+
+def test_a_hull_built_without_its_faces_is_drawn_as_the_hull_of_its_points():
+    """A coal ConvexBase made without its faces (convexHull(points, False)) is drawn as
+    the hull of its points, its gizmo at their bounding box's centre."""
+    from stackik.viz.shapes import anchor_point, primitives
+
+    pts = np.array([[x, y, z] for x in (0.0, 0.2) for y in (0.0, 0.3) for z in (0.0, 0.1)])
+    v = coal.StdVec_Vec3s()
+    for p in pts:
+        v.append(p)
+    hull = coal.ConvexBase.convexHull(v, False, None)
+    assert not hasattr(hull, "polygons") or not hull.num_polygons
+    (mesh,) = primitives(hull)
+    assert mesh.kind == "mesh" and len(mesh.faces) == 12  # (a box: two triangles a face)
+    np.testing.assert_allclose(mesh.vertices.min(axis=0), pts.min(axis=0), atol=1e-9)
+    np.testing.assert_allclose(mesh.vertices.max(axis=0), pts.max(axis=0), atol=1e-9)
+    np.testing.assert_allclose(anchor_point(hull), [0.1, 0.15, 0.05])
+
+
+def test_a_quiet_viewer_prints_no_address_box(capsys):
+    """verbose=False keeps viser's address box off stdout (viser 1.1 prints it anyway)."""
+    from stackik.viz import Viewer
+
+    robot = RobotModel(ROBOTS / "panda" / "panda.urdf", load_visuals=False)
+    with Viewer(robot, port=0, verbose=False, start=False):
+        pass
+    assert "╭" not in capsys.readouterr().out

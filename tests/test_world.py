@@ -219,6 +219,60 @@ def test_a_world_knows_the_robots_and_solvers_using_it_across_pickling_and_chang
     assert world.get_attached_object_names() == ["x"]
 
 
+def test_a_world_swapped_for_another_at_the_same_revision_is_avoided():
+    """Two worlds count their layout revisions from 1 each: after robot.set_world(other)
+    the next step, and a check, avoid the other world's objects, not the first's."""
+    robot = load_panda()
+    robot.update_kinematics(PANDA_READY)
+    tcp = robot.get_frame_pose("panda_hand_tcp").translation
+    robot.add_obstacle("ball", coal.Sphere(0.03), pose(*(tcp + np.array([0.0, 0.3, 0.0]))))
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.add_posture_task("p")
+    solver.configure_collision_constraint(0.01)
+    solver.solve_velocity(PANDA_READY)
+    other = World()
+    other.add_obstacle(
+        "crate", coal.Box(0.3, 0.3, 0.3), pose(*(tcp + np.array([0.0, -0.155, 0.0])))
+    )
+    assert other.revision == robot.world.revision == 1
+    robot.set_world(other)
+    res = solver.solve_velocity(PANDA_READY)
+    deepest = min(robot_obstacle_distances(robot, PANDA_READY).values())  # (the crate's)
+    assert deepest < 0.0
+    assert res.status == SolverStatus.COLLISION_VIOLATED and "/crate" in res.status_message
+    assert f"{deepest * 1e3:.2f} mm" in res.status_message
+    assert all("ball" not in pair for pair in solver.get_active_collision_pairs())
+    assert solver.evaluate_min_collision_distance(PANDA_READY) == pytest.approx(deepest, abs=1e-6)
+
+
+@pytest.mark.parametrize("shape", ["plane", "halfspace"])
+def test_a_plane_turned_into_the_arm_is_seen_at_the_next_step(shape):
+    """A plane or half-space turned (a rotation, as a gizmo drag makes) to 5 mm of the arm
+    is a violation at the next step: its closing allowance (an infinite speed bound
+    times a zero lead) must list its pairs, not drop them."""
+    robot = load_panda()
+    robot.update_kinematics(PANDA_READY)
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.add_posture_task("posture")
+    flat = coal.Plane if shape == "plane" else coal.Halfspace
+    # the solid side of the half-space is x >= 0.9 (normal -x), as the plane's far side
+    normal, offset = (np.array([1.0, 0.0, 0.0]), 0.9) if shape == "plane" else (
+        np.array([-1.0, 0.0, 0.0]), -0.9)  # fmt: skip
+    robot.add_obstacle("wall", flat(normal, offset))
+    solver.configure_collision_constraint(0.01)
+    solver.solve_velocity(PANDA_READY)
+    near = min((i for i in solver.evaluate_collision_debug_list(PANDA_READY)
+                if i.geometry_b == "wall"), key=lambda i: i.distance)  # fmt: skip
+    Rz = pin.rpy.rpyToMatrix(0.0, 0.0, 0.02)
+    c = np.array([near.point_a[0] + 0.005, near.point_a[1], 0.0])
+    robot.set_obstacle_pose("wall", pin.SE3(Rz, c - Rz @ np.array([0.9, 0.0, 0.0])))
+    d = robot_obstacle_distances(robot, PANDA_READY)[(near.geometry_a, "wall")]
+    assert 0.0 < d < 0.01  # (coal: 5 mm away, inside the 10 mm minimum)
+    res = solver.solve_velocity(PANDA_READY)
+    assert res.status == SolverStatus.COLLISION_VIOLATED, res.status_message
+    assert "/wall" in res.status_message
+
+
 def test_names_are_unique_and_never_a_robot_link():
     robot = load_panda()
     robot.add_obstacle("table", coal.Box(1, 1, 0.1), pose(z=-0.1))

@@ -149,6 +149,8 @@ def _closing_allowance(vel: np.ndarray, reach: float, lead: float, decel: float)
     s = math.sqrt(vel[0] * vel[0] + vel[1] * vel[1] + vel[2] * vel[2])
     if w > 0.0:
         s += w * reach  # inf for a rotating plane: every pair with it is listed
+    if s == np.inf:
+        return np.inf  # (not s * lead: with a zero lead that is NaN, which lists nothing)
     extra = s * lead
     if decel < np.inf:
         extra += s * s / (2.0 * decel)

@@ -65,7 +65,7 @@ from ..errors import CollisionMarginWarning, FixedPairWarning, InvalidInput
 from ..model import Kinematics, RobotModel
 from ..model.collision import validate_pairs
 from ..model.pipeline import CollisionPipeline, CollisionWatch, GeometrySet, mesh_distance
-from ..model.world import World, WorldState
+from ..model.world import World, WorldLayout, WorldState
 from ..results import CollisionDebugInfo
 from . import _collision_kernel as ck
 from ._collision_pairs import (
@@ -287,7 +287,7 @@ class CollisionConstraint(Constraint):
         self._settings_version = 0  # bumped by every setting (see _Setting)
         self._cfg_key: tuple[int, float] | None = None  # (version, dt) written into _cfg
         #: The snapshot max_rows() sized this step's rows for, with its layout key.
-        self._sized_for: tuple[WorldState, tuple[int, int, int]] | None = None
+        self._sized_for: tuple[WorldState, tuple[WorldLayout, int, int]] | None = None
         self._tables: tuple = (None, (), ())  # (geometry set, its kernel tables)
         #: (geometry set, pairs, buffers, their compiled record): see :meth:`_workspace`.
         self._ws: tuple = (None, None, None, None)
@@ -490,7 +490,7 @@ class CollisionConstraint(Constraint):
         self._state = state
         self._gs = gs
         #: The layout key (:meth:`_layout_key`) the pairs are built for.
-        self._synced_key = (state.layout.revision, *gs.key[:2])
+        self._synced_key = (state.layout, *gs.key[:2])
         self._pairs = ps
         self._columns = joint_columns(self._robot, gs)
         self._step = 0
@@ -539,7 +539,7 @@ class CollisionConstraint(Constraint):
         self._clear_records()  # (the last step's records index the pairs it had)
 
     def _sync(
-        self, state: WorldState | None = None, key: tuple[int, int, int] | None = None
+        self, state: WorldState | None = None, key: tuple[WorldLayout, int, int] | None = None
     ) -> WorldState:
         """The world snapshot of this step; rebuild the pairs when the layout changed.
 
@@ -556,11 +556,11 @@ class CollisionConstraint(Constraint):
         self._state = state
         return state
 
-    def _layout_key(self, state: WorldState) -> tuple[int, int, int]:
+    def _layout_key(self, state: WorldState) -> tuple[WorldLayout, int, int]:
         """What a pair set is built for: the world's layout and the robot's revisions."""
         col = self._robot.collision
         return (
-            state.layout.revision,
+            state.layout,  # (the layout itself: a new world counts revisions from 1 again)
             col.revision if col is not None else -1,
             self._robot.revision,
         )

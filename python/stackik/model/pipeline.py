@@ -35,7 +35,7 @@ from ..errors import CollisionGeometryNotFound, InvalidInput, ShapeError
 from ..geometry import MESH, ShapeTable
 from ..geometry.kernels import batch_distance
 from ._pipeline_kernel import place_geometries, place_one
-from .world import World, WorldState
+from .world import World, WorldLayout, WorldState
 
 if TYPE_CHECKING:
     from .robot import RobotModel
@@ -92,7 +92,8 @@ class GeometrySet:
     """Every collision geometry of a robot and its world, as kernel tables.
 
     Attributes:
-        key: ``(collision revision, robot revision, world revision)`` it was built at.
+        key: ``(collision revision, robot revision, world layout)`` it was built at (the
+            layout object itself, compared by identity).
         names: Geometry names (robot geometries; attached-object and obstacle names).
         links: Link of each geometry (attached objects and obstacles: their own name).
         carrier: Link carrying each geometry (attached objects: their link; obstacles:
@@ -112,7 +113,7 @@ class GeometrySet:
         obstacle_min: Minimum distance of each geometry's obstacle [m] (NaN: none set).
     """
 
-    key: tuple[int, int, int]
+    key: tuple[int, int, WorldLayout]
     names: tuple[str, ...]
     links: tuple[str, ...]
     carrier: tuple[str, ...]
@@ -242,7 +243,7 @@ def build_geometry_set(robot: RobotModel, state: WorldState) -> GeometrySet:
     counts = [len(p) for p, _ in support]
     col_rev = robot.collision.revision if robot.collision is not None else -1
     return GeometrySet(
-        key=(col_rev, robot.revision, state.layout.revision),
+        key=(col_rev, robot.revision, state.layout),
         names=tuple(names),
         links=tuple(links),
         carrier=tuple(carrier),
@@ -377,7 +378,7 @@ class CollisionPipeline:
         key = (
             col.revision if col is not None else -1,
             self.robot.revision,
-            state.layout.revision,
+            state.layout,  # (the layout itself: a new world counts revisions from 1 again)
         )
         gs = self._set
         if gs is None or gs.key != key:

@@ -237,9 +237,15 @@ class AttachedObject:
     allowed_links: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WorldLayout:
     """The structure of a world at one revision: its obstacles and attached objects.
+
+    Layouts compare (and hash) by identity: each change of a world's objects makes a new
+    one, and two worlds never share one (unless one was made from the other's snapshot,
+    with the same objects). Caches of what a layout decides (pair sets, geometry tables)
+    key on the layout itself, never on its revision alone: a new world counts its
+    revisions from 1 again.
 
     Attributes:
         revision: Changes whenever an obstacle or attached object is added or removed.

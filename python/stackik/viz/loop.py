@@ -62,20 +62,21 @@ class WatchedPairs:
         min_distance: The constraint's global minimum distance [m] (0 without one).
         overrides: Minimum distances that differ from it, keyed by
             ``frozenset({name_a, name_b})`` [m] (per-pair settings, obstacles' own).
-        world_revision: The world layout revision they were read at.
+        world_layout: The world layout they were read at (compared by identity: a
+            world swapped for another at the same revision is another layout).
     """
 
     names: tuple[tuple[str, str], ...] | None
     min_distance: float = 0.0
     overrides: Mapping[frozenset[str], float] = field(default_factory=dict)
-    world_revision: int = -1
+    world_layout: object = None
 
 
 def watched_pairs(solver: KinematicsSolver) -> WatchedPairs:
     """The pairs ``solver`` watches now (call it where no step of the solver can run)."""
-    revision = solver.world.state.layout.revision
+    layout = solver.world.state.layout
     if not isinstance(solver.get_constraint("collision"), CollisionConstraint):
-        return WatchedPairs(None, 0.0, {}, revision)
+        return WatchedPairs(None, 0.0, {}, layout)
     overrides = {}
     for key, d in solver.get_collision_pair_min_distance_overrides():
         a, _, b = key.partition("|")
@@ -84,7 +85,7 @@ def watched_pairs(solver: KinematicsSolver) -> WatchedPairs:
         tuple(solver.get_active_collision_pairs()),
         solver.get_collision_min_distance(),
         overrides,
-        revision,
+        layout,
     )
 
 
@@ -250,8 +251,8 @@ class ThreadedLoop:
     def _refresh_watched(self) -> WatchedPairs:
         """The watched pairs, re-read when the world's layout changed or every 0.25 s."""
         now = time.perf_counter()
-        revision = self.solver.world.state.layout.revision
-        if revision != self._watched.world_revision or now - self._watched_at > WATCH_REFRESH:
+        layout = self.solver.world.state.layout
+        if layout is not self._watched.world_layout or now - self._watched_at > WATCH_REFRESH:
             self._watched = watched_pairs(self.solver)
             self._watched_at = now
         return self._watched

@@ -54,8 +54,10 @@ class PairSegments:
         colors: RGB colour per segment (N x 3) [0-255].
         names: ``(geometry_a, geometry_b)`` of each segment.
         distances: Signed distance of each [m].
-        closest: ``(geometry_a, geometry_b, distance)`` of the closest watched pair, or
-            None without pairs.
+        closest: ``(geometry_a, geometry_b, distance)`` of the watched pair nearest its
+            minimum distance (the smallest distance minus minimum: the pair closest to a
+            violation, which a pair with a larger own minimum can be before a nearer
+            one), or None without pairs.
         labels: Per segment, the name of the world object it reaches (the obstacle, or
             the attached object of an attached-object/robot pair); ``""`` for the
             robot's own pairs.
@@ -98,7 +100,7 @@ class PairOverlay:
         collision = robot.collision
         self._state = CollisionState(collision) if collision is not None else None
         self._pipeline = CollisionPipeline(robot)
-        self._world_key: tuple[int, int, int] | None = None
+        self._world_key: tuple[int, int, object] | None = None
         self._world_pairs = np.zeros((0, 2), dtype=np.int64)
         self.show_within = float(show_within)
         self.span = float(span)

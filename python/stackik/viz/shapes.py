@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from ..model.collision import convex_hull
+
 #: Colour of the visual geometry when the URDF gives none (Pinocchio's default grey).
 DEFAULT_VISUAL_RGB = (118, 140, 170)
 #: Colour of the collision geometry [0-255].
@@ -97,7 +99,13 @@ def _triangles(geometry: Any) -> Primitive | None:
         vertices = np.asarray(geometry.vertices(), dtype=float)
         count = int(geometry.num_tris)
         tri = geometry.tri_indices
-    elif hasattr(geometry, "points") and hasattr(geometry, "polygons"):
+    elif hasattr(geometry, "points"):
+        if not (hasattr(geometry, "polygons") and int(geometry.num_polygons)):
+            # (a ConvexBase built without its faces, say by convexHull(points, False)):
+            # the faces of the hull of its points
+            if not int(geometry.num_points):
+                return None
+            geometry = convex_hull(np.asarray(geometry.points(), dtype=float))
         vertices = np.asarray(geometry.points(), dtype=float)
         count = int(geometry.num_polygons)
         tri = geometry.polygons
@@ -189,7 +197,7 @@ def anchor_point(geometry: Any) -> np.ndarray:
         return float(geometry.d) * np.asarray(geometry.n, dtype=float)
     if hasattr(geometry, "tri_indices") and hasattr(geometry, "vertices"):
         v = np.asarray(geometry.vertices(), dtype=float).reshape(-1, 3)
-    elif hasattr(geometry, "points") and hasattr(geometry, "polygons"):
+    elif hasattr(geometry, "points") and int(geometry.num_points):
         v = np.asarray(geometry.points(), dtype=float).reshape(-1, 3)
     else:
         return np.zeros(3)

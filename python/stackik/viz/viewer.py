@@ -17,6 +17,8 @@ viser is imported when a viewer is built (``pip install "stackik[viz]"``), never
 
 from __future__ import annotations
 
+import contextlib
+import io
 import threading
 import time
 from collections.abc import Sequence
@@ -182,9 +184,12 @@ class Viewer:
         self.solver = solver
         self._name = robot.model.name or "robot"
         self._host = host
-        self._server = viser.ViserServer(
-            host=host, port=int(port), label=label or f"stackik · {self._name}", verbose=verbose
-        )
+        with contextlib.nullcontext() if verbose else contextlib.redirect_stdout(io.StringIO()):
+            # (viser 1.1 prints its address box whatever its own verbose says)
+            self._server = viser.ViserServer(
+                host=host, port=int(port), label=label or f"stackik · {self._name}",
+                verbose=verbose,
+            )  # fmt: skip
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._closed = False
@@ -642,7 +647,7 @@ class Viewer:
         seg = self._segments
         if seg is not None and seg.closest is not None:
             a, b, d = seg.closest
-            lines.append(f"**Closest pair** {a} / {b}: {d:.3f} m")
+            lines.append(f"**Nearest its minimum** {a} / {b}: {d:.3f} m")
         text = "\n\n".join(lines)
         if snap is not None and snap.tasks:
             table = ["| task | priority | error | scale |", "|:--|--:|--:|--:|"]
