@@ -273,6 +273,39 @@ def test_a_plane_turned_into_the_arm_is_seen_at_the_next_step(shape):
     assert "/wall" in res.status_message
 
 
+def test_locked_joints_stay_locked_in_the_step_the_collision_rows_bound():
+    """Position IK with locked joints keeps every iterate clear of the world: the locks
+    are rows of the constrained solve (zeroing the locked joints after it took a step the
+    collision rows never saw, 32 mm into a ball's margin)."""
+    from stackik.ik.position import PositionIKOptions, PositionStepOptions
+
+    robot = load_panda()
+    ball = pose(0.45, 0.2, 0.35)
+    robot.add_obstacle("ball", coal.Sphere(0.06), ball, min_distance=0.03)
+    solver = KinematicsSolver(robot)
+    solver.configure_collision_constraint(0.01)
+    solver.add_frame_task("ee", "panda_hand_tcp")
+    seed = np.array([-0.7119, -0.7550, 1.6755, -2.2793, -0.8800, 1.3680, -0.4203])
+    goal = np.array([-0.9273, -0.6120, 1.7148, -2.1598, -0.9293, 1.3680, -0.4203])
+    target = pin.SE3(robot.create_kinematics(goal).frame_pose("panda_hand_tcp"))
+
+    def clearance(q: np.ndarray) -> float:
+        return min(d for (_, o), d in robot_obstacle_distances(robot, q).items() if o == "ball")
+
+    assert clearance(seed) > 0.03 and clearance(goal) < 0.03 - 0.02  # (the goal: inside)
+    for locked in ((), (5, 6)):
+        opts = PositionIKOptions(record_path=True, locked_joints=locked)
+        res = solver.solve_position(seed, target, "panda_hand_tcp", opts)
+        step = solver.solve_position_step(
+            seed, target, "ee", PositionStepOptions(max_steps=30, record_path=True,
+                                                    locked_joints=locked)
+        )  # fmt: skip
+        for path in (res.path, step.path):
+            assert min(clearance(q) for q in path) >= 0.03 - 1e-4
+            for j in locked:
+                assert all(q[j] == seed[j] for q in path)
+
+
 def test_names_are_unique_and_never_a_robot_link():
     robot = load_panda()
     robot.add_obstacle("table", coal.Box(1, 1, 0.1), pose(z=-0.1))
@@ -1070,6 +1103,39 @@ def test_a_cartesian_path_through_an_obstacle_stops_at_it():
     for qs in blocked.configurations:
         assert min_obstacle_distance(robot, qs) >= 0.01 - 1e-9
     assert min_obstacle_distance(robot, free.configurations[blocked.bad_index]) < 0.01
+    # Two points only, the wall between them: the sub-steps are checked too.
+    two = solver.generate_path(q, end, TCP, 2)
+    assert not two.success and two.reason == "collision" and two.bad_index == 1
+    assert "between point 0 and point 1" in two.status_message
+    assert len(two.configurations) == 1  # (the start)
+    s = float(two.status_message.split("s = ")[1].rstrip(")"))
+    assert 0.0 < s < 1.0
+    on_line = [q for q in free.configurations if min_obstacle_distance(robot, q) < 0.01]
+    assert on_line  # (coal: the free path's own points cross the wall's margin)
+
+
+def test_a_joint_off_the_chain_outside_its_limits_fails_the_limits_check():
+    """Global IK, batches and paths hold the joints off the frame's chain at the reference
+    (or the start): one of them 2 mrad past its limit makes every candidate fail the
+    limits check, as the docs promise (they returned configurations outside the limits)."""
+    dual = ROBOTS / "dual_arm"
+    robot = RobotModel(dual / "dual_arm.urdf", srdf_path=dual / "dual_arm.srdf", load_visuals=False)
+    lo, hi = robot.get_joint_limits()
+    j = robot.controlled_joint_names.index("right_panda_joint4")
+    q = 0.5 * (lo + hi)
+    q[j] = hi[j] + 0.002  # (the right arm; the target is the left hand's)
+    T = pin.SE3(robot.create_kinematics(q).frame_pose("left_tcp"))
+    T.translation += np.array([0.03, 0.0, -0.03])
+    solver = KinematicsSolver(robot)
+    found = solver.find_configs(T, "left_tcp", max_solutions=2, reference_q=q, seed=0)
+    assert len(found) == 0 and found.rejected.get("limits", 0) > 0
+    batch = solver.solve_position_batch(T.homogeneous[None], "left_tcp", seeds=q)
+    assert not batch.success[0]
+    path = solver.generate_path(q, T, "left_tcp", 5)
+    assert path.status == SolverStatus.INVALID_INPUT and path.reason == "limits"
+    q[j] = hi[j]  # (at the limit: inside)
+    assert len(solver.find_configs(T, "left_tcp", max_solutions=2, reference_q=q, seed=0))
+    assert solver.generate_path(q, T, "left_tcp", 5).success
 
 
 def test_position_ik_keeps_clear_of_the_world():

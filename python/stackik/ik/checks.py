@@ -163,6 +163,13 @@ class CandidateChecker:
         self.couples_chain = any(
             robot.get_pinocchio_joint_id(f) in chain_joints for f, _, _, _ in kept
         )
+        # the joints off the chain keep their reference values: the model's limits of
+        # theirs that have finite ones (every candidate of the query carries them)
+        lo, hi = self.model.lowerPositionLimit, self.model.upperPositionLimit
+        off = np.ones(self.model.nq, dtype=bool)
+        off[np.asarray(setup.chain.idx_q, dtype=np.int64)] = False
+        off &= np.isfinite(lo) & np.isfinite(hi)
+        self._off = (np.flatnonzero(off), lo[off].copy(), hi[off].copy())
 
     def coupled(self, q: np.ndarray, qc: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
         """A candidate with every kept mimic follower set from its leader.
@@ -212,6 +219,14 @@ class CandidateChecker:
             )
         )
 
+    def off_chain_ok(self, q: np.ndarray) -> bool:
+        """The joints off the chain (held at the reference) inside the model's limits."""
+        idx, lo, hi = self._off
+        if not idx.size:
+            return True
+        v = q[idx]
+        return bool(np.all((lo <= v) & (v <= hi)))
+
     def collision_ok(self, q: np.ndarray) -> bool:
         """No watched pair below its minimum distance (True without a constraint)."""
         watch = self.watch
@@ -228,7 +243,7 @@ class CandidateChecker:
             ep, eo = self.pose_error(q)
             if not (ep <= self.tol_p and eo <= self.tol_o):
                 return "pose"
-        if not self.limits_ok(qc):
+        if not self.limits_ok(qc) or not self.off_chain_ok(q):
             return "limits"
         if not self.collision_ok(q):
             return "collision"

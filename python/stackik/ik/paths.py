@@ -6,7 +6,9 @@ straight line: position interpolated linearly, orientation by slerp
 ``max_linear_step`` and ``max_angular_step``, each solved locally (Levenberg-Marquardt
 from the previous configuration, no restart, inside the margin-shrunk limits); a
 sub-step whose joints move more than ``max_joint_jump`` is a branch jump and stops the
-path. Every path point is checked on the robot like a global-IK candidate.
+path. Every path point is checked on the robot like a global-IK candidate, and every
+sub-step between two points for collision: a line through an obstacle stops there even
+when no point falls inside it.
 """
 
 from __future__ import annotations
@@ -159,6 +161,11 @@ def _walk(
         for j in range(1, line.steps_per + 1):
             s = ((k - 1) * line.steps_per + j) / (line.steps_per * (line.n - 1))
             qc = _sub_step(chain, line, qc, s, k, jump, tol_p, tol_o)
+            if j < line.steps_per and not checker.collision_ok(chain.to_full(qc, q_start)):
+                raise _PathStop(
+                    SolverStatus.CONSTRAINT_VIOLATION, k, "collision",
+                    f"the line collides between point {k - 1} and point {k} (s = {s:.4f})",
+                )  # fmt: skip
         q = chain.to_full(qc, q_start)
         why = checker.reason(q, qc, check_pose=False)
         if why:

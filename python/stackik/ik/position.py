@@ -48,6 +48,7 @@ import numpy as np
 import pinocchio as pin
 
 from .. import _validate
+from ..constraints.linear import LinearConstraint
 from ..engine import VelocityEngine
 from ..errors import InvalidInput, JointNotFound, ShapeError, StackIKError
 from ..model import Kinematics, RobotModel
@@ -102,6 +103,23 @@ class ResolutionMethod(str, enum.Enum):
     PSEUDO_INVERSE = "pseudo_inverse"
     DAMPED_LEAST_SQUARES = "damped_least_squares"
     JACOBIAN_TRANSPOSE = "jacobian_transpose"
+
+
+#: The name of the rows that hold a call's locked joints still (``dq_j = 0``).
+_LOCK = "position_ik_locked_joints"
+
+
+def _lock_rows(engine: VelocityEngine, locked_v: np.ndarray) -> LinearConstraint:
+    """Rows ``dq_j = 0`` for the locked joints, part of the constrained solve.
+
+    The joints must not move in the step the constraints see: zeroing them after the
+    solve would take a step the collision rows never bounded (the free joints' part of
+    a motion that needed the locked ones too).
+    """
+    n = len(locked_v)
+    C = np.zeros((n, engine.robot.nv))
+    C[np.arange(n), locked_v] = 1.0
+    return LinearConstraint(_LOCK, engine.kinematics, C, np.zeros(n), np.zeros(n))
 
 
 def _method(value: object) -> ResolutionMethod:
@@ -721,6 +739,7 @@ class PositionIK:
         if loop.method == ResolutionMethod.DAMPED_LEAST_SQUARES:
             values.update(damping=damping, tolerance=_DLS_TOLERANCE)
         excluded: list[tuple[Any, list[int]]] = []
+        locked = False
         try:
             limits.velocity_limits = velocity_limits
             if margin is not None:
@@ -730,10 +749,14 @@ class PositionIK:
                     old = t.get_excluded_joint_indices()
                     excluded.append((t, old))
                     t.set_excluded_joint_indices(sorted(set(old) | set(loop.locked_v.tolist())))
+                engine.add_constraint(_lock_rows(engine, loop.locked_v))
+                locked = True
             engine.reset()
             with engine.settings(**values):
                 yield
         finally:
+            if locked:
+                engine.remove_constraint(_LOCK)
             for t, old in excluded:
                 t.set_excluded_joint_indices(old)
             limits.velocity_limits, limits.margin = saved
