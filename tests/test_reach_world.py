@@ -620,3 +620,22 @@ def solver_with(robot: RobotModel) -> KinematicsSolver:
     s = KinematicsSolver(robot)
     s.configure_collision_constraint(MIN_DISTANCE)
     return s
+
+
+def test_a_mismatch_names_the_first_item_one_list_has_more_of():
+    """A stored list longer or shorter than this run's: the first item it has extra."""
+    from stackik.reach.describe import _first_difference
+
+    a = {"pairs": [["l0", "l4"], ["l0", "l5"]]}
+    b = {"pairs": [["l0", "l4"], ["l0", "l5"], ["l0", "table"]]}
+    assert _first_difference(a, b) == ("pairs[2]", None, ["l0", "table"])
+    assert _first_difference(b, a) == ("pairs[2]", ["l0", "table"], None)
+    assert _first_difference({"x": [1, 2]}, {"x": [1, 3, 4]}) == ("x[1]", 2, 3)
+
+
+def test_a_study_without_evaluators_titles_its_plot_without_a_score(tmp_path, panda, solver):
+    T = poses_at(targets()[:4])
+    res = ReachStudy(panda, FRAME, T, solver, evaluators=[]).run("serial", progress=False)
+    fig = res.plot(tmp_path / "score.png")
+    title = fig._suptitle.get_text()
+    assert "no evaluators" in title and "mean score" not in title

@@ -306,6 +306,29 @@ def test_locked_joints_stay_locked_in_the_step_the_collision_rows_bound():
                 assert all(q[j] == seed[j] for q in path)
 
 
+def test_junk_given_to_the_world_gets_typed_errors(tmp_path):
+    """Paths, scales and batch entries that are not what they should be: InvalidInput
+    naming them (they were bare TypeErrors and ValueErrors, or a scale of "2" or True
+    read as a number)."""
+    obj = tmp_path / "tetra.obj"
+    obj.write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 2 4\nf 1 3 4\nf 2 3 4\n")
+    world, box = World(), coal.Box(0.1, 0.1, 0.1)
+    z = ("z", box, None, None, None)
+    cases = [
+        (lambda: world.add_obstacle_mesh("m", None), "mesh path"),  # type: ignore[arg-type]
+        (lambda: world.add_obstacle_mesh("m", 5), "mesh path"),  # type: ignore[arg-type]
+        (lambda: world.add_obstacle_mesh("m", obj, scale="2"), "mesh scale"),  # type: ignore[arg-type]
+        (lambda: world.add_obstacle_mesh("m", obj, scale=True), "mesh scale"),
+        (lambda: world.add_objects(None), "obstacles must be a list"),  # type: ignore[arg-type]
+        (lambda: world.add_objects([(["u"], box, None, None, None)] * 2), "name must be"),
+        (lambda: world.add_objects([(1, box, None, None, None)] * 2 + [z] * 2), "given twice"),
+    ]  # fmt: skip
+    for call, words in cases:
+        with pytest.raises(InvalidInput, match=words):
+            call()
+    assert world.get_obstacle_names() == []
+
+
 def test_names_are_unique_and_never_a_robot_link():
     robot = load_panda()
     robot.add_obstacle("table", coal.Box(1, 1, 0.1), pose(z=-0.1))
@@ -1258,6 +1281,8 @@ def test_a_scene_file_builds_its_world(tmp_path):
             "obstacles: [{name: a, sphere: 0.1, pose: {quat: [0, 0, 0.8, 0.7071]}}]",
             ["unit quaternion (within 0.001)"],
         ),
+        ("obstacles:\n  - name: a\n    sphere: 0.1\n    name: b\n", ["'name' is given twice"]),
+        ("obstacles: " + "[" * 3000 + "]" * 3000, ["nested too deeply"]),
         ("attached: [{name: t, sphere: 0.1}]", ["attached[0]", "link"]),
         ("robots: []", ["top level"]),
         ("obstacles: [unclosed", ["invalid YAML"]),

@@ -277,6 +277,29 @@ def _entries(doc: Mapping[str, Any], key: str, source: str) -> list:
     return items
 
 
+def _unique_keys_loader(yaml: Any) -> Any:
+    """A safe YAML loader that refuses a key given twice in one mapping.
+
+    (The safe loader keeps the last of two equal keys: ``name: a`` then ``name: b`` in
+    one entry would load one obstacle, silently dropping the other.)
+    """
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def mapping(loader: Any, node: Any, deep: bool = False) -> dict:
+        keys = [loader.construct_object(k, deep=deep) for k, _ in node.value]
+        for k in keys:
+            if keys.count(k) > 1:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {k!r} is given twice in one mapping", node.start_mark
+                )
+        return loader.construct_mapping(node, deep=deep)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    return Loader
+
+
 def parse_scene(text: str, source: str = "<scene>", folder: Path | None = None) -> dict:
     """Read scene YAML into ``{"obstacles": [...], "attached": [...]}`` (shapes built).
 
@@ -290,9 +313,11 @@ def parse_scene(text: str, source: str = "<scene>", folder: Path | None = None) 
 
     folder = Path.cwd() if folder is None else folder
     try:
-        doc = yaml.safe_load(text) or {}
+        doc = yaml.load(text, Loader=_unique_keys_loader(yaml)) or {}
     except yaml.YAMLError as exc:
         raise MalformedScene(source, f"invalid YAML: {exc}") from exc
+    except RecursionError:
+        raise MalformedScene(source, "invalid YAML: nested too deeply") from None
     if not isinstance(doc, Mapping) or not set(doc) <= {"obstacles", "attached"}:
         keys = sorted(doc) if isinstance(doc, Mapping) else type(doc).__name__
         raise MalformedScene(source, f"top level must hold obstacles/attached, got {keys}")

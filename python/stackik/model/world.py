@@ -32,7 +32,6 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import coal
@@ -147,6 +146,11 @@ def _mesh_scale(scale: object) -> np.ndarray:
         InvalidInput: Not numbers, or not positive and finite (at most ``MAX_SIZE``).
         ShapeError: Neither one number nor three.
     """
+    if isinstance(scale, (bool, str, bytes)) or (
+        isinstance(scale, (list, tuple)) and any(isinstance(v, (bool, str)) for v in scale)
+    ):
+        message = f"mesh scale must be a number or three numbers, got {scale!r}"
+        raise InvalidInput(message, what="scale", value=scale)
     try:
         s = np.asarray(scale, dtype=float)
     except (TypeError, ValueError):
@@ -181,7 +185,9 @@ def load_mesh(
         ShapeError: A scale of neither one number nor three.
         InvalidInput: Bad scale, or a file coal cannot read or that has no vertices.
     """
-    file = Path(path)
+    from .loading import check_path
+
+    file = check_path(path, "mesh path", hint=None)
     if not file.is_file():
         raise MeshNotFound(str(path), str(path), [str(file.parent)], subject="obstacle mesh")
     s = _mesh_scale(scale)
@@ -712,8 +718,12 @@ class World:
                 :meth:`attach_object` refuses; the message names the entry
                 (``obstacles[k] ('name'): ...``). Nothing is added then.
         """
-        obstacles, attached = list(obstacles), list(attached)
-        names = [e[0] for e in (*obstacles, *attached) if isinstance(e, (tuple, list)) and e]
+        obstacles = list(_validate.items(obstacles, "obstacles"))
+        attached = list(_validate.items(attached, "attached"))
+        names = [
+            e[0] for e in (*obstacles, *attached)
+            if isinstance(e, (tuple, list)) and e and isinstance(e[0], str)
+        ]  # fmt: skip
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             raise InvalidInput(f"names {twice} are given twice", what="name")

@@ -69,10 +69,13 @@ def _first_difference(a: object, b: object, where: str = "") -> tuple[str, objec
         for key in sorted(a):
             if a[key] != b[key]:
                 return _first_difference(a[key], b[key], f"{where}.{key}" if where else str(key))
-    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        for k, (x, y) in enumerate(zip(a, b, strict=True)):
+    elif isinstance(a, list) and isinstance(b, list):
+        for k, (x, y) in enumerate(zip(a, b, strict=False)):
             if x != y:
                 return _first_difference(x, y, f"{where}[{k}]")
+        if len(a) != len(b):  # (one list goes on: its first extra item, against nothing)
+            k = min(len(a), len(b))
+            return f"{where}[{k}]", a[k] if k < len(a) else None, b[k] if k < len(b) else None
     return where, a, b
 
 

@@ -81,7 +81,7 @@ def plot_result(
         title
         or f"{result.header.get('robot', {}).get('name', '')} {result.frame}: "
         f"{s.reachable}/{s.evaluated} reachable ({100 * s.fraction:.1f} %), "
-        f"mean score {s.mean_score:.3f}"
+        + (f"mean score {s.mean_score:.3f}" if s.scored else "no evaluators (no score)")
     )
     _save(fig, path)
     return fig
