@@ -930,11 +930,7 @@ class VelocityEngine:
             names = self._velocity_joint_names()
             joint_note = f" ({', '.join([names[j] for j in joints])})"
         if rows:
-            if len(slices) == 1:  # (one constraint wrote rows: every row is its)
-                (name,) = slices
-                row_note = f" ({name})"
-            else:
-                row_note = _row_families(slices, rows)
+            row_note = _row_families(slices, rows)
         note = (
             f"; blocked by saturated joints {joints}{joint_note} and constraint rows "
             f"{rows}{row_note}"
