@@ -103,11 +103,7 @@ def _check_points(geometry: Any, what: str) -> None:
     if not (geometry.num_points if convex else geometry.num_vertices):
         # (asked first: coal crashes when the points of an empty shape are read)
         raise InvalidInput(f"{what}: the shape has no vertices", what=what)
-    pts = (
-        np.asarray(geometry.points(), dtype=float)
-        if isinstance(geometry, coal.ConvexBase)
-        else np.asarray(geometry.vertices(), dtype=float)
-    )
+    pts = np.asarray(geometry.points() if convex else geometry.vertices(), dtype=float)
     if pts.size == 0:
         raise InvalidInput(f"{what}: the shape has no vertices", what=what)
     if not np.isfinite(pts).all() or np.abs(pts).max() > MAX_SIZE:
@@ -807,8 +803,7 @@ class World:
             k = s.layout.slot(name)
             keep = [i for i in range(len(s.layout.obstacles)) if i != k]
             layout = self._new_layout(tuple(s.layout.obstacles[i] for i in keep), s.layout.attached)
-            self._stamps.pop(name, None)
-            self._estimated.discard(name)
+            self._end_series(name)
             self._publish(
                 WorldState(
                     layout,
@@ -892,17 +887,25 @@ class World:
             The next ``(linear, angular, known)`` arrays (frozen), or None when none of
             ``names`` had a stamped velocity.
         """
-        for n in names:
-            self._stamps.pop(n, None)
-        estimated = [n for n in names if n in self._estimated]
+        estimated = [n for n in names if self._end_series(n)]
         if not estimated:
             return None
-        self._estimated.difference_update(estimated)
         v, w, known = _velocity_copies(s)
         for n in estimated:
             k = s.layout.slot(n)
             v[k], w[k], known[k] = 0.0, 0.0, False
         return _frozen(v), _frozen(w), _frozen(known)
+
+    def _end_series(self, name: str) -> bool:
+        """Forget an obstacle's stamped series; whether its velocity was the estimate.
+
+        Callers hold the writer lock.
+        """
+        self._stamps.pop(name, None)
+        if name in self._estimated:
+            self._estimated.discard(name)
+            return True
+        return False
 
     def _estimate(
         self, names: list[str], H: np.ndarray, slots: np.ndarray, t: float, s: WorldState
@@ -973,8 +976,7 @@ class World:
             v, w = s.linear_velocity.copy(), s.angular_velocity.copy()
             known = s.velocity_known.copy()
             v[k], w[k], known[k] = lin, ang, True
-            self._stamps.pop(name, None)  # (a given velocity: the stamped series ends)
-            self._estimated.discard(name)
+            self._end_series(name)  # (a given velocity: the stamped series ends)
             self._publish(
                 WorldState(
                     s.layout, s.rotations, s.translations, _frozen(v), _frozen(w), _frozen(known)
