@@ -257,11 +257,13 @@ def collada_unit(path: str | Path) -> float:
     COLLADA's default, and the answer for a file that declares none, is 1 (metres). Only
     the document's own ``<asset>`` counts (the first to close: the root's comes first and
     holds no other). A file that is not XML gives 1 as well: coal reports it when it loads
-    the mesh.
+    the mesh. Any other format (a path not ending in ``.dae``) has no unit: 1.
 
     Raises:
         ValueError: The unit is not a positive, finite number (the caller names the file).
     """
+    if not str(path).lower().endswith(".dae"):
+        return 1.0
     try:
         for _, elem in ET.iterparse(str(path), events=("end",)):
             tag = elem.tag.rsplit("}", 1)[-1]
@@ -296,8 +298,6 @@ def apply_collada_units(root: ET.Element, sections: Sequence[str], source: str) 
     units: dict[str, float] = {}
     for link, section, _, mesh in _mesh_elements(root, sections):
         path = str(mesh.get("filename", ""))
-        if not path.lower().endswith(".dae"):
-            continue
         if path not in units:
             try:
                 units[path] = collada_unit(path)

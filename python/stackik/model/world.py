@@ -187,11 +187,10 @@ def load_mesh(
     if not file.is_file():
         raise MeshNotFound(str(path), str(path), [str(file.parent)], subject="obstacle mesh")
     s = _mesh_scale(scale)
-    if file.suffix.lower() == ".dae":  # (assimp ignores COLLADA's unit)
-        try:
-            s = s * collada_unit(file)
-        except ValueError as exc:
-            raise InvalidInput(f"mesh {str(path)!r}: {exc}", what="path", value=str(path)) from None
+    try:
+        s = s * collada_unit(file)  # (assimp ignores COLLADA's unit)
+    except ValueError as exc:
+        raise InvalidInput(f"mesh {str(path)!r}: {exc}", what="path", value=str(path)) from None
     try:
         mesh = coal.MeshLoader().load(str(file), s)
     except (RuntimeError, ValueError) as exc:
