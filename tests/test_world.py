@@ -35,7 +35,7 @@ from stackik.errors import (
     ObstacleNotFound,
     ShapeError,
 )
-from stackik.model.world import World
+from stackik.model.world import World, load_mesh
 
 ROBOTS = Path(__file__).resolve().parents[1] / "robots"
 PANDA_READY = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])
@@ -867,6 +867,63 @@ def test_an_obstacle_moving_half_a_millimetre_per_tick_is_kept_away():
     assert dmin.min() < 0.0305  # the ball did push
 
 
+def _robot_distance(robot: RobotModel, q: np.ndarray, shape: object, T: np.ndarray) -> float:
+    """coal's smallest distance of the robot's own geometries to ``shape`` at ``T``."""
+    gm = robot.collision_model
+    data = robot.model.createData()
+    gd = pin.GeometryData(gm)
+    pin.updateGeometryPlacements(robot.model, data, gm, gd, q)
+    out = np.inf
+    for g, obj in enumerate(gm.geometryObjects):
+        req, res = _request()
+        M = gd.oMg[g]
+        tf = coal.Transform3s(M.rotation, M.translation)
+        d = coal.distance(obj.geometry, tf, shape, coal.Transform3s(T[:3, :3], T[:3, 3]), req, res)
+        out = min(out, float(d))
+    return out
+
+
+def _layout_change(robot: RobotModel, event: str, k: int) -> None:
+    """One change of the world's layout that leaves the ball alone."""
+    if event == "attach" and k == 150:
+        part = coal.Box(0.02, 0.02, 0.02)
+        robot.attach_object("part", "panda_hand", part, pose(0, 0, 0.1), ["panda_link7"])
+    elif event == "add_far" and k == 150:
+        robot.add_obstacle("far", coal.Box(0.1, 0.1, 0.1), pose(3.0, 3.0, 0.0))
+    elif event == "churn" and k >= 100:  # an obstacle added or removed at every tick
+        if "far" in robot.get_obstacle_names():
+            robot.remove_obstacle("far")
+        else:
+            robot.add_obstacle("far", coal.Box(0.1, 0.1, 0.1), pose(3.0, 3.0, 0.0))
+
+
+@pytest.mark.parametrize("event", ["attach", "add_far", "churn"])
+def test_a_layout_change_keeps_what_the_steps_saw_of_the_obstacles_motion(event):
+    """A ball approaching at 0.5 mm per tick, no velocity given, pushes the hand; an
+    unrelated layout change (an object attached, an obstacle added far away, or one added
+    and removed at every tick) rebuilds the pairs. The ball's motion seen by the last step
+    is kept across it: the velocity the rows use stays ``(-0.5 m/s, 0, 0)`` and coal's
+    distance stays ``min_distance`` within 0.1 mm (it dropped 0.475 mm below it when
+    every rebuild forgot the motion)."""
+    robot, q, tool, start = _panda_before_a_ball()
+    solver = KinematicsSolver(robot, dt=0.001)
+    solver.configure_collision_constraint(0.03)
+    solver.add_frame_task("hold", TCP, TaskType.FRAME_POSITION).set_target_position(tool)
+    cc = solver.get_constraint("collision")
+    dmin, velocities = [], []
+    for k in range(220):
+        _layout_change(robot, event, k)
+        robot.set_obstacle_pose("ball", pose(*(start - [0.0005 * k, 0.0, 0.0])))
+        res = solver.solve_velocity(q)
+        velocities.append(cc._obs_vel[robot.world.state.layout.slot("ball")].copy())
+        q = robot.integrate(q, res.solution, 0.001)
+        ball = pose(*(start - [0.0005 * (k + 1), 0.0, 0.0]))
+        dmin.append(_robot_distance(robot, q, coal.Sphere(0.05), ball))
+    np.testing.assert_allclose(velocities[1:], [[-0.5, 0, 0, 0, 0, 0]] * 219, atol=1e-9)
+    assert min(dmin[100:]) >= 0.03 - 1e-4
+    assert min(dmin[100:]) < 0.0305  # the ball did push
+
+
 def test_the_staged_step_measures_obstacle_motion_as_the_one_call_step(tmp_path):
     """A world with a triangle-mesh obstacle takes the staged path (coal for the mesh, the
     obstacles' motion from Python); without it the one compiled call does everything.
@@ -1629,3 +1686,57 @@ def test_the_last_debug_list_is_whole_while_another_thread_steps():
         stop.set()
         thread.join()
     assert checked > 300
+
+
+def _cube_mesh(tmp_path: Path, name: str) -> Path:
+    """A unit cube centred at the origin as a triangle-mesh OBJ."""
+    v = [(x, y, z) for x in (-0.5, 0.5) for y in (-0.5, 0.5) for z in (-0.5, 0.5)]
+    faces = [(1, 2, 4), (1, 4, 3), (5, 7, 8), (5, 8, 6), (1, 5, 6), (1, 6, 2),
+             (3, 4, 8), (3, 8, 7), (1, 3, 7), (1, 7, 5), (2, 6, 8), (2, 8, 4)]  # fmt: skip
+    path = tmp_path / name
+    lines = [f"v {x} {y} {z}" for x, y, z in v] + [f"f {a} {b} {c}" for a, b, c in faces]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_two_exact_meshes_get_the_normal_of_their_witness_points(tmp_path):
+    """coal leaves the normal of a mesh-mesh distance unset (whatever the memory held).
+    A part attached to the hand and an obstacle, both exact meshes: the pair's normal is
+    ``(p_b - p_a) / d`` of coal's witness points, its row is ``n^T (J_b - J_a)`` (not
+    zero), and velocity steps pulling the part into the obstacle keep coal's distance at
+    ``min_distance`` (the part went 0.7 mm inside it with the unset normal)."""
+    cube = _cube_mesh(tmp_path, "cube.obj")
+    robot = load_panda()
+    robot.update_kinematics(PANDA_READY)
+    Rh = robot.get_frame_pose("panda_hand").rotation
+    part = load_mesh(cube, [0.05, 0.05, 0.1], convex=False)
+    offset = pose(*(Rh.T @ [0.2, 0.0, 0.0] + [0, 0, 0.1]))
+    robot.attach_object("part", "panda_hand", part, offset)
+    tool = robot.get_frame_pose(TCP)
+    wall = load_mesh(cube, [0.05, 0.3, 0.3], convex=False)
+    at = tool.translation + np.array([0.3, 0.0, 0.0])
+    robot.add_obstacle("wall", wall, pose(*at))
+    solver = KinematicsSolver(robot, dt=0.001)
+    solver.configure_collision_constraint(0.02)
+    for _ in range(2):  # (the same bits twice)
+        (info,) = [
+            i for i in solver.evaluate_collision_debug_list(PANDA_READY)
+            if {i.geometry_a, i.geometry_b} == {"part", "wall"}
+        ]  # fmt: skip
+        np.testing.assert_allclose(info.normal, (info.point_b - info.point_a) / info.distance)
+        assert np.linalg.norm(info.jacobian) > 0.1
+    ee = solver.add_frame_task("ee", TCP)
+    ee.set_target_pose(tool.translation + np.array([0.5, 0.0, 0.0]), tool.rotation)
+    ee.gain = 50.0
+    model, data = robot.model, robot.model.createData()
+    hand = model.getFrameId("panda_hand")
+    T_wall = coal.Transform3s(np.eye(3), at)
+    q, worst = PANDA_READY.copy(), np.inf
+    for _ in range(300):
+        q = robot.integrate(q, solver.solve_velocity(q).solution, 0.001)
+        pin.framesForwardKinematics(model, data, q)
+        M = data.oMf[hand] * pin.SE3(offset)
+        req, res = _request()
+        d = coal.distance(part, coal.Transform3s(M.rotation, M.translation), wall, T_wall, req, res)
+        worst = min(worst, float(d))
+    assert 0.02 - 1e-4 <= worst < 0.0205

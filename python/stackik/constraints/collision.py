@@ -487,6 +487,7 @@ class CollisionConstraint(Constraint):
             self._robot, gs, self._include, self._exclude, self.min_distance, saved,
             strict=not hasattr(self, "_pairs"),
         )  # fmt: skip
+        self._obs_prev = self._carried_motion(state)
         self._state = state
         self._gs = gs
         #: The layout key (:meth:`_layout_key`) the pairs are built for.
@@ -495,12 +496,34 @@ class CollisionConstraint(Constraint):
         self._columns = joint_columns(self._robot, gs)
         self._step = 0
         self._q_last: np.ndarray | None = None
-        self._obs_prev = np.zeros((len(state.layout.obstacles), 12))
-        self._cfg[ck.CFG_OBS_SEEN] = 0.0  # (obs_prev holds no step's poses yet)
         self._accel_key: tuple[float, int] | None = None
         self._buffers(len(ps), len(state.layout.obstacles))
         self._warn_margins(lowered)
         self._warn_fixed()
+
+    def _carried_motion(self, state: WorldState) -> np.ndarray:
+        """The obstacle poses the last step saw, in the slots of ``state``'s layout.
+
+        An obstacle in both layouts (the same object: moving or re-posing it keeps it)
+        keeps the pose the last step saw, so that a layout change (an object attached, an
+        obstacle added far away) does not forget how the others move; a new one starts at
+        its pose, so its first step sees no displacement. Before any step, or with another
+        world, nothing is carried (``CFG_OBS_SEEN`` is cleared).
+        """
+        obstacles = state.layout.obstacles
+        prev = np.zeros((len(obstacles), 12))
+        prev[:, :9] = state.rotations.reshape(-1, 9)
+        prev[:, 9:] = state.translations
+        old = getattr(self, "_state", None)
+        if old is None or not self._cfg[ck.CFG_OBS_SEEN]:
+            self._cfg[ck.CFG_OBS_SEEN] = 0.0  # (obs_prev holds no step's poses yet)
+            return prev
+        slots = {id(o): k for k, o in enumerate(old.layout.obstacles)}
+        for k, o in enumerate(obstacles):
+            j = slots.get(id(o))
+            if j is not None:
+                prev[k] = self._obs_prev[j]
+        return prev
 
     def _buffers(self, npairs: int, nobs: int) -> None:
         """Scratch arrays of the step kernel, sized for ``npairs`` pairs."""

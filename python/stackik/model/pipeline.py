@@ -475,11 +475,33 @@ def mesh_distance(
     res = coal.DistanceResult()
     ta = coal.Transform3s(rot[a], trans[a])
     tb = coal.Transform3s(rot[b], trans[b])
-    d = coal.distance(gs.geometries[a], ta, gs.geometries[b], tb, req, res)
-    out[0:3] = res.getNearestPoint1()
-    out[3:6] = res.getNearestPoint2()
-    out[6:9] = res.normal
-    return float(d)
+    d = float(coal.distance(gs.geometries[a], ta, gs.geometries[b], tb, req, res))
+    p1, p2 = res.getNearestPoint1(), res.getNearestPoint2()
+    out[0:3] = p1
+    out[3:6] = p2
+    out[6:9] = _witness_normal(d, p1, p2, np.asarray(res.normal), trans[b] - trans[a])
+    return d
+
+
+def _witness_normal(
+    d: float, p1: np.ndarray, p2: np.ndarray, reported: np.ndarray, centres: np.ndarray
+) -> np.ndarray:
+    """The unit normal from ``a`` to ``b`` of a coal distance result.
+
+    coal leaves ``DistanceResult.normal`` unset for two triangle meshes, so the normal
+    is ``(p2 - p1) / d`` whenever the witness points set it (``p2 - p1 = d n``); in
+    contact (``d`` about 0) coal's normal when it is a finite unit vector, else the
+    direction between the two placements (``centres``, b's origin minus a's).
+    """
+    gap = np.asarray(p2, dtype=float) - np.asarray(p1, dtype=float)
+    if abs(d) > 1e-9 and np.all(np.isfinite(gap)):
+        norm = float(np.linalg.norm(gap))
+        if norm > 0.0:
+            return gap / (norm if d > 0.0 else -norm)
+    if np.all(np.isfinite(reported)) and abs(float(np.linalg.norm(reported)) - 1.0) < 1e-6:
+        return reported
+    norm = float(np.linalg.norm(centres))
+    return centres / norm if norm > 0.0 else np.array([0.0, 0.0, 1.0])
 
 
 def _pair_indices(pairs: object, n: int) -> np.ndarray:
