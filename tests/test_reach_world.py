@@ -595,6 +595,36 @@ def test_a_base_resting_on_a_table_does_not_block_every_target(panda, solver):
         assert d[~np.array(fixed)].min() >= MIN_DISTANCE - 1e-9
 
 
+def test_a_part_touching_the_body_that_carries_it_does_not_block_every_target(panda, solver):
+    """A part on the hand reaches back into ``panda_link7`` (coal: 3 cm inside at every
+    configuration: joint 7 carries both). That pair is the same for every target, so it
+    is not checked (every target was WORLD_COLLISION)."""
+    T = poses_at(np.array([[0.5, 0.0, 0.5], [0.4, 0.2, 0.4], [0.3, -0.2, 0.6]]))
+    world = World()
+    part = np.eye(4)
+    part[2, 3] = 0.02
+    world.attach_object("part", "panda_hand", coal.Box(0.04, 0.04, 0.10), part)
+    res = ReachStudy(panda, FRAME, T, solver, [], world=world).run("serial", progress=False)
+    assert res.reachable.all()
+    model, geom, _ = pin.buildModelsFromUrdf(
+        str(PANDA), geometry_types=[pin.GeometryType.COLLISION, pin.GeometryType.VISUAL]
+    )
+    data = model.createData()
+    (link7,) = [k for k, g in enumerate(geom.geometryObjects) if g.name.startswith("panda_link7")]
+    hand = model.getFrameId("panda_hand")
+    for q in res.q:
+        pin.framesForwardKinematics(model, data, q)
+        gd = pin.GeometryData(geom)
+        pin.updateGeometryPlacements(model, data, geom, gd)
+        M, L = data.oMf[hand] * pin.SE3(part), gd.oMg[link7]
+        d = coal.distance(
+            coal.Box(0.04, 0.04, 0.10), coal.Transform3s(M.rotation, M.translation),
+            geom.geometryObjects[link7].geometry, coal.Transform3s(L.rotation, L.translation),
+            coal.DistanceRequest(), coal.DistanceResult(),
+        )  # fmt: skip
+        assert d < -0.02  # (inside the link, however the arm stands)
+
+
 def test_pairs_the_constraint_excludes_are_not_checked():
     T = poses_at(np.array([[0.5, 0.0, 0.25]]))  # 5 cm inside the block
     robot = RobotModel(PANDA, srdf_path=PANDA_SRDF, load_visuals=False)

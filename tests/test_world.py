@@ -1740,3 +1740,29 @@ def test_two_exact_meshes_get_the_normal_of_their_witness_points(tmp_path):
         d = coal.distance(part, coal.Transform3s(M.rotation, M.translation), wall, T_wall, req, res)
         worst = min(worst, float(d))
     assert 0.02 - 1e-4 <= worst < 0.0205
+
+
+@pytest.mark.parametrize("frame", ["panda_hand_tcp", "panda_hand", "panda_link7"])
+def test_an_attached_object_never_pairs_with_the_body_that_carries_it(frame):
+    """A 16 cm pin through the tool point reaches back into the hand. Attached at the same
+    world placement to the tool frame (a frame on the hand, not a link with geometry), the
+    hand or link 7 (one body: joint 7 carries all three), it pairs with none of that body's
+    geometries (coal: the pin is inside the hand at every configuration, so such a pair
+    was a violation no step could cure) and with the same other geometries; the step
+    succeeds."""
+    robot = load_panda()
+    robot.update_kinematics(PANDA_READY)
+    at_tcp = robot.get_frame_pose(frame).inverse() * robot.get_frame_pose(TCP)
+    robot.attach_object("pin", frame, coal.Cylinder(0.01, 0.16), at_tcp)
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.add_frame_task("t", TCP).set_target_position([0.4, 0.2, 0.4])
+    solver.configure_collision_constraint(0.01)
+    with_pin = {a for a, b in solver.get_active_collision_pairs() if b == "pin"}
+    on_joint7 = {
+        g.name for g in robot.collision_model.geometryObjects
+        if g.parentJoint == robot.model.getJointId("panda_joint7")
+    }  # fmt: skip
+    robot_names = {g.name for g in robot.collision_model.geometryObjects}
+    assert on_joint7 and with_pin == robot_names - on_joint7
+    res = solver.solve_velocity(PANDA_READY)
+    assert res.status == SolverStatus.SUCCESS

@@ -162,19 +162,24 @@ class GeometrySet:
         """Every candidate pair, ``(pairs, 2)`` geometry indices, robot side first.
 
         ``robot_pairs`` are the robot's own active pairs; then each attached object
-        against the robot geometries not on its link or its allowed links, attached
-        objects on different links against each other, and every robot or attached
-        geometry against every obstacle.
+        against the robot geometries not on its link, its allowed links or the body that
+        carries it (the geometries on its frame's joint: a tool on ``panda_hand_tcp`` or
+        ``panda_hand`` is one body with the hand and ``panda_link7``, whose distance to it
+        no motion changes), attached objects on different bodies against each other, and
+        every robot or attached geometry against every obstacle.
         """
         out = [np.asarray(robot_pairs, dtype=np.int64).reshape(-1, 2)]
         nr = self.robot_count
+        joint = self.joint
         for a, allowed in self.attached:
             skip = allowed | {self.carrier[a]}
-            out.append(self._pairs_with(a, [g for g in range(nr) if self.links[g] not in skip]))
+            others = [g for g in range(nr) if self.links[g] not in skip and joint[g] != joint[a]]
+            out.append(self._pairs_with(a, others))
         for i, (a, allowed_a) in enumerate(self.attached):
             for b, allowed_b in self.attached[i + 1 :]:
                 ca, cb = self.carrier[a], self.carrier[b]
-                if ca != cb and ca not in allowed_b and cb not in allowed_a:
+                apart = ca != cb and joint[a] != joint[b]
+                if apart and ca not in allowed_b and cb not in allowed_a:
                     out.append(np.array([[a, b]], dtype=np.int64))
         movers = np.flatnonzero(self.origin != OBSTACLE)
         obstacles = np.flatnonzero(self.origin == OBSTACLE)

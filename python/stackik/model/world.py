@@ -994,7 +994,7 @@ class World:
         """Attach a shape to a robot link (a grasped part, a tool).
 
         It moves with the link and collides with the world and the rest of the robot,
-        except its own link and ``allowed_links``.
+        except the body that carries it (every link on its frame's joint) and ``allowed_links``.
 
         Args:
             name: Unique name (shared namespace with obstacles).
