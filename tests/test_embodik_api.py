@@ -7,6 +7,7 @@ finite differences, the documented closed-form bounds), not only attributes.
 from __future__ import annotations
 
 import logging
+import pickle
 import re
 import warnings
 from pathlib import Path
@@ -218,8 +219,8 @@ def test_evaluate_distances_are_exact_and_side_effect_free(panda):
 
 
 def test_evaluate_without_q_reads_the_robots_current_configuration(panda):
-    """Seed 004: no ``q`` (or an empty one) means ``robot.get_current_configuration()``,
-    never the solver's own (stale) cache."""
+    """Seed 004: no ``q`` (or an empty one) means the current configuration: after
+    ``robot.update_kinematics(q)``, ``q`` (not the solver's last step's)."""
     solver = collision_solver(panda, 0.01)
     solver.solve_velocity(np.zeros(panda.nq))  # the solver's cache now holds zeros
     pairs = solver.get_active_collision_pairs()
@@ -239,6 +240,51 @@ def test_evaluate_without_q_reads_the_robots_current_configuration(panda):
         assert post == pytest.approx(expected, abs=1e-9)
         info = solver.evaluate_collision_debug(*empty)
         assert info is not None and info.distance == pytest.approx(expected, abs=1e-9)
+
+
+def test_evaluate_without_q_after_a_step_reads_the_steps_configuration(panda):
+    """EmbodiK's steps set the robot's configuration, so ``solve_velocity(q1)`` then
+    ``evaluate_min_collision_distance()`` is the distance at ``q1`` there. stackik's steps
+    leave the robot alone: no ``q`` reads whichever was set later, the solver's step or
+    the robot's update (it read the robot's configuration after a step: 59.8 mm where
+    the step was at 5.1 mm)."""
+    q0 = PANDA_READY.copy()
+    q1 = q0.copy()
+    q1[3], q1[5] = -2.8, 3.0  # the hand folded back close to the arm
+    panda.update_kinematics(q0)
+    solver = collision_solver(panda, 0.02)
+    pairs = solver.get_active_collision_pairs()
+    at_q0 = independent_min_distance(panda, pairs, q0)
+    at_q1 = independent_min_distance(panda, pairs, q1)
+    assert abs(at_q0 - at_q1) > 0.01
+    solver.solve_velocity(q1)
+    assert solver.evaluate_min_collision_distance() == pytest.approx(at_q1, abs=1e-9)
+    info = solver.evaluate_collision_debug()
+    assert info is not None and info.distance == pytest.approx(at_q1, abs=1e-9)
+    panda.update_kinematics(q0)  # the robot's update is the later one now
+    assert solver.evaluate_min_collision_distance() == pytest.approx(at_q0, abs=1e-9)
+    solver.solve_velocity(q1)
+    assert solver.evaluate_min_collision_distance() == pytest.approx(at_q1, abs=1e-9)
+    copy = pickle.loads(pickle.dumps(solver))  # (stamps start again: the solver's own)
+    assert copy.evaluate_min_collision_distance() == pytest.approx(at_q1, abs=1e-9)
+
+
+def test_last_collision_debug_list_is_nearest_first(panda):
+    """EmbodiK lists the last step's pairs nearest first (as ``evaluate_collision_debug_list``
+    does); the list followed the rows' order."""
+    q1 = PANDA_READY.copy()
+    q1[3], q1[5] = -2.8, 3.0
+    solver = collision_solver(panda, 0.02)
+    solver.solve_velocity(q1)
+    infos = solver.get_last_collision_debug_list()
+    distances = [i.distance for i in infos]
+    assert len(infos) >= 3 and distances == sorted(distances)
+    assert distances != [i.distance for i in solver.get_constraint("collision").debug_info()]
+    pairs = [(i.geometry_a, i.geometry_b) for i in infos]
+    for info, d in zip(infos, distances, strict=True):  # (coal: each pair's own distance)
+        pair = (info.geometry_a, info.geometry_b)
+        assert d == pytest.approx(independent_min_distance(panda, [pair], q1), abs=1e-6)
+    assert len(set(pairs)) == len(pairs)
 
 
 def test_collision_debug_before_configuration_evaluates_the_models_pairs(panda):
@@ -408,3 +454,17 @@ def test_elastic_band_lends_the_margin_but_never_the_limit(panda):
     assert solver.elastic_band_max_delta() < 1e-3  # decayed once away
     solver.disable_elastic_band()
     assert not solver.elastic_band_enabled() and not solver.elastic_band_is_expanded()
+
+
+def test_collision_debug_info_answers_to_embodiks_names(panda):
+    """EmbodiK's ``CollisionDebugInfo`` has ``object_a/b`` and ``point_a/b_world``: the same
+    pair and witness points as EmbodiK's on the Panda (same geometry names, coal)."""
+    q1 = PANDA_READY.copy()
+    q1[3], q1[5] = -2.8, 3.0
+    info = collision_solver(panda, 0.02).evaluate_collision_debug(q1)
+    assert info is not None
+    assert (info.object_a, info.object_b) == (info.geometry_a, info.geometry_b)
+    assert info.point_a_world is info.point_a and info.point_b_world is info.point_b
+    embodik = pytest.importorskip("embodik")
+    names = {n for n in dir(embodik.CollisionDebugInfo) if not n.startswith("_")}
+    assert names <= {f for f in dir(info) if not f.startswith("_")}

@@ -460,6 +460,10 @@ class CollisionDebugInfo:
         jacobian: The pair's distance-rate row ``d_dot = jacobian . dq`` (size nv).
         lower_bound: The row's lower bound on ``d_dot`` [m/s].
         active: Whether the pair was within its activation distance.
+
+    EmbodiK's names answer too: ``object_a``, ``object_b``, ``point_a_world`` and
+    ``point_b_world`` are :attr:`geometry_a`, :attr:`geometry_b`, :attr:`point_a` and
+    :attr:`point_b`.
     """
 
     geometry_a: str
@@ -474,6 +478,27 @@ class CollisionDebugInfo:
     jacobian: np.ndarray
     lower_bound: float
     active: bool
+
+    # EmbodiK's names of the same fields (read only).
+    @property
+    def object_a(self) -> str:
+        """EmbodiK's name of :attr:`geometry_a`."""
+        return self.geometry_a
+
+    @property
+    def object_b(self) -> str:
+        """EmbodiK's name of :attr:`geometry_b`."""
+        return self.geometry_b
+
+    @property
+    def point_a_world(self) -> np.ndarray:
+        """EmbodiK's name of :attr:`point_a` (world frame) [m]."""
+        return self.point_a
+
+    @property
+    def point_b_world(self) -> np.ndarray:
+        """EmbodiK's name of :attr:`point_b` (world frame) [m]."""
+        return self.point_b
 
 
 @dataclass

@@ -1286,11 +1286,22 @@ class KinematicsSolver:
         return col.sphere_broadphase if col is not None else False
 
     # -- collision evaluation and debug ----------------------------------------------------------
-    def _checked_q(self, current_q: object | None) -> np.ndarray:
-        """``current_q`` checked; the robot's current configuration when omitted or empty."""
+    def _checked_q(self, current_q: object | None) -> np.ndarray | None:
+        """``current_q`` checked; None when omitted or empty (see :meth:`_q_or_current`)."""
         if current_q is None or _validate.is_empty(current_q):
-            return self.robot.get_current_configuration()
+            return None
         return self.robot.check_configuration(current_q, "current_q")
+
+    def _q_or_current(self, q: np.ndarray | None) -> np.ndarray:
+        """``q``, or the later set of the solver's and the robot's configurations.
+
+        The solver's own is its last step's; the robot's, ``robot.update_kinematics``'s.
+        Call it holding the engine's lock, so that a step in another thread is not halfway.
+        """
+        if q is not None:
+            return q
+        own, shared = self._engine.kinematics, self.robot.kinematics
+        return (shared if shared.stamp > own.stamp else own).q.copy()
 
     def _evaluator(self) -> CollisionConstraint | None:
         """The collision constraint, or a probe over every pair before one is configured.
@@ -1313,8 +1324,12 @@ class KinematicsSolver:
 
         The pairs are the collision constraint's (self and world); before one is
         configured, every active pair of the robot and every robot-obstacle pair. With
-        no ``current_q`` (or an empty one): the robot's current configuration
-        (``robot.get_current_configuration()``). None without collision geometry.
+        no ``current_q`` (or an empty one): the current configuration, whichever was set
+        later of the solver's own (its last step's, which :meth:`solve_velocity` without
+        ``q`` steps from) and the robot's (``robot.update_kinematics``). EmbodiK's steps
+        set the robot's configuration, so code that steps and then evaluates, or updates
+        the robot and then evaluates, gets the configuration it gets there. None without
+        collision geometry.
 
         Nothing the steps compute changes; a change of the world's layout since the last
         step is taken up here as the next step would take it up (the pairs are rebuilt,
@@ -1326,7 +1341,7 @@ class KinematicsSolver:
             col = self._evaluator()
             if col is None:
                 return None
-            d = col.distances_at(q)
+            d = col.distances_at(self._q_or_current(q))
         return float(d.min()) if d.size else float("inf")
 
     def evaluate_post_step_collision_distance(
@@ -1357,7 +1372,7 @@ class KinematicsSolver:
         q = self._checked_q(current_q)
         with self._engine.lock:
             col = self._evaluator()
-            return col.debug_at(q, self.dt) if col is not None else []
+            return col.debug_at(self._q_or_current(q), self.dt) if col is not None else []
 
     def get_last_collision_debug(self) -> CollisionDebugInfo | None:
         """The nearest pair with rows in the last step, or None."""
@@ -1365,16 +1380,17 @@ class KinematicsSolver:
         return min(infos, key=lambda info: info.distance) if infos else None
 
     def get_last_collision_debug_list(self) -> list[CollisionDebugInfo]:
-        """Every pair with rows in the last step (empty without a constraint or a step).
+        """Every pair with rows in the last step, nearest first (empty without a step).
 
-        Safe to call from another thread while steps run: it reads the step's buffers
-        between two steps (under the engine's lock).
+        Empty too without a collision constraint. Safe to call from another thread while
+        steps run: it reads the step's buffers between two steps (under the engine's lock).
         """
         col = self._collision_constraint()
         if col is None:
             return []
         with self._engine.lock:
-            return col.debug_info()
+            infos = col.debug_info()
+        return sorted(infos, key=lambda info: info.distance)  # (stable: rows order on ties)
 
     # -- joint-limit recovery and solver knobs ---------------------------------------------------
     def set_limit_recovery_gain(self, gain: float) -> None:

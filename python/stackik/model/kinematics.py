@@ -18,6 +18,7 @@ its own only when it computes.
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,6 +26,8 @@ import pinocchio as pin
 
 from .. import _pickling, _validate
 from ..errors import InvalidInput
+
+_UPDATES = itertools.count(1)  # (the stamps' clock: next() is atomic under the GIL)
 
 if TYPE_CHECKING:
     from .robot import RobotModel
@@ -180,6 +183,9 @@ class Kinematics:
         self._v = self._zero_v
         self._moving = False
         self.version = 0
+        #: When the configuration was last set, on a clock shared by every cache of the
+        #: process (0: not since it was made or unpickled); see :meth:`set_unchecked`.
+        self.stamp = 0
         self.layout_revision = 0
         self._forget()
 
@@ -193,6 +199,7 @@ class Kinematics:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self.stamp = 0  # (another process's clock)
         self._forget()
 
     # -- state ---------------------------------------------------------------------------
@@ -292,8 +299,9 @@ class Kinematics:
     def set_unchecked(self, q: np.ndarray, v: np.ndarray | None = None) -> None:
         """Set a configuration already checked (and normalized) and run one Pinocchio pass.
 
-        The arrays are copied.
+        The arrays are copied; :attr:`stamp` tells which of two caches was set later.
         """
+        self.stamp = next(_UPDATES)
         self._q = np.array(q, dtype=float)
         self._q.setflags(write=False)
         if v is None:
