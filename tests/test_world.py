@@ -1766,3 +1766,18 @@ def test_an_attached_object_never_pairs_with_the_body_that_carries_it(frame):
     assert on_joint7 and with_pin == robot_names - on_joint7
     res = solver.solve_velocity(PANDA_READY)
     assert res.status == SolverStatus.SUCCESS
+
+
+@pytest.mark.parametrize("flat", [coal.Plane(np.array([0.0, 0.0, 1.0]), 0.0),
+                                  coal.Halfspace(np.array([0.0, 0.0, 1.0]), 0.0)])  # fmt: skip
+def test_an_unbounded_shape_cannot_be_attached(flat):
+    """A Plane or Halfspace carried by a link made flat-flat pairs with a floor whose
+    distance was NaN (evaluate_min_collision_distance returned nan): refused, naming it,
+    and nothing is attached."""
+    robot = load_panda()
+    robot.add_obstacle("floor", coal.Halfspace(np.array([0.0, 0.0, 1.0]), -0.5), np.eye(4))
+    with pytest.raises(InvalidInput, match=f"'plate'.*{type(flat).__name__} is unbounded"):
+        robot.attach_object("plate", "panda_hand", flat)
+    assert robot.get_attached_object_names() == []
+    d = KinematicsSolver(robot).evaluate_min_collision_distance(PANDA_READY)
+    assert d is not None and np.isfinite(d)

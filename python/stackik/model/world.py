@@ -1005,8 +1005,9 @@ class World:
                 names, or one name.
 
         Raises:
-            InvalidInput: Name in use, bad shape, ``allowed_links`` not names, or a link
-                that a robot using this world does not have.
+            InvalidInput: Name in use, bad or unbounded shape (Plane, Halfspace),
+                ``allowed_links`` not names, or a link that a robot using this world does
+                not have.
         """
         with self._lock:
             self._publish_added([], [self._new_attached((name, link, shape, pose, allowed_links))])
@@ -1021,6 +1022,13 @@ class World:
         allowed = allowed_link_names(allowed_links)
         self._free_name(name)
         check_shape(shape, f"attached object {name!r}")
+        if isinstance(shape, (coal.Plane, coal.Halfspace)):
+            kind = type(shape).__name__
+            raise InvalidInput(
+                f"attached object {name!r}: a {kind} is unbounded, it cannot be carried by"
+                " a link (attach a bounded shape, such as a thin Box)",
+                what=f"attached object {name!r}",
+            )
         T = pin.SE3.Identity() if pose is None else as_se3(pose, f"{name!r} pose")
         for lk in (link, *allowed):
             self._check_link(lk, list(self._links.values()))
