@@ -432,6 +432,32 @@ def test_stall_handler_relaxes_then_restores_the_margin(panda):
     assert not solver.stall_handler_enabled()
 
 
+def test_the_stall_handler_never_restores_the_margin_above_the_next_distance(panda):
+    """A posture target folds the arm into itself at 10 ms steps: the handler relaxes the
+    margin, then raises it while the arm keeps closing. A margin raised to the closest
+    distance before a step was above it after the step (193 of 400 steps began as
+    violations the handler made: 47.54 mm set at 47.11 mm). Each step starts at or above
+    the margin the handler set (coal at the step's configuration)."""
+    solver = collision_solver(panda, 0.05)
+    solver.dt = 0.01
+    folded = PANDA_READY.copy()
+    folded[3], folded[5] = -3.0, 3.5
+    posture = solver.add_posture_task("post")
+    posture.set_target_configuration(folded)
+    posture.priority, posture.weight = 0, 1.0
+    solver.enable_stall_handler(0.05)
+    pairs = solver.get_active_collision_pairs()
+    q, relaxed, caused = PANDA_READY.copy(), 0, 0
+    for _ in range(400):
+        margin = solver.get_collision_min_distance()
+        if solver.stall_handler_is_relaxed():
+            relaxed += 1
+            caused += independent_min_distance(panda, pairs, q) < margin
+        res = solver.solve_velocity(q, stall_recovery=True)
+        q = panda.integrate(q, res.solution, 0.01)
+    assert relaxed > 50 and caused == 0
+
+
 def test_elastic_band_lends_the_margin_but_never_the_limit(panda):
     solver = KinematicsSolver(panda, dt=0.01)
     solver.set_limit_margin(0.3)

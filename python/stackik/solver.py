@@ -761,7 +761,7 @@ class KinematicsSolver:
             self._band.configure(0.05, 0.01, 0.2, 3, True)
             self._band.enable(0.05)
         if self._stall.enabled or self._band.enabled:
-            self._stall.after(result, self._collision_constraint())
+            self._stall.after(result, self._collision_constraint(), self.dt)
             self._band.after(result, self._engine.joint_limits, self._engine.top_demand)
         return result
 

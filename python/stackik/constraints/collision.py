@@ -25,7 +25,10 @@ sped up), the shortfall becomes ``b`` (it then decays by half every step it does
 recur). A pair less than half the deadband below its hold distance gets a zero
 right-hand side: it may not approach, but is not pushed back, which would fight the
 tasks every step; deeper, it is pushed back. So held and sliding contacts stay above
-``min_distance``.
+``min_distance`` at 1 ms steps; at long steps (10 ms) a contact pressed into a curved
+surface can settle up to about 0.1 mm below it, and joints turning several hundredths
+of a radian per step can take it millimetres below (the step then reports
+``COLLISION_VIOLATED``; see docs/reliability.md).
 
 **Contact patches.** When two faces meet face-on, the witness is one arbitrary point
 of the closest patch, and a rotation can bring another patch point closer than that row

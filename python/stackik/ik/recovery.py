@@ -93,8 +93,16 @@ class StallHandler:
         """Whether the margin is currently below nominal."""
         return self.enabled and self.current < self.nominal
 
-    def after(self, result: VelocitySolverResult, collision: CollisionConstraint | None) -> None:
-        """Count the step; relax or restore the collision margin for the next one."""
+    def after(
+        self, result: VelocitySolverResult, collision: CollisionConstraint | None, dt: float
+    ) -> None:
+        """Count the step; relax or restore the collision margin for the next one.
+
+        A restore never raises the margin above the closest pair's distance after the step
+        (``dt`` [s] long) as the step's rows predict it, less the recovery deadband (at
+        least 10 µm, for the rows' linearization error): the next step would otherwise
+        start in violation of a margin set from the distances before it.
+        """
         if not self.enabled or collision is None:
             return
         if is_stall(result):
@@ -106,10 +114,25 @@ class StallHandler:
             return
         self.consecutive_stalls = 0
         if self.current < self.nominal:
-            closest = float(np.min(collision.last_distances, initial=np.inf))
+            # (less the recovery deadband, at least 10 µm: the rows are first order)
+            cushion = max(collision.recovery_deadband, 1e-5)
+            closest = _closest_after(collision, result.solution, dt) - cushion
             raised = min(self.nominal, self.current + self.restore_rate)
             self.current = max(self.current, min(raised, closest))
             _set_min_distance(collision, self.current)
+
+
+def _closest_after(collision: CollisionConstraint, dq: np.ndarray, dt: float) -> float:
+    """The smallest distance [m] after a step of ``dq`` for ``dt`` [s], to first order.
+
+    Each pair with rows in the step: its distance plus its witness row's rate times
+    ``dt``, and never more than its distance before (a pair moving apart keeps that);
+    pairs without rows were beyond their activation distance. inf without rows.
+    """
+    infos = collision.debug_info()
+    if not infos:
+        return float("inf")
+    return min(i.distance + min(0.0, float(i.jacobian @ dq) * dt) for i in infos)
 
 
 def _set_min_distance(collision: CollisionConstraint, value: float) -> None:
