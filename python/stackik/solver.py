@@ -1237,7 +1237,11 @@ class KinematicsSolver:
         return self._need_collision().recovery_scale
 
     def set_collision_refinement_time_budget_us(self, budget_us: int) -> None:
-        """Budget [us] of exact distance queries per step (``<= 0``: none)."""
+        """Budget [us] of exact distance queries per step (``<= 0``: none).
+
+        The budget becomes a number of queries from the query time measured on the clock,
+        so a step with a budget is not bit-reproducible (it depends on the machine's load).
+        """
         self._need_collision().set_refinement_budget_us(budget_us)
 
     def get_collision_refinement_time_budget_us(self) -> int:
@@ -1254,7 +1258,10 @@ class KinematicsSolver:
         return self._need_collision().recovery_deadband
 
     def set_collision_tuning_mode(self, mode: CollisionTuningMode | str) -> None:
-        """Apply a :class:`~stackik.constraints.collision.CollisionTuningMode` preset."""
+        """Apply a :class:`~stackik.constraints.collision.CollisionTuningMode` preset.
+
+        ``SPEED`` has a 200 µs query budget measured on the clock: not bit-reproducible.
+        """
         self._need_collision().set_tuning_mode(mode)
 
     def get_collision_tuning_mode(self) -> CollisionTuningMode:

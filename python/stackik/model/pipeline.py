@@ -477,6 +477,7 @@ def mesh_distance(
     """
     req = coal.DistanceRequest()
     req.enable_signed_distance = True
+    req.gjk_initial_guess = coal.GJKInitialGuess.DefaultGuess  # (no guess from earlier calls)
     res = coal.DistanceResult()
     ta = coal.Transform3s(rot[a], trans[a])
     tb = coal.Transform3s(rot[b], trans[b])
