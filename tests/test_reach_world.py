@@ -425,6 +425,31 @@ def test_resume_checks_the_world(tmp_path, panda, solver):
     )
 
 
+def test_resume_tells_a_pending_override_apart(tmp_path, panda):
+    """A larger pair minimum still waiting in the velocity steps (``activate_when_clear``)
+    binds a study's checks: the studies with and without it differ, and so do their
+    headers (they were equal: a store written with it resumed a study without it and
+    returned its results)."""
+    T = poses_at(targets()[:6])
+    kw = {"evaluators": [], "chunk_size": 3}
+    robot = RobotModel(PANDA, srdf_path=PANDA_SRDF, load_visuals=False)
+    robot.add_obstacle("block", coal.Box(*(2 * HALF)), block_pose())
+    plain, waiting = solver_with(robot), solver_with(robot)
+    waiting.set_collision_pair_min_distance("panda_hand", "block", 0.15)
+    col = waiting.get_constraint("collision")
+    assert not [k for k, _ in col.pair_min_distance_overrides() if "panda_hand" in k]  # pending
+    with_it = ReachStudy(robot, FRAME, T, waiting, **kw)
+    without = ReachStudy(robot, FRAME, T, plain, **kw)
+    assert with_it.header() != without.header()
+    store = tmp_path / "study.zarr"
+    done = with_it.run("serial", store=store, progress=False)
+    fresh = without.run("serial", progress=False)
+    assert done.reachable.sum() < fresh.reachable.sum()  # (the override changes results)
+    with pytest.raises(StudyMismatch) as err:
+        without.run("serial", store=store, progress=False)
+    assert "collision.overrides" in str(err.value)
+
+
 def test_resume_tells_exact_meshes_apart(tmp_path, panda, solver):
     """An exact mesh obstacle (queried with coal) is part of the world a store records."""
     from stackik.model.world import load_mesh

@@ -174,7 +174,7 @@ def solver_settings(solver: Any) -> dict[str, Any]:
         out["collision"] = {
             "min_distance": float(col.min_distance),
             "pairs": [list(p) for p in col.pair_names()],
-            "overrides": [[k, float(v)] for k, v in col.pair_min_distance_overrides()],
+            "overrides": _checked_minimums(col),
         }
     coms = [c for c in solver.constraints if isinstance(c, ComPolygonConstraint) and c.active]
     if coms:
@@ -183,6 +183,23 @@ def solver_settings(solver: Any) -> dict[str, Any]:
             for c in coms
         ]
     return out
+
+
+def _checked_minimums(col: CollisionConstraint) -> list[list[object]]:
+    """``["a|b", minimum]`` of each pair a study checks at another minimum than the global.
+
+    The minimums a study's checks keep (:meth:`CollisionConstraint.watch`): an override
+    still waiting in the velocity steps (``activate_when_clear``) counts, as it does in
+    the checks, so a store written with one does not resume a study without it.
+    """
+    watch = col.watch()
+    assert watch.names is not None and watch.geometry_thresholds is not None
+    glob = col.min_distance
+    return [
+        [f"{a}|{b}", float(m)]
+        for (a, b), m in zip(watch.names, watch.geometry_thresholds.tolist(), strict=True)
+        if m != glob
+    ]
 
 
 def to_json(value: object) -> Any:
