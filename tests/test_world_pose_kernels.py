@@ -251,3 +251,184 @@ def test_an_unstamped_pose_ends_a_stamped_velocity_and_keeps_a_given_one(batch):
     np.testing.assert_array_equal(world.state.linear_velocity[2], [0.1, 0.0, 0.0])
     move("o2", P1)
     assert world.state.velocity_known[2]  # (given, not estimated)
+
+
+def _mover(world: World, batch: bool):
+    """``move(name, T, stamp)``: one obstacle's pose, alone or as a batch of one."""
+
+    def move(name: str, T: object, stamp: float | None = None) -> None:
+        if batch:
+            world.set_obstacle_poses({name: T}, stamp=stamp)
+        else:
+            world.set_obstacle_pose(name, T, stamp=stamp)
+
+    return move
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_a_stamp_earlier_than_the_last_one_is_refused_and_changes_nothing(batch):
+    """A late sensor message (stamped before the newest one) moved the obstacle back in
+    time and made the stale pose the series' reference; it is refused, naming the
+    obstacle and both stamps, and the pose, velocity and series stay the newer one's."""
+    world = _world(2)
+    move = _mover(world, batch)
+    P0 = pin.SE3.Random()
+    P1 = P0 * pin.exp6(np.array([0.003, 0.0, 0.001, 0.0, 0.0, 0.02]))
+    P2 = P1 * pin.exp6(np.array([0.002, -0.001, 0.0, 0.01, 0.0, 0.0]))
+    move("o0", P0, 1.0)
+    move("o0", P1, 1.01)
+    before = world.state
+    v1 = (P1.translation - P0.translation) / (1.01 - 1.0)
+    np.testing.assert_array_equal(before.linear_velocity[0], v1)
+    with pytest.raises(stackik.InvalidInput) as info:
+        move("o0", P0, 1.0)  # (the 1.0 message again, late)
+    assert str(info.value).startswith(
+        "obstacle 'o0': stamp 1.0 is earlier than its last stamp 1.01"
+    )
+    assert info.value.what == "stamp" and info.value.value == 1.0
+    assert world.state is before  # (nothing published)
+    np.testing.assert_array_equal(world.get_obstacle_pose("o0").homogeneous, P1.homogeneous)
+    v, w = world.get_obstacle_velocity("o0")
+    np.testing.assert_array_equal(v, v1)
+    np.testing.assert_array_equal(w, before.angular_velocity[0])
+    with pytest.raises(stackik.InvalidInput, match=r"stamp 1\.0099999 is earlier .* 1\.01"):
+        move("o0", P0, 1.0099999)  # (earlier by less than a microsecond: refused too)
+    assert world.state is before
+    # the series' reference is still P1 at 1.01: the next stamp differentiates against it
+    move("o0", P2, 1.02)
+    np.testing.assert_array_equal(
+        world.state.linear_velocity[0], (P2.translation - P1.translation) / (1.02 - 1.01)
+    )
+    w12 = pin.log3(P2.rotation @ P1.rotation.T) / (1.02 - 1.01)
+    np.testing.assert_allclose(world.state.angular_velocity[0], w12, rtol=1e-9, atol=1e-9)
+    # an equal stamp replaces the pose (and the reference) and keeps the velocity
+    s = world.state
+    move("o0", P1, 1.02)
+    np.testing.assert_array_equal(world.get_obstacle_pose("o0").homogeneous, P1.homogeneous)
+    np.testing.assert_array_equal(world.state.linear_velocity[0], s.linear_velocity[0])
+    move("o0", P2, 1.03)
+    np.testing.assert_array_equal(
+        world.state.linear_velocity[0], (P2.translation - P1.translation) / (1.03 - 1.02)
+    )
+    # a pose without a stamp ends the series: the next stamp may be any time (a new clock)
+    move("o0", P0)
+    move("o0", P1, 0.5)
+    move("o0", P2, 0.51)
+    np.testing.assert_array_equal(
+        world.state.linear_velocity[0], (P2.translation - P1.translation) / (0.51 - 0.5)
+    )
+
+
+def test_a_batch_with_one_stale_stamp_is_refused_whole():
+    """The batch is all or nothing: an obstacle whose stamp is fine (placed first in the
+    batch) neither moves nor takes the stamp as its series' reference when another
+    obstacle of the batch has a stale one."""
+    world = _world(3)
+    P = [pin.SE3.Random() for _ in range(3)]
+    Q = [p * pin.exp6(np.array([0.001, 0.002, 0.0, 0.0, 0.01, 0.0])) for p in P]
+    world.set_obstacle_poses({"o0": P[0], "o1": P[1]}, stamp=1.0)
+    world.set_obstacle_pose("o1", Q[1], stamp=1.02)  # o1 is ahead of o0
+    before = world.state
+    with pytest.raises(stackik.InvalidInput) as info:
+        world.set_obstacle_poses({"o0": Q[0], "o2": Q[2], "o1": P[1]}, stamp=1.01)
+    assert "obstacle 'o1': stamp 1.01 is earlier than its last stamp 1.02" in str(info.value)
+    assert world.state is before
+    for k, T in enumerate((P[0], Q[1], before.pose("o2"))):
+        np.testing.assert_array_equal(world.get_obstacle_pose(f"o{k}").homogeneous, T.homogeneous)
+    # o0 and o2 kept their series: o0 differentiates against 1.0, o2 starts at 1.03
+    world.set_obstacle_poses({"o0": Q[0], "o2": Q[2]}, stamp=1.03)
+    np.testing.assert_array_equal(
+        world.state.linear_velocity[0], (Q[0].translation - P[0].translation) / (1.03 - 1.0)
+    )
+    assert not world.state.velocity_known[2]  # (its first stamp)
+
+
+_ULP = float(np.nextafter(1.0, 2.0))
+
+
+@pytest.mark.parametrize("batch", [False, True])
+@pytest.mark.parametrize(
+    ("t0", "t1", "step", "speed"),
+    [
+        # 0.1 mm of pose noise over one ulp of the clock: 1e-4 / 2.2e-16 = 4.5e11 m/s
+        (1.0, _ULP, [1e-4, 0.0, 0.0, 0.0, 0.0, 0.0], "4.5e+11 m/s, 0 rad/s"),
+        # the smallest positive interval: the quotient overflows to inf
+        (0.0, 5e-324, [-1e-4, 0.0, 0.0, 0.0, 0.0, 0.0], "inf m/s, 0 rad/s"),
+        # a turn of 0.1 rad over 10 ns: 1e7 rad/s (the linear part alone is fine)
+        (2.0, 2.0 + 1e-8, [0.0, 0.0, 0.0, 0.0, 0.0, 0.1], "0 m/s, 1e+07 rad/s"),
+    ],
+)
+def test_a_velocity_estimate_beyond_the_bound_is_refused_naming_both_stamps(
+    batch, t0, t1, step, speed
+):
+    """set_obstacle_velocity refuses a component beyond 1e6 (or not finite); the estimate
+    from two stamps a hair apart skipped that check (4.5e11 m/s, or inf, reached the
+    solver). It is refused the same way, naming the obstacle, both stamps and the speed,
+    and nothing changes."""
+    world = _world(2)
+    move = _mover(world, batch)
+    P0 = pin.SE3(pin.rpy.rpyToMatrix(0.1, 0.2, 0.3), np.array([0.5, -0.2, 0.4]))
+    P1 = pin.SE3(pin.exp3(np.array(step[3:])) @ P0.rotation, P0.translation + step[:3])
+    world.set_obstacle_velocity("o0", [0.1, 0.0, 0.0])  # (a given velocity, kept)
+    move("o0", P0, t0)
+    before = world.state
+    with np.errstate(over="ignore"):  # what the estimate would be (inf: the 5e-324 case)
+        v = (P1.translation - P0.translation) / (t1 - t0)
+        w = pin.log3(P1.rotation @ P0.rotation.T) / (t1 - t0)
+    assert not (np.abs(np.concatenate([v, w])) <= 1e6).all()
+    with pytest.raises(stackik.InvalidInput) as info:
+        move("o0", P1, t1)
+    message = str(info.value)
+    assert message.startswith(f"obstacle 'o0': the stamps {t0!r} and {t1!r} give a velocity of")
+    assert speed in message  # (closed form: the step over the interval)
+    assert info.value.what == "stamp"
+    with pytest.raises(stackik.InvalidInput):  # (the check it now shares)
+        world.set_obstacle_velocity("o0", v if np.isfinite(v).all() else [np.inf, 0, 0], w)
+    assert world.state is before
+    np.testing.assert_array_equal(world.get_obstacle_velocity("o0")[0], [0.1, 0.0, 0.0])
+    np.testing.assert_array_equal(world.get_obstacle_pose("o0").homogeneous, P0.homogeneous)
+    # the series kept P0 at t0 as its reference
+    P2 = pin.SE3(P0.rotation, P0.translation + np.array([0.004, 0.0, 0.0]))
+    move("o0", P2, t0 + 0.01)
+    np.testing.assert_array_equal(
+        world.get_obstacle_velocity("o0")[0],
+        (P2.translation - P0.translation) / ((t0 + 0.01) - t0),
+    )
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_a_fast_estimate_within_the_bound_is_taken(batch):
+    """The bound is set_obstacle_velocity's, no stricter: 0.5 m in 1 us is 5e5 m/s."""
+    world = _world(1)
+    move = _mover(world, batch)
+    move("o0", np.eye(4), 0.25)
+    T = np.eye(4)
+    T[:3, 3] = [0.5, 0.0, -0.5]
+    move("o0", T, 0.25 + 2.0**-20)  # (an exact interval: the quotient is exact too)
+    np.testing.assert_array_equal(
+        world.get_obstacle_velocity("o0")[0], [0.5 * 2.0**20, 0.0, -0.5 * 2.0**20]
+    )
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_a_stamped_series_at_constant_velocity_is_estimated_exactly(batch):
+    """Constant velocity, closed form: p(t) = p0 + v t and R(t) = exp(w t) R0. With binary
+    fractions for the stamps and the positions every difference is exact, so the linear
+    estimate is v to the last bit at every stamp, irregular intervals included; the
+    angular one is w to rounding."""
+    world = _world(2)
+    move = _mover(world, batch)
+    v = np.array([0.25, -0.5, 0.125])  # [m/s]
+    w = np.array([0.0, 0.0, 0.5])  # [rad/s]
+    p0 = np.array([0.5, 0.25, 1.0])
+    R0 = pin.rpy.rpyToMatrix(0.3, -0.2, 0.1)
+    stamps = [1.0 + 2.0**-7 * n for n in (0, 1, 2, 4, 5, 8, 9, 10)]  # (irregular)
+    for n, t in enumerate(stamps):
+        move("o1", pin.SE3(pin.exp3(w * (t - 1.0)) @ R0, p0 + v * (t - 1.0)), t)
+        lin, ang = world.get_obstacle_velocity("o1")
+        if n == 0:
+            assert not world.state.velocity_known[1]
+            continue
+        np.testing.assert_array_equal(lin, v)
+        np.testing.assert_allclose(ang, w, rtol=0, atol=1e-12)
+        assert world.state.velocity_known[1]

@@ -3,7 +3,9 @@
 A sensor thread publishes obstacle poses every tick; these kernels do a pose update's
 arithmetic in one call each: the checks :func:`stackik.spatial.as_se3` makes on a 4x4
 pose, and the finite-difference velocity of a stamped pose (``(p1 - p0) / h`` and
-``log3(R1 R0^T) / h``, the angular part checked against ``pinocchio.log3``).
+``log3(R1 R0^T) / h``, the angular part checked against ``pinocchio.log3``), held to
+the bound an explicit velocity has (every component finite and within
+:data:`~stackik._validate.MAX_MAGNITUDE`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import math
 import numpy as np
 
 from .._jit import kernel
+from .._validate import MAX_MAGNITUDE
 from ..spatial import MAX_TRANSLATION, ROTATION_TOLERANCE
 
 __all__ = [
@@ -161,22 +164,31 @@ def stamped_twist(
     s: int,
     v: np.ndarray,
     w: np.ndarray,
-) -> None:
+) -> bool:
     """One obstacle's velocity from its previous stamped pose (in place).
 
     ``v[s] <- (p - p0) / h`` [m/s] and ``w[s] <- log3(R R0^T) / h`` [rad/s] (world
     axes), for the 4x4 poses ``H`` (now) and ``H0`` (``h > 0`` s before).
+
+    Returns:
+        Whether every component of ``v[s]`` and ``w[s]`` is finite and within
+        :data:`~stackik._validate.MAX_MAGNITUDE` (the bound of an explicit velocity):
+        stamps a hair apart turn pose noise into huge or infinite speeds.
     """
     M = np.empty((3, 3))
     out = np.empty(3)
+    ok = True
     for r in range(3):
         v[s, r] = (H[r, 3] - H0[r, 3]) / h
+        ok = ok and abs(v[s, r]) <= MAX_MAGNITUDE  # (False for NaN too)
         for c in range(3):
             acc = H[r, 0] * H0[c, 0] + H[r, 1] * H0[c, 1]
             M[r, c] = acc + H[r, 2] * H0[c, 2]
     rotation_log(M, out)
     for r in range(3):
         w[s, r] = out[r] / h
+        ok = ok and abs(w[s, r]) <= MAX_MAGNITUDE
+    return ok
 
 
 @kernel
@@ -188,12 +200,12 @@ def stamped_twists(
     v: np.ndarray,
     w: np.ndarray,
     known: np.ndarray,
-) -> None:
+) -> int:
     """Velocities of stamped poses from their previous stamped poses (in place).
 
     :func:`stamped_twist` and ``known[slots[k]] <- True`` for each ``k`` with
     ``h[k] > 0``; entries with ``h[k] <= 0`` (no earlier stamp, or not a later one) are
-    left as they are.
+    left as they are. Stops at the first velocity beyond the bound.
 
     Args:
         H: The new poses, ``(m, 4, 4)``.
@@ -203,8 +215,15 @@ def stamped_twists(
         v: Linear velocities of every obstacle, ``(n, 3)``.
         w: Angular velocities of every obstacle, ``(n, 3)``.
         known: Whether each obstacle's velocity is known, bool ``(n,)``.
+
+    Returns:
+        The index ``k`` of the first pose whose velocity is not finite or beyond
+        :data:`~stackik._validate.MAX_MAGNITUDE` (``v``, ``w`` and ``known`` are then
+        partly written: the caller drops them), or -1 when every one is within.
     """
     for k in range(H.shape[0]):
         if h[k] > 0.0:
-            stamped_twist(H[k], H0[k], h[k], slots[k], v, w)
+            if not stamped_twist(H[k], H0[k], h[k], slots[k], v, w):
+                return k
             known[slots[k]] = True
+    return -1

@@ -1039,7 +1039,12 @@ class RobotModel:
         )
 
     def set_obstacle_pose(self, name: str, pose: object, stamp: float | None = None) -> None:
-        """Move an obstacle (atomic, from any thread; ``stamp`` [s] gives its velocity)."""
+        """Move an obstacle (atomic, from any thread; ``stamp`` [s] gives its velocity).
+
+        As :meth:`stackik.model.world.World.set_obstacle_pose`: a stamp earlier than the
+        obstacle's last one, or one giving a velocity beyond 1e6, raises ``InvalidInput``
+        and changes nothing.
+        """
         self._world.set_obstacle_pose(name, pose, stamp)
 
     def set_obstacle_velocity(

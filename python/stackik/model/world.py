@@ -394,6 +394,35 @@ def _stamp(stamp: object) -> float:
     return t
 
 
+def _stale(name: str, t: float, last: float) -> InvalidInput:
+    """The error of a stamp earlier than the obstacle's last one (a late message)."""
+    return InvalidInput(
+        f"obstacle {name!r}: stamp {t!r} is earlier than its last stamp {last!r} "
+        "(a late or out-of-order message); nothing was changed",
+        what="stamp",
+        value=t,
+    )
+
+
+def _too_fast(
+    name: str, t0: float, t: float, linear: np.ndarray, angular: np.ndarray
+) -> InvalidInput:
+    """The error of a stamped velocity beyond the bound of an explicit one.
+
+    ``linear`` [m/s] and ``angular`` [rad/s] are the refused estimate.
+    """
+    speed = math.hypot(*linear.tolist())  # (no overflow on the way to the norm)
+    spin = math.hypot(*angular.tolist())
+    return InvalidInput(
+        f"obstacle {name!r}: the stamps {t0!r} and {t!r} give a velocity of {speed:.3g} m/s, "
+        f"{spin:.3g} rad/s (each component must be finite and within "
+        f"+-{_validate.MAX_MAGNITUDE:g}: stamps too close together for the pose's noise?); "
+        "nothing was changed",
+        what="stamp",
+        value=t,
+    )
+
+
 def _velocity_copies(s: WorldState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Writable copies of a snapshot's linear and angular velocities and known flags."""
     return s.linear_velocity.copy(), s.angular_velocity.copy(), s.velocity_known.copy()
@@ -825,12 +854,24 @@ class World:
                 for its approach speed; an explicit :meth:`set_obstacle_velocity` is
                 replaced by the estimate. The estimate holds until the next pose: a
                 pose without a stamp clears it (the solver then estimates the motion
-                from its own steps), as does a velocity given explicitly.
+                from its own steps), as does a velocity given explicitly; either ends
+                the series, and the next stamp starts a new one at any time (a
+                restarted sensor clock). Within a series the stamps must not go back:
+                a stamp earlier than the obstacle's last one (a late message) is
+                refused, and one equal to it replaces the pose (and the reference the
+                next stamp is differentiated against) and keeps the velocity. The
+                estimate is held to the bound of :meth:`set_obstacle_velocity`
+                (finite, every component within 1e6).
 
         Raises:
             ObstacleNotFound: Unknown name.
             ShapeError, NonFiniteInput, InvalidTransform: Bad pose.
-            InvalidInput: Non-finite stamp.
+            InvalidInput: Non-finite stamp; a stamp earlier than the obstacle's last
+                one (the message names the obstacle and both stamps); a velocity
+                estimate that is not finite or beyond 1e6 (stamps too close together
+                for the pose's noise: the message names the obstacle, both stamps and
+                the estimated speed). Nothing changes then: pose, velocity and series
+                stay as they were.
         """
         H = _pose_matrix(pose, name, pose_ok)
         t = None if stamp is None else _stamp(stamp)
@@ -850,7 +891,17 @@ class World:
 
         Arguments as :meth:`set_obstacle_pose`, ``poses`` mapping names to poses. The
         poses are checked, placed and (stamped) differentiated in compiled calls, one
-        for all of them.
+        for all of them. The stamp is every pose's, held to each obstacle's own series
+        as in :meth:`set_obstacle_pose` (earlier than an obstacle's last stamp:
+        refused; equal: the pose replaced, the velocity kept).
+
+        Raises:
+            InvalidInput: ``poses`` is not a mapping; a bad stamp or velocity estimate
+                for any of the obstacles, as :meth:`set_obstacle_pose`, naming the
+                obstacle. The batch is all or nothing: no obstacle of it changes (pose,
+                velocity or series).
+            ObstacleNotFound, ShapeError, NonFiniteInput, InvalidTransform: As
+                :meth:`set_obstacle_pose`, naming the obstacle; nothing changes.
         """
         if not isinstance(poses, Mapping):
             raise InvalidInput(
@@ -911,45 +962,65 @@ class World:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """Velocities from the previous stamped pose of each obstacle (finite differences).
 
-        An obstacle without an earlier stamp (or stamped at ``t`` or later) keeps its
-        velocity; each pose becomes its obstacle's previous stamped pose.
+        An obstacle without an earlier stamp (or stamped at ``t`` already) keeps its
+        velocity; each pose becomes its obstacle's previous stamped pose. Callers hold
+        the writer lock; nothing is kept when one obstacle's stamp or velocity is refused.
 
         Returns:
             The next ``(linear, angular, known)`` arrays (frozen), or None when every
             obstacle keeps its velocity.
+
+        Raises:
+            InvalidInput: A stamp earlier than its obstacle's last one, or a velocity
+                beyond the bound of :meth:`set_obstacle_velocity` (:func:`_stale`,
+                :func:`_too_fast`).
         """
         h = np.zeros(len(names))
         H0 = np.empty_like(H)
         stamps = self._stamps
+        moved = []  # (the obstacles differentiated)
         for k, name in enumerate(names):
             prev = stamps.get(name)
-            stamps[name] = (t, H[k])  # (H is this update's own array, never written again)
-            if prev is not None and t > prev[0]:
+            if prev is not None and t != prev[0]:
+                if t < prev[0]:
+                    raise _stale(name, t, prev[0])
                 h[k] = t - prev[0]
                 H0[k] = prev[1]
-                self._estimated.add(name)
-        if not h.any():
-            return None
-        v, w, known = _velocity_copies(s)
-        stamped_twists(H, H0, h, slots, v, w, known)
-        return _frozen(v), _frozen(w), _frozen(known)
+                moved.append(name)
+        motion = None
+        if moved:
+            v, w, known = _velocity_copies(s)
+            bad = stamped_twists(H, H0, h, slots, v, w, known)
+            if bad >= 0:
+                j, name = slots[bad], names[bad]
+                raise _too_fast(name, stamps[name][0], t, v[j], w[j])
+            motion = _frozen(v), _frozen(w), _frozen(known)
+        for name, Hk in zip(names, H, strict=True):
+            stamps[name] = (t, Hk)  # (H is this update's own array, never written again)
+        self._estimated.update(moved)
+        return motion
 
     def _estimate_one(
         self, name: str, k: int, H: np.ndarray, t: float, s: WorldState
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """:meth:`_estimate` of one obstacle (slot ``k``, pose ``H``, a 4x4 of its own)."""
         prev = self._stamps.get(name)
-        self._stamps[name] = (t, H)
-        if prev is None or not t > prev[0]:
+        if prev is None or t == prev[0]:
+            self._stamps[name] = (t, H)
             return None
+        t0, H0 = prev
+        if t < t0:
+            raise _stale(name, t, t0)
+        v, w = s.linear_velocity.copy(), s.angular_velocity.copy()
+        if not stamped_twist(H, H0, t - t0, k, v, w):
+            raise _too_fast(name, t0, t, v[k], w[k])
+        self._stamps[name] = (t, H)
         self._estimated.add(name)
         known = s.velocity_known
         if not known[k]:  # (else the snapshot's own flags stay)
             known = known.copy()
             known[k] = True
             known.setflags(write=False)
-        v, w = s.linear_velocity.copy(), s.angular_velocity.copy()
-        stamped_twist(H, prev[1], t - prev[0], k, v, w)
         v.setflags(write=False)
         w.setflags(write=False)
         return v, w, known
