@@ -349,6 +349,10 @@ CASES = {
     "RobotModel.add_obstacle_mesh.convex": lambda s, b: s.robot.add_obstacle_mesh(
         "m", MESH, np.eye(4), convex=b
     ),
+    "RobotModel.check_collision.world": lambda s, b: s.robot.check_collision(world=b),
+    "RobotModel.compute_min_collision_distance.world": (
+        lambda s, b: s.robot.compute_min_collision_distance(world=b)
+    ),
     "World.add_obstacle_mesh.convex": lambda s, b: stackik.World().add_obstacle_mesh(
         "m", MESH, np.eye(4), convex=b
     ),

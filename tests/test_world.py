@@ -1820,3 +1820,289 @@ def test_an_unbounded_shape_cannot_be_attached(flat):
     assert robot.get_attached_object_names() == []
     d = KinematicsSolver(robot).evaluate_min_collision_distance(PANDA_READY)
     assert d is not None and np.isfinite(d)
+
+
+# -- the robot's own collision checks see its world ----------------------------------------------
+def _coal_distance(shape_a: object, Ma: pin.SE3, shape_b: object, Mb: pin.SE3) -> float:
+    req, res = _request()
+    return float(
+        coal.distance(
+            shape_a,
+            coal.Transform3s(Ma.rotation, Ma.translation),
+            shape_b,
+            coal.Transform3s(Mb.rotation, Mb.translation),
+            req,
+            res,
+        )
+    )
+
+
+def _reference_distances(robot: RobotModel, q: np.ndarray) -> dict[str, float]:
+    """Smallest distance of each kind of pair at ``q``, by coal on Pinocchio placements.
+
+    ``self``: the robot's active pairs; ``robot/obstacle``: every robot geometry against
+    every obstacle; ``attached/obstacle``: every attached object against every obstacle;
+    ``attached/robot``: every attached object against the robot geometries off the body
+    carrying it (the geometries on its frame's joint) and its allowed links.
+    """
+    model = robot.model
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, q)
+    out = {"self": np.inf, "robot/obstacle": np.inf, "attached/obstacle": np.inf}
+    out["attached/robot"] = np.inf
+    world = robot.world
+    obstacles = [
+        (world.get_obstacle(n).geometry, world.get_obstacle_pose(n))
+        for n in world.get_obstacle_names()
+    ]
+    parts = []
+    for name in world.get_attached_object_names():
+        a = world.get_attached_object(name)
+        fid = model.getFrameId(a.link)
+        parts.append((a, data.oMf[fid] * pin.SE3(a.placement), model.frames[fid].parentJoint))
+    gm = robot.collision_model
+    placed = []
+    if gm is not None:
+        gd = pin.GeometryData(gm)
+        pin.updateGeometryPlacements(model, data, gm, gd, q)
+        placed = [(o, gd.oMg[g]) for g, o in enumerate(gm.geometryObjects)]
+        index = {o.name: g for g, o in enumerate(gm.geometryObjects)}
+        for a, b in robot.get_collision_pair_names():
+            (oa, Ma), (ob, Mb) = placed[index[a]], placed[index[b]]
+            d = _coal_distance(oa.geometry, Ma, ob.geometry, Mb)
+            out["self"] = min(out["self"], d)
+    for shape, M in obstacles:
+        for o, Mo in placed:
+            d = _coal_distance(o.geometry, Mo, shape, M)
+            out["robot/obstacle"] = min(out["robot/obstacle"], d)
+        for a, Ma, _ in parts:
+            d = _coal_distance(a.geometry, Ma, shape, M)
+            out["attached/obstacle"] = min(out["attached/obstacle"], d)
+    for a, Ma, joint in parts:
+        for o, Mo in placed:
+            link = model.frames[o.parentFrame].name
+            if o.parentJoint == joint or link in a.allowed_links:
+                continue
+            d = _coal_distance(a.geometry, Ma, o.geometry, Mo)
+            out["attached/robot"] = min(out["attached/robot"], d)
+    return out
+
+
+def test_robot_collision_checks_see_its_obstacles_and_attached_objects():
+    """check_collision() and compute_min_collision_distance() ignored the robot's world: a
+    ball 5 cm around the hand was 'no collision'. They now take the smallest distance of
+    every kind of pair (coal on Pinocchio placements): the robot's own, robot/obstacle
+    (a sphere and a box), attached object/obstacle and attached object/robot;
+    ``world=False`` gives the robot's own pairs, exactly the old value."""
+    robot = load_panda()
+    q = PANDA_READY.copy()
+    robot.update_kinematics(q)
+    own = min(robot.compute_collision_distances())
+    assert own > 0.05
+    tcp = robot.get_frame_pose(TCP).translation
+    # a ball around the tool point: the hand is inside it
+    robot.add_obstacle("ball", coal.Sphere(0.05), pose(*tcp))
+    ref = _reference_distances(robot, q)
+    assert ref["robot/obstacle"] < -0.05
+    assert robot.compute_min_collision_distance() == pytest.approx(ref["robot/obstacle"], abs=1e-6)
+    assert robot.check_collision() and robot.check_collision(0.0, world=True)
+    assert robot.compute_min_collision_distance(world=False) == own
+    assert not robot.check_collision(world=False)
+    # a box that only a part held 20 cm below the hand reaches into
+    robot.remove_obstacle("ball")
+    robot.attach_object("part", "panda_hand", coal.Capsule(0.02, 0.1), pose(z=0.2))
+    part = robot.get_frame_pose("panda_hand") * pin.SE3(pose(z=0.2))
+    robot.add_obstacle("box", coal.Box(0.2, 0.2, 0.04), pose(*(part.translation - [0, 0, 0.06])))
+    ref = _reference_distances(robot, q)
+    assert ref["attached/obstacle"] < 0.0 < ref["robot/obstacle"]
+    smallest = min(ref.values())
+    assert smallest == ref["attached/obstacle"]
+    assert robot.compute_min_collision_distance() == pytest.approx(smallest, abs=1e-6)
+    assert robot.check_collision()
+    assert not robot.check_collision(world=False)
+    # the box moves away: thresholds about the world's pairs and the robot's own
+    robot.set_obstacle_pose("box", pose(2.0, 0.0, 0.0))
+    ref = _reference_distances(robot, q)
+    smallest = min(ref.values())
+    assert robot.compute_min_collision_distance() == pytest.approx(smallest, abs=1e-6)
+    assert robot.check_collision(smallest + 1e-4) and not robot.check_collision(smallest - 1e-4)
+    # a part that reaches back into the forearm: the attached/robot pair is the nearest
+    robot.remove_obstacle("box")
+    robot.detach_object("part")
+    robot.attach_object("rod", "panda_hand", coal.Cylinder(0.02, 0.6), pose(x=-0.3))
+    ref = _reference_distances(robot, q)
+    assert ref["attached/robot"] < 0.0 and ref["attached/obstacle"] == np.inf
+    assert robot.compute_min_collision_distance() == pytest.approx(ref["attached/robot"], abs=1e-6)
+    assert robot.check_collision() and not robot.check_collision(world=False)
+    # at another configuration the values follow
+    q2 = np.array([0.3, -0.2, 0.1, -1.5, 0.2, 1.2, 0.1])
+    robot.update_configuration(q2)
+    ref = _reference_distances(robot, q2)
+    assert robot.compute_min_collision_distance() == pytest.approx(min(ref.values()), abs=1e-6)
+    assert robot.compute_min_collision_distance(world=False) == min(
+        robot.compute_collision_distances()
+    )
+    for bad in ("yes", None, 2):
+        with pytest.raises(InvalidInput):
+            robot.compute_min_collision_distance(world=bad)  # type: ignore[arg-type]
+        with pytest.raises(InvalidInput):
+            robot.check_collision(world=bad)  # type: ignore[arg-type]
+
+
+def test_robot_collision_checks_without_a_world_are_unchanged():
+    """No obstacle and no attached object: the robot's own pairs, bit for bit (the values
+    before the world was included), and coal's distances of those pairs."""
+    robot = load_panda()
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        q = robot.random_configuration(rng)
+        robot.update_configuration(q)
+        own = min(robot.compute_collision_distances())
+        assert robot.compute_min_collision_distance() == own
+        assert robot.compute_min_collision_distance(world=False) == own
+        assert own == pytest.approx(_reference_distances(robot, q)["self"], abs=1e-6)
+        for t in (own - 1e-9, own, own + 1e-9, 0.0, 0.05):
+            assert robot.check_collision(t) == (own <= t)
+            assert robot.check_collision(t, world=False) == (own <= t)
+    # a world emptied again reads the same
+    robot.add_obstacle("ball", coal.Sphere(0.05), pose(0.3, 0.0, 0.5))
+    robot.remove_obstacle("ball")
+    assert robot.compute_min_collision_distance() == min(robot.compute_collision_distances())
+    bare = RobotModel(ROBOTS / "panda" / "panda.urdf", load_collisions=False)
+    assert bare.compute_min_collision_distance() == np.inf and not bare.check_collision(1.0)
+    bare.add_obstacle("ball", coal.Sphere(0.05), pose(0.3, 0.0, 0.5))
+    assert bare.compute_min_collision_distance() == np.inf  # nothing of the robot to pair
+
+
+# -- a robot without collision geometry that carries an attached object ---------------------------
+_INERTIA = (
+    '<inertial><mass value="1"/>'
+    '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>'
+)
+#: One revolute joint about z at 0.2 m, link "arm" (no collision geometry), "tip" 0.5 m out.
+_NO_GEOMETRY = f"""<?xml version="1.0"?>
+<robot name="bare">
+  <link name="base">{_INERTIA}</link>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="arm"/>
+    <origin xyz="0 0 0.2"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="10" velocity="2"/></joint>
+  <link name="arm">{_INERTIA}</link>
+  <link name="tip"/>
+  <joint name="tipj" type="fixed"><parent link="arm"/><child link="tip"/>
+    <origin xyz="0.5 0 0"/></joint>
+</robot>"""
+_ROD, _ROD_AT = coal.Box(0.5, 0.06, 0.06), pose(0.25)
+_BLOCK, _BLOCK_AT = coal.Box(0.1, 0.1, 0.3), pose(0.3, 0.3, 0.2)
+
+
+def _rod_to_block(q: np.ndarray) -> float:
+    """coal's distance of the rod (on the arm, turned by q about z) to the block."""
+    rod = pin.SE3(pin.rpy.rpyToMatrix(0.0, 0.0, float(q[0])), np.array([0, 0, 0.2]))
+    return _coal_distance(_ROD, rod * pin.SE3(_ROD_AT), _BLOCK, pin.SE3(_BLOCK_AT))
+
+
+def _bare_arm_with_rod() -> RobotModel:
+    robot = RobotModel.from_urdf_string(_NO_GEOMETRY)
+    assert not robot.has_collision_geometry()
+    robot.add_obstacle("block", _BLOCK, _BLOCK_AT)
+    robot.attach_object("rod", "arm", _ROD, _ROD_AT)
+    return robot
+
+
+def test_an_attached_object_of_a_robot_without_collision_geometry_is_watched():
+    """The rod was accepted and never checked: configuring the constraint raised 'the
+    robot has no collision geometry', evaluate_* returned None, find_configs returned
+    the configuration with the rod 10 cm inside the block. Now every layer watches
+    rod/block (coal on the rod turned by the joint)."""
+    robot = _bare_arm_with_rod()
+    inside = np.array([np.pi / 4])
+    assert _rod_to_block(inside) < -0.09
+    solver = KinematicsSolver(robot, dt=0.01)
+    d = solver.evaluate_min_collision_distance(inside)  # before a constraint: a probe
+    assert d == pytest.approx(_rod_to_block(inside), abs=1e-6)
+    solver.configure_collision_constraint(0.02)
+    assert solver.get_active_collision_pairs() == [("rod", "block")]
+    assert solver.evaluate_min_collision_distance(inside) == pytest.approx(d, abs=1e-12)
+    info = solver.evaluate_collision_debug(inside)
+    assert (info.geometry_a, info.geometry_b) == ("rod", "block")
+    robot.update_configuration(inside)
+    assert robot.compute_min_collision_distance() == pytest.approx(d, abs=1e-6)
+    assert robot.check_collision()
+    assert robot.compute_min_collision_distance(world=False) == np.inf
+    # global IK: the only configuration reaching that tip pose is inside the block
+    target = robot.get_frame_pose("tip")
+    found = solver.find_configs(target, "tip", max_solutions=4, time_budget=0.5, seed=0)
+    assert len(found) == 0 and found.rejected["collision"] > 0
+    # velocity IK: swept toward the far side of the block, the rod stops at 2 cm
+    q = np.array([0.0])
+    task = solver.add_frame_task("tip", "tip", TaskType.FRAME_POSITION)
+    task.set_target_position([0.0, 0.5, 0.2])
+    gaps = []
+    for _ in range(200):
+        q = robot.integrate(q, solver.solve_velocity(q).solution, solver.dt)
+        gaps.append(_rod_to_block(q))
+    assert 0.02 - 1e-4 <= min(gaps) < 0.021
+    # once the rod is gone there is nothing to watch: no pair, no error
+    robot.detach_object("rod")
+    assert solver.get_active_collision_pairs() == []
+    assert solver.solve_velocity(inside).status == SolverStatus.SUCCESS
+
+
+def test_a_study_checks_the_attached_object_of_a_robot_without_collision_geometry():
+    """A study's world pairs were skipped for a robot without collision geometry: a tip
+    pose reached only with the rod inside the block was REACHABLE."""
+    from stackik.reach import ReachStudy, Reason
+
+    robot = _bare_arm_with_rod()
+    T = []
+    for angle in (np.pi / 4, -np.pi / 4):
+        robot.update_configuration(np.array([angle]))
+        T.append(robot.get_frame_pose("tip").homogeneous)
+    for with_constraint in (False, True):
+        solver = KinematicsSolver(robot)
+        if with_constraint:
+            solver.configure_collision_constraint(0.02)
+        res = ReachStudy(robot, "tip", np.array(T), solver, evaluators=[]).run(
+            "serial", progress=False
+        )
+        assert list(res.reason) == [Reason.WORLD_COLLISION, Reason.REACHABLE]
+
+
+def test_the_panda_loaded_without_collision_geometry_watches_its_tool():
+    """load_collisions=False (missing meshes) plus an attached tool: the tool is watched
+    against the obstacles (it was not: InvalidInput at configure, None from evaluate)."""
+    robot = RobotModel(ROBOTS / "panda" / "panda.urdf", load_collisions=False)
+    robot.attach_object("tool", "panda_hand", coal.Cylinder(0.02, 0.2), pose(z=0.15))
+    robot.update_configuration(PANDA_READY)
+    hand = robot.get_frame_pose("panda_hand")
+    tool = hand * pin.SE3(pose(z=0.15))
+    wall, tool_shape = coal.Box(0.4, 0.4, 0.02), coal.Cylinder(0.02, 0.2)
+    robot.add_obstacle("wall", wall, pose(*(tool.translation - [0.0, 0.0, 0.15])))
+    Mw = robot.get_obstacle_pose("wall")
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.configure_collision_constraint(0.02)
+    assert solver.get_active_collision_pairs() == [("tool", "wall")]
+    expected = _coal_distance(tool_shape, tool, wall, Mw)
+    assert solver.evaluate_min_collision_distance(PANDA_READY) == pytest.approx(expected, abs=1e-6)
+    assert robot.compute_min_collision_distance() == pytest.approx(expected, abs=1e-6)
+    task = solver.add_frame_task("hand", "panda_hand", TaskType.FRAME_POSITION)
+    task.set_target_position(hand.translation - [0.0, 0.0, 0.3])
+    q, gaps = PANDA_READY.copy(), []
+    for _ in range(150):
+        q = robot.integrate(q, solver.solve_velocity(q).solution, solver.dt)
+        robot.update_configuration(q)
+        M = robot.get_frame_pose("panda_hand") * pin.SE3(pose(z=0.15))
+        gaps.append(_coal_distance(tool_shape, M, wall, Mw))
+    assert 0.02 - 1e-4 <= min(gaps) < 0.021
+
+
+def test_a_robot_without_collision_geometry_or_attached_object_has_nothing_to_watch():
+    """Configuring collision avoidance on it raises, naming both ways to give it geometry;
+    evaluate_* answers None (nothing to measure)."""
+    robot = RobotModel.from_urdf_string(_NO_GEOMETRY)
+    robot.add_obstacle("block", _BLOCK, _BLOCK_AT)
+    solver = KinematicsSolver(robot)
+    with pytest.raises(InvalidInput, match="no collision geometry and its world no attached"):
+        solver.configure_collision_constraint(0.02)
+    assert solver.evaluate_min_collision_distance(np.array([0.0])) is None
+    assert solver.evaluate_collision_debug(np.array([0.0])) is None

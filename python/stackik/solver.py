@@ -51,6 +51,7 @@ from .ik.paths import generate_path
 from .ik.position import PositionIK, PositionIKOptions, PositionStepOptions
 from .ik.recovery import ElasticBand, StallHandler
 from .model import Kinematics, RobotModel
+from .model.pipeline import has_movers
 from .model.world import World
 from .results import (
     BatchIKResult,
@@ -463,7 +464,9 @@ class KinematicsSolver:
         every obstacle of the world (``robot.world``, or the solver's own from
         :meth:`set_world`) and the attached objects are watched; obstacles added, moved
         or removed later take effect at the next step. See
-        :mod:`~stackik.constraints.collision`.
+        :mod:`~stackik.constraints.collision`. A robot without collision geometry
+        (``load_collisions=False``) is watched through its attached objects (each against
+        every obstacle); with none either, there is nothing to watch: ``InvalidInput``.
 
         Args:
             min_distance: Minimum separation [m] (an obstacle may carry its own).
@@ -1314,10 +1317,10 @@ class KinematicsSolver:
         """The collision constraint, or a probe over every pair before one is configured.
 
         The probe watches every pair of the robot and its world at ``min_distance`` 0;
-        None without collision geometry.
+        None when the robot has neither collision geometry nor an attached object.
         """
         col = self._collision_constraint()
-        if col is not None or not self.robot.has_collision_geometry():
+        if col is not None or not has_movers(self.robot, (self._world or self.robot.world).state):
             return col
         probe = self._collision_probe
         if probe is None or probe.world is not (self._world or self.robot.world):
@@ -1335,8 +1338,10 @@ class KinematicsSolver:
         later of the solver's own (its last step's, which :meth:`solve_velocity` without
         ``q`` steps from) and the robot's (``robot.update_kinematics``). EmbodiK's steps
         set the robot's configuration, so code that steps and then evaluates, or updates
-        the robot and then evaluates, gets the configuration it gets there. None without
-        collision geometry.
+        the robot and then evaluates, gets the configuration it gets there. None when the
+        robot has neither collision geometry nor an attached object (a robot loaded
+        without collision geometry that carries one has the object's pairs: it against
+        every obstacle).
 
         Nothing the steps compute changes; a change of the world's layout since the last
         step is taken up here as the next step would take it up (the pairs are rebuilt,
@@ -1363,8 +1368,8 @@ class KinematicsSolver:
         """The nearest watched pair at ``current_q`` with its row (no side effects).
 
         Pairs, configuration and locking as :meth:`evaluate_min_collision_distance`;
-        obstacle pairs carry the obstacle's name. None without collision geometry or
-        pairs.
+        obstacle pairs carry the obstacle's name. None without pairs (neither
+        collision geometry nor an attached object, or every pair excluded).
         """
         infos = self.evaluate_collision_debug_list(current_q)
         return infos[0] if infos else None

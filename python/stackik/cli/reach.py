@@ -53,7 +53,10 @@ MinDistanceOpt = Annotated[
     float,
     typer.Option(
         "--min-distance",
-        help="Collision minimum distance [m] (robots with geometry; self and --scene pairs).",
+        help=(
+            "Collision minimum distance [m] (robots with geometry or --scene attached "
+            "objects; self and --scene pairs)."
+        ),
     ),
 ]
 CollisionOpt = Annotated[
@@ -84,12 +87,13 @@ def _solver(robot: Any, collision: bool, min_distance: float, limit_margin: floa
     every target); its solver's collision constraint leaves them out too, so that its
     steps do not report them, and a note says so instead of the constraint's warning.
     """
+    from ..model.pipeline import has_movers
     from ..solver import KinematicsSolver
 
     solver = KinematicsSolver(robot)
     if limit_margin:
         solver.set_limit_margin(limit_margin)
-    if collision and robot.has_collision_geometry():
+    if collision and has_movers(robot, robot.world.state):
         configure_collision(solver, min_distance, "the study")
     return solver
 

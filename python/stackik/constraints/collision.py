@@ -67,7 +67,13 @@ from .. import _jit, _validate
 from ..errors import CollisionMarginWarning, FixedPairWarning, InvalidInput
 from ..model import Kinematics, RobotModel
 from ..model.collision import validate_pairs
-from ..model.pipeline import CollisionPipeline, CollisionWatch, GeometrySet, mesh_distance
+from ..model.pipeline import (
+    CollisionPipeline,
+    CollisionWatch,
+    GeometrySet,
+    has_movers,
+    mesh_distance,
+)
 from ..model.world import World, WorldLayout, WorldState
 from ..results import CollisionDebugInfo
 from . import _collision_kernel as ck
@@ -227,7 +233,9 @@ class CollisionConstraint(Constraint):
     value stays) and takes effect at the next step.
 
     Raises:
-        InvalidInput: The robot has no collision geometry or an argument is out of range.
+        InvalidInput: The robot has neither collision geometry nor an attached object
+            in the world the constraint reads (nothing to watch), or an argument is out
+            of range.
         CollisionGeometryNotFound: A name in the pair lists is unknown.
     """
 
@@ -282,10 +290,13 @@ class CollisionConstraint(Constraint):
         world: World | None = None,
     ) -> None:
         super().__init__(name, kinematics)
-        if self._robot.collision is None:
-            raise InvalidInput("the robot has no collision geometry")
         if world is not None and not isinstance(world, World):
             raise InvalidInput(f"world must be a stackik World, got {type(world).__name__}")
+        if not has_movers(self._robot, (world or self._robot.world).state):
+            raise InvalidInput(
+                "the robot has no collision geometry and its world no attached object: "
+                "nothing to watch (load the robot with collision geometry, or attach an object)"
+            )
         self._cfg = np.zeros(ck.CFG_SIZE)
         self._settings_version = 0  # bumped by every setting (see _Setting)
         self._cfg_key: tuple[int, float] | None = None  # (version, dt) written into _cfg

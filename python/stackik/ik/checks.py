@@ -72,11 +72,14 @@ class Workspace:
         self.data  # noqa: B018
 
     @property
-    def pipeline(self) -> CollisionPipeline | None:
-        """The scratch collision pipeline (None without collision geometry)."""
+    def pipeline(self) -> CollisionPipeline:
+        """The scratch collision pipeline.
+
+        Also for a robot without collision geometry: its attached objects have pairs.
+        """
         if self._revision != self._robot.revision:
             self._rebuild()
-        if self._pipeline is None and self._robot.collision is not None:
+        if self._pipeline is None:
             self._pipeline = CollisionPipeline(self._robot)
         return self._pipeline
 
@@ -99,9 +102,9 @@ class Workspace:
         """
         if self._revision != self._robot.revision:
             self._rebuild()
-        pipeline = self.pipeline
-        if pipeline is None or watch.geometry_pairs is None or not len(watch.geometry_pairs):
+        if watch.geometry_pairs is None or not len(watch.geometry_pairs):
             return math.inf
+        pipeline = self.pipeline
         pipeline.world = watch.world
         data = self.data
         pin.forwardKinematics(self._robot.model, data, q)

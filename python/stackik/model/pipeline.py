@@ -47,6 +47,7 @@ __all__ = [
     "CollisionPipeline",
     "CollisionWatch",
     "GeometrySet",
+    "has_movers",
     "place_geometries",
     "place_one",
     "world_watch",
@@ -191,6 +192,16 @@ class GeometrySet:
     @staticmethod
     def _pairs_with(a: int, others: Sequence[int]) -> np.ndarray:
         return np.array([[g, a] for g in others], dtype=np.int64).reshape(-1, 2)
+
+
+def has_movers(robot: RobotModel, state: WorldState) -> bool:
+    """Whether anything of the robot can collide: its collision geometry, or an attached object.
+
+    A robot loaded without collision geometry (``load_collisions=False``) that carries an
+    attached object has pairs too: the object against every obstacle (and against the
+    other attached objects).
+    """
+    return robot.collision is not None or bool(state.layout.attached)
 
 
 def _robot_block(robot: RobotModel) -> tuple[list[Any], ...]:

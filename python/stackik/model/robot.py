@@ -26,7 +26,7 @@ import pickle
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
@@ -62,6 +62,9 @@ from .kinematics import Kinematics
 from .mimic import couple
 from .validation import check_srdf
 from .world import World, allowed_link_names
+
+if TYPE_CHECKING:
+    from .pipeline import CollisionPipeline, GeometrySet
 
 __all__ = [
     "DEFAULT_ACCELERATION_LIMIT",
@@ -346,6 +349,7 @@ class RobotModel:
         self._collision_state = CollisionState(self._collision) if self._collision else None
         self._distances: tuple[int, int, np.ndarray] | None = None
         self._pair_ranges: tuple[tuple, np.ndarray, np.ndarray] | None = None
+        self._world_check: tuple[CollisionPipeline, GeometrySet | None, np.ndarray] | None = None
         self._world = World()
         self._bind_world(self._world)
 
@@ -357,6 +361,7 @@ class RobotModel:
         "_collision_state",
         "_dynamics",
         "_distances",
+        "_world_check",
     )
 
     def __getstate__(self) -> dict[str, Any]:
@@ -377,6 +382,7 @@ class RobotModel:
         col = self._collision
         self._collision_state = CollisionState(col) if col is not None else None
         self._distances = None
+        self._world_check = None
         self._bind_world(self._world)
 
     def without_visuals(self) -> RobotModel:
@@ -1075,6 +1081,14 @@ class RobotModel:
     ) -> None:
         """Attach a shape to a link (see :meth:`World.attach_object`).
 
+        The object is watched wherever collisions are: by a collision constraint, the
+        solver's ``evaluate_*``, global IK, paths and studies, and this robot's
+        :meth:`check_collision` and :meth:`compute_min_collision_distance`, against every
+        obstacle and the rest of the robot (not the body carrying it, nor
+        ``allowed_links``). Also on a robot without collision geometry
+        (``load_collisions=False``): its pairs are then the object against the obstacles
+        (and against attached objects on other links).
+
         Raises:
             FrameNotFound: ``link`` (or an allowed link) is not a frame of the robot.
             InvalidInput: ``allowed_links`` is not a link name or a list of them.
@@ -1273,18 +1287,83 @@ class RobotModel:
             self._collision_distances()
             return self._collision_state.nearest_points()
 
-    def compute_min_collision_distance(self) -> float:
-        """Smallest signed pair distance [m]; inf without collision geometry or pairs."""
+    def _world_distances(self) -> np.ndarray:
+        """Signed distances [m] of the world pairs at the current configuration.
+
+        The pairs of :meth:`~stackik.model.pipeline.GeometrySet.world_pairs` without
+        the robot's own: each attached object against the robot geometries and attached
+        objects a collision constraint pairs it with, and every robot geometry and
+        attached object against every obstacle, measured with the collision pipeline
+        (compiled; coal for triangle meshes). Empty, without touching the pipeline, when
+        the world has no obstacle and no attached object. Callers hold the lock.
+        """
+        state = self._world.state
+        if not (state.layout.obstacles or state.layout.attached):
+            return np.zeros(0)
+        from .pipeline import CollisionPipeline  # (it imports the compiled geometry kernels)
+
+        check = self._world_check
+        if check is None:
+            check = self._world_check = (CollisionPipeline(self), None, np.zeros((0, 2)))
+        pipeline = check[0]
+        gs = pipeline.place(self._kin.joint_placements(), state)
+        if check[1] is not gs:  # (the pairs of a geometry set: rebuilt with it)
+            none = np.zeros((0, 2), dtype=np.int64)
+            check = self._world_check = (pipeline, gs, gs.world_pairs(none))
+        pairs = check[2]
+        return pipeline.distances(pairs) if len(pairs) else np.zeros(0)
+
+    def compute_min_collision_distance(self, *, world: bool = True) -> float:
+        """Smallest signed distance [m] at the current configuration (negative: overlap).
+
+        Over the robot's active pairs and, with ``world`` (the default), the pairs of
+        its world (:attr:`world`) as a collision constraint pairs them: every robot
+        geometry and attached object against every obstacle, and each attached object
+        against the rest of the robot (not the body carrying it, nor its allowed links).
+        An obstacle's own ``min_distance`` plays no part here.
+
+        Args:
+            world: Include the world's pairs; False: the robot's own pairs only (the
+                value :meth:`compute_collision_distances` lists).
+
+        Returns:
+            The distance; inf without pairs (no collision geometry and, with ``world``,
+            no attached object, or no obstacle to pair it with).
+
+        Raises:
+            InvalidInput: ``world`` is not a bool.
+        """
+        with_world = _validate.flag(world, "world")
         with self._lock:
             d = self._collision_distances()
-        return float(d.min()) if d.size else float("inf")
+            smallest = float(d.min()) if d.size else float("inf")
+            if with_world:
+                w = self._world_distances()
+                if w.size:
+                    smallest = min(smallest, float(w.min()))
+        return smallest
 
-    def check_collision(self, min_distance: float = 0.0) -> bool:
-        """Whether any active pair is at distance <= ``min_distance`` [m]."""
+    def check_collision(self, min_distance: float = 0.0, *, world: bool = True) -> bool:
+        """Whether any pair is at distance <= ``min_distance`` [m] at the current configuration.
+
+        The pairs of :meth:`compute_min_collision_distance`: the robot's own and, with
+        ``world`` (the default), every robot geometry and attached object against every
+        obstacle of its world and each attached object against the rest of the robot.
+        ``min_distance`` applies to every pair (an obstacle's own is not used). With the
+        default 0, whether anything touches or overlaps.
+
+        Args:
+            min_distance: Distance threshold [m] (finite).
+            world: Include the world's pairs; False: the robot's own pairs only.
+
+        Raises:
+            NonFiniteInput: ``min_distance`` is NaN or infinite.
+            InvalidInput: ``min_distance`` is not a number, or ``world`` not a bool.
+        """
         threshold = _validate.real(min_distance, "min_distance")
         if not np.isfinite(threshold):
             raise NonFiniteInput("min_distance", [0])
-        return self.compute_min_collision_distance() <= threshold
+        return self.compute_min_collision_distance(world=world) <= threshold
 
 
 def check_robot(value: object, what: str = "robot") -> RobotModel:

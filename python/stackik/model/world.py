@@ -1066,6 +1066,8 @@ class World:
 
         It moves with the link and collides with the world and the rest of the robot,
         except the body that carries it (every link on its frame's joint) and ``allowed_links``.
+        A robot without collision geometry of its own is watched through it (the object
+        against every obstacle).
 
         Args:
             name: Unique name (shared namespace with obstacles).

@@ -371,7 +371,7 @@ def study_world_watch(
         constraint_geometries: Names of the constraint's geometry set (robot, attached
             objects and obstacles of the world it reads); empty without a constraint.
     """
-    if world is None or robot.collision is None:
+    if world is None:
         return None
     layout = world.state.layout
     if not (layout.obstacles or layout.attached):
