@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,7 @@ from hypothesis import strategies as st
 
 from stackik import (
     CollisionGeometryNotFound,
+    CollisionMarginWarning,
     FrameNotFound,
     InvalidBounds,
     InvalidInput,
@@ -40,7 +42,7 @@ from stackik.constraints import (
     TightFramePoseConstraint,
     calculate_velocity_box_constraint,
 )
-from stackik.constraints.collision import MAX_LEARNED_ERROR
+from stackik.constraints.collision import MAX_LEARNED_ERROR, CollisionTuningMode
 from stackik.constraints.limits import velocity_box
 from stackik.sns import TaskSolveMode
 from stackik.solver import KinematicsSolver
@@ -666,6 +668,223 @@ def test_deferred_override_latches_once_the_pair_is_clear():
     q[3] = -1.5  # opens the elbow: link3 / link5 move apart
     solver.build_problem(q)
     assert set(dict(solver.get_collision_pair_min_distance_overrides()).values()) == {0.04}
+
+
+#: The collision settings of the reconfiguration tests, set through the solver.
+_TUNING_SETTERS = (
+    ("set_collision_constraint_activation_multiplier", 3.0),
+    ("set_collision_max_separation_speed_nonpenetrating", 0.1),
+    ("set_collision_recovery_scale", 0.5),
+    ("set_collision_repulsion_deadband", 0.002),
+    ("set_collision_tuning_mode", "speed"),
+    ("set_collision_refinement_time_budget_us", 300),
+    ("enable_sphere_broadphase", False),
+)
+_TUNING_GETTERS = {
+    "get_collision_constraint_activation_multiplier": 3.0,
+    "get_collision_max_separation_speed_nonpenetrating": 0.1,
+    "get_collision_recovery_scale": 0.5,
+    "get_collision_repulsion_deadband": 0.002,
+    "get_collision_tuning_mode": CollisionTuningMode.SPEED,
+    "get_collision_refinement_time_budget_us": 300,
+    "sphere_broadphase_enabled": False,
+    "get_proximity_gated_collision_activation_enabled": True,
+}
+_NOT_HAND = [("panda_link5_0", "panda_hand_0")]
+
+
+def _tune(solver: KinematicsSolver) -> None:
+    for name, value in _TUNING_SETTERS:
+        getattr(solver, name)(value)
+
+
+def _collision_rows(solver: KinematicsSolver) -> tuple[np.ndarray, ...]:
+    p = solver.build_problem(PANDA_READY)
+    rows = p.constraint_slices["collision"]
+    return p.C[rows], p.lower[rows], p.upper[rows]
+
+
+def test_configuring_the_collision_constraint_again_keeps_its_settings_and_overrides(panda):
+    """configure_collision_constraint called again (here to exclude a pair) keeps every
+    setting made on the constraint it replaces, and the per-pair minimums by name: its
+    rows equal those of a solver configured with the new arguments and set up after."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        again = KinematicsSolver(panda, dt=0.01)
+        again.configure_collision_constraint(0.05, gain=0.8, patch_tolerance=0.0)
+        _tune(again)
+        again.set_collision_pair_min_distance("panda_link5", "panda_hand", 0.03, False)
+        overrides = again.get_collision_pair_min_distance_overrides()
+        again.configure_collision_constraint(0.065, exclude_pairs=_NOT_HAND, max_constraints=20)
+        after = KinematicsSolver(panda, dt=0.01)
+        after.configure_collision_constraint(
+            0.065, exclude_pairs=_NOT_HAND, max_constraints=20, gain=0.8, patch_tolerance=0.0
+        )
+        _tune(after)
+        after.set_collision_pair_min_distance("panda_link5", "panda_hand", 0.03, False)
+        plain = KinematicsSolver(panda, dt=0.01)
+        plain.configure_collision_constraint(0.065, exclude_pairs=_NOT_HAND, max_constraints=20)
+    for getter, value in _TUNING_GETTERS.items():
+        assert getattr(again, getter)() == value, getter
+    assert again.get_collision_constraint_activation_margin() == pytest.approx(3.0 * 0.065)
+    cc = again.get_constraint("collision")
+    assert (cc.gain, cc.patch_tolerance, cc.max_constraints, cc.min_distance) == (
+        0.8, 0.0, 20, 0.065,
+    )  # fmt: skip
+    kept = again.get_collision_pair_min_distance_overrides()
+    assert kept == after.get_collision_pair_min_distance_overrides()
+    ours = {k for k, v in kept if v == 0.03}  # (the others: pairs lowered at 6.5 cm)
+    assert ours == {k for k, v in overrides if v == 0.03} - {"panda_link5_0|panda_hand_0"}
+    assert ours
+    rows, expected, default = _collision_rows(again), _collision_rows(after), _collision_rows(plain)
+    for got, want in zip(rows, expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert rows[0].shape != default[0].shape or not np.array_equal(rows[1], default[1])
+    # the arguments given win; a per-pair minimum whose pairs are excluded is kept by name
+    with pytest.warns(CollisionMarginWarning):  # (link2 / link4 lowered, as above)
+        again.configure_collision_constraint(
+            0.065, exclude_pairs=[("panda_link5", "panda_hand")], recovery_deadband=0.001
+        )
+    assert again.get_collision_repulsion_deadband() == 0.001
+    assert again.get_constraint("collision").gain == 0.8
+    assert not any("panda_hand" in k for k, _ in again.get_collision_pair_min_distance_overrides())
+    with pytest.warns(CollisionMarginWarning):
+        again.configure_collision_constraint(0.065)
+    assert ours < {k for k, v in again.get_collision_pair_min_distance_overrides() if v == 0.03}
+
+
+def test_collision_settings_made_without_a_constraint_apply_at_configuration(panda):
+    """As in EmbodiK, the collision settings can be made before configuring (or after
+    clearing) the constraint and apply to it; per-pair minimums need the constraint."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        before = KinematicsSolver(panda, dt=0.01)
+        assert before.get_collision_tuning_mode() == CollisionTuningMode.PRECISE
+        _tune(before)
+        for getter, value in _TUNING_GETTERS.items():
+            assert getattr(before, getter)() == value, getter
+        with pytest.raises(InvalidInput, match="configure_collision_constraint"):
+            before.set_collision_pair_min_distance("panda_link5", "panda_hand", 0.03)
+        with pytest.raises(InvalidInput, match="configure_collision_constraint"):
+            before.clear_collision_pair_min_distance("panda_link5", "panda_hand")
+        before.configure_collision_constraint(
+            0.065, exclude_pairs=_NOT_HAND, max_constraints=20, gain=0.8, patch_tolerance=0.0
+        )
+        before.set_collision_pair_min_distance("panda_link5", "panda_hand", 0.03, False)
+        after = KinematicsSolver(panda, dt=0.01)
+        after.configure_collision_constraint(
+            0.065, exclude_pairs=_NOT_HAND, max_constraints=20, gain=0.8, patch_tolerance=0.0
+        )
+        _tune(after)
+        after.set_collision_pair_min_distance("panda_link5", "panda_hand", 0.03, False)
+        expected = _collision_rows(after)
+        for got, want in zip(_collision_rows(before), expected, strict=True):
+            np.testing.assert_array_equal(got, want)
+        # cleared and configured again: the settings and the minimums by name come back
+        before.clear_collision_constraint()
+        assert before.get_collision_pair_min_distance_overrides() == []
+        assert before.get_collision_repulsion_deadband() == 0.002
+        before.configure_collision_constraint(0.065, exclude_pairs=_NOT_HAND, max_constraints=20)
+    for getter, value in _TUNING_GETTERS.items():
+        assert getattr(before, getter)() == value, getter
+    assert before.get_collision_pair_min_distance_overrides() == (
+        after.get_collision_pair_min_distance_overrides()
+    )
+    for got, want in zip(_collision_rows(before), expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_waiting_or_latched_override_stays_so_when_configured_again():
+    panda = RobotModel(ROBOTS / "panda" / "panda.urdf")  # link3 / link5 watched (no SRDF)
+    solver = KinematicsSolver(panda, dt=0.01)
+    solver.configure_collision_constraint(0.01, activation_margin=0.2)
+    solver.set_collision_pair_min_distance("panda_link3", "panda_link5", 0.04)
+    solver.configure_collision_constraint(0.01)
+    assert solver.get_collision_pair_min_distance_overrides() == []  # (still waiting)
+    watch = solver.get_constraint("collision").watch()
+    checked = dict(zip(watch.names, watch.geometry_thresholds.tolist(), strict=True))
+    link35 = [
+        v for (a, b), v in checked.items() if {a[:11], b[:11]} == {"panda_link3", "panda_link5"}
+    ]
+    assert link35 and set(link35) == {0.04}  # (configurations are checked against it)
+    q = PANDA_READY.copy()
+    q[3] = -1.5  # opens the elbow: link3 / link5 move apart, the override latches
+    solver.build_problem(q)
+    solver.configure_collision_constraint(0.01, activation_margin=0.2)
+    solver.build_problem(PANDA_READY)  # (back where link3 / link5 are 2.2 cm apart)
+    assert set(dict(solver.get_collision_pair_min_distance_overrides()).values()) == {0.04}
+
+
+def test_pair_minimums_refuse_names_without_a_watched_pair(panda):
+    """Names that exist but share no watched pair: InvalidInput with both names and why."""
+    solver = KinematicsSolver(panda, dt=0.01)
+    solver.configure_collision_constraint(0.01)
+    cases = [
+        ("panda_link1", "panda_link2", "not an active pair of the robot"),  # adjacent
+        ("panda_hand_0", "panda_hand_0", "the same geometry"),
+    ]
+    for a, b, why in cases:
+        with pytest.raises(InvalidInput) as err:
+            solver.set_collision_pair_min_distance(a, b, 0.02, False)
+        assert f"{a!r}" in str(err.value) and f"{b!r}" in str(err.value) and why in str(err.value)
+    only = KinematicsSolver(panda, dt=0.01)
+    only.configure_collision_constraint(0.01, include_pairs=[("panda_hand", "panda_link1")])
+    with pytest.raises(InvalidInput, match="include_pairs"):
+        only.set_collision_pair_min_distance("panda_hand", "panda_link0", 0.02)
+    excluded = KinematicsSolver(panda, dt=0.01)
+    excluded.configure_collision_constraint(0.01, exclude_pairs=[("panda_hand", "panda_link0")])
+    with pytest.raises(InvalidInput, match="exclude_pairs"):
+        excluded.set_collision_pair_min_distance("panda_hand", "panda_link0", 0.02)
+    for s in (solver, only, excluded):
+        assert s.get_collision_pair_min_distance_overrides() == []
+    with pytest.raises(CollisionGeometryNotFound):  # (an unknown name, as before)
+        solver.set_collision_pair_min_distance("panda_hand", "nope", 0.02)
+
+
+def _listed_overrides(solver: object) -> dict[frozenset[str], float]:
+    """A solver's ``get_collision_pair_min_distance_overrides()`` by unordered name pair."""
+    listed = solver.get_collision_pair_min_distance_overrides()  # type: ignore[attr-defined]
+    return {frozenset(k.split("|")): v for k, v in listed}
+
+
+def test_pair_minimums_match_link_names_containing_a_name_as_embodik_does():
+    """The reference: an override covers the pairs whose parent frame names contain the
+    two names. EmbodiK 0.23.2, on the same pairs, lists the same overrides."""
+    embodik = pytest.importorskip("embodik")
+    urdf, srdf = ROBOTS / "panda" / "panda.urdf", ROBOTS / "panda" / "panda.srdf"
+    ours = RobotModel(urdf, srdf_path=srdf)
+    theirs = embodik.RobotModel(str(urdf), False)
+    keep = {frozenset(p) for p in ours.get_collision_pair_names()}
+    theirs.apply_collision_exclusions(
+        [p for p in theirs.get_collision_pair_names() if frozenset(p) not in keep]
+    )
+    assert {frozenset(p) for p in theirs.get_collision_pair_names()} == keep
+    solvers = (KinematicsSolver(ours), embodik.KinematicsSolver(theirs))
+    calls = [
+        ("set", "link", "hand", 0.03),  # every panda_link* against panda_hand
+        ("set", "link2", "link4", 0.02),
+        ("set", "link2", "panda_hand", 0.025),  # (exact and contained names mixed)
+        ("clear", "link5", "hand"),
+    ]
+    for s in solvers:
+        s.configure_collision_constraint(0.05)
+        for call, a, b, *d in calls:
+            if call == "set":
+                s.set_collision_pair_min_distance(a, b, *d, False)
+            else:
+                s.clear_collision_pair_min_distance(a, b)
+    listed = _listed_overrides(solvers[0])
+    assert listed == _listed_overrides(solvers[1]) and len(listed) > 10
+    assert {v for k, v in listed.items() if any("link2" in n for n in k)} == {0.02, 0.025}
+    minimums = {
+        frozenset((i.geometry_a, i.geometry_b)): i.min_distance
+        for i in solvers[0].evaluate_collision_debug_list(PANDA_READY)
+    }
+    assert all(minimums[pair] == value for pair, value in listed.items())
+    for s in solvers:
+        s.clear_collision_pair_min_distance("link", "hand")
+    assert _listed_overrides(solvers[0]) == _listed_overrides(solvers[1])
+    assert set(_listed_overrides(solvers[0]).values()) == {0.02}
 
 
 def test_collision_constraint_follows_robot_pair_changes():

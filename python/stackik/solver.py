@@ -35,7 +35,7 @@ from .constraints import (
     TightFramePoseConstraint,
     TightPointConstraint,
 )
-from .constraints.collision import CollisionTuningMode
+from .constraints.collision import CollisionSettings, CollisionTuningMode
 from .constraints.limits import (
     SATURATION_EXIT_FRACTION,
     SATURATION_EXIT_MARGIN,
@@ -109,6 +109,9 @@ class KinematicsSolver:
         self._stall = StallHandler()
         self._band = ElasticBand(robot.nv)
         self._collision_probe: CollisionConstraint | None = None
+        #: The collision settings while there is no collision constraint (see
+        #: configure_collision_constraint).
+        self._collision_settings = CollisionSettings()
         self._robot_version = robot.kinematics.version
 
     # -- composition -------------------------------------------------------------------
@@ -442,8 +445,16 @@ class KinematicsSolver:
     def _need_collision(self) -> CollisionConstraint:
         c = self._collision_constraint()
         if c is None:
-            raise InvalidInput("no collision constraint: call configure_collision_constraint first")
+            raise InvalidInput(
+                "no collision constraint: call configure_collision_constraint first (a "
+                "per-pair minimum distance names pairs the constraint watches)"
+            )
         return c
+
+    def _collision_knobs(self) -> CollisionSettings:
+        """The collision constraint, or the settings the next one starts with."""
+        c = self._collision_constraint()
+        return c if c is not None else self._collision_settings
 
     def configure_collision_constraint(
         self,
@@ -453,10 +464,10 @@ class KinematicsSolver:
         nearest_points_all_pairs: bool = True,
         max_constraints: int = 8,
         *,
-        gain: float = 0.5,
-        activation_margin: float = 0.05,
-        patch_tolerance: float = 0.01,
-        recovery_deadband: float = 5e-5,
+        gain: float | None = None,
+        activation_margin: float | None = None,
+        patch_tolerance: float | None = None,
+        recovery_deadband: float | None = None,
     ) -> None:
         """Enable collision avoidance: self-collision and the world's obstacles.
 
@@ -468,6 +479,20 @@ class KinematicsSolver:
         (``load_collisions=False``) is watched through its attached objects (each against
         every obstacle); with none either, there is nothing to watch: ``InvalidInput``.
 
+        Called again (to change the pairs, say), the new constraint keeps every setting
+        of the one it replaces that these arguments do not set: those of the
+        ``set_collision_*`` methods (activation multiplier and gating, recovery scale,
+        separation cap, query budget, repulsion deadband, tuning mode, pair cache, sphere
+        test) and ``gain``, ``activation_margin``, ``patch_tolerance`` and
+        ``recovery_deadband`` unless given (``min_distance``, the pair lists,
+        ``nearest_points_all_pairs`` and ``max_constraints`` are always set, as in
+        EmbodiK). Per-pair minimums (:meth:`set_collision_pair_min_distance`) are kept by
+        name: a pair both constraints watch keeps its minimum, and they apply to the new
+        pairs they name; one whose names name no pair now is kept and applies when they
+        do again. Settings made before the first call, or after
+        :meth:`clear_collision_constraint`, apply likewise (EmbodiK keeps them on the
+        solver too).
+
         Args:
             min_distance: Minimum separation [m] (an obstacle may carry its own).
             include_pairs: Robot pairs (link or geometry names) to watch; empty: all
@@ -476,11 +501,16 @@ class KinematicsSolver:
                 object name (``"*"``: anything).
             nearest_points_all_pairs: Query every broadphase candidate exactly.
             max_constraints: Largest number of watched pairs with rows per step.
-            gain: Damper gain in (0, 1].
-            activation_margin: Pairs farther than ``min_distance`` plus this [m] get no row.
-            patch_tolerance: Contact-patch support rows within this [m] (0: off).
-            recovery_deadband: Below ``min_distance`` by less than this [m]: no push back.
+            gain: Damper gain in (0, 1] (None: kept; first 0.5).
+            activation_margin: Pairs farther than ``min_distance`` plus this [m] get no
+                row (None: kept; first 0.05).
+            patch_tolerance: Contact-patch support rows within this [m] (0: off; None:
+                kept; first 0.01).
+            recovery_deadband: Width [m] of the band above ``min_distance`` where a held
+                pair is not pushed back (None: kept, as set by
+                :meth:`set_collision_repulsion_deadband`; first 5e-5).
         """
+        previous = self._collision_knobs()
         c = CollisionConstraint(
             _COLLISION,
             self.kinematics,
@@ -489,13 +519,15 @@ class KinematicsSolver:
             exclude_pairs,
             _validate.flag(nearest_points_all_pairs, "nearest_points_all_pairs"),
             max_constraints,
-            gain,
-            activation_margin,
-            patch_tolerance,
-            recovery_deadband,
+            previous.gain if gain is None else gain,
+            previous.activation_margin if activation_margin is None else activation_margin,
+            previous.patch_tolerance if patch_tolerance is None else patch_tolerance,
+            previous.recovery_deadband if recovery_deadband is None else recovery_deadband,
             self._world,
         )
-        self._engine.add_constraint(c, replace=True)
+        with self._engine.lock:  # (a step in another thread cannot change what is adopted)
+            c.adopt(previous)
+            self._engine.add_constraint(c, replace=True)
 
     def add_collision_constraint(
         self, link_pairs: Sequence[tuple[str, str]], min_distance: float = 0.05
@@ -504,24 +536,60 @@ class KinematicsSolver:
         self.configure_collision_constraint(min_distance, include_pairs=link_pairs)
 
     def clear_collision_constraint(self) -> None:
-        """Disable collision avoidance."""
-        self._engine.remove_constraint(_COLLISION)
+        """Disable collision avoidance.
+
+        Its settings and per-pair minimums (by name) are kept for the next
+        :meth:`configure_collision_constraint`, as in EmbodiK.
+        """
+        with self._engine.lock:
+            c = self._collision_constraint()
+            if c is not None:
+                kept = CollisionSettings()
+                kept.take_settings(c, configured=True)
+                self._collision_settings = kept
+            self._engine.remove_constraint(_COLLISION)
 
     def set_collision_pair_min_distance(
         self, link_a: str, link_b: str, min_distance: float, activate_when_clear: bool = True
     ) -> None:
-        """Override ``min_distance`` [m] for the pairs between two links.
+        """Override ``min_distance`` [m] for the watched pairs between two names.
 
-        With ``activate_when_clear`` (EmbodiK's default) a larger minimum waits, in the
-        velocity steps, until the pair first reaches it, then holds; position and global
-        IK, paths and reachability studies check configurations against it at once.
+        A name is a link, geometry, attached-object or obstacle name; any other name
+        stands for every robot geometry whose link (parent frame) name contains it, as
+        the EmbodiK reference says (``("link2", "link4")``: the ``panda_link2`` /
+        ``panda_link4`` pairs). With ``activate_when_clear`` (EmbodiK's default) a larger
+        minimum waits, in the velocity steps, until the pair first reaches it, then
+        holds; position and global IK, paths and reachability studies check
+        configurations against it at once.
+
+        The override is kept by name for as long as the constraint (and across
+        :meth:`configure_collision_constraint`): after the pairs change (an object
+        detached and attached again, an obstacle removed and added again, with any
+        number of steps between) it holds for the pairs its names name again.
+
+        Raises:
+            InvalidInput: No collision constraint (call
+                :meth:`configure_collision_constraint` first, as the reference says), a
+                bad ``min_distance``, or the names share no watched pair (the message says
+                why: the same geometry, an attached object's own body or allowed links,
+                excluded, not an active robot pair).
+            CollisionGeometryNotFound: A name is unknown and part of no link name.
         """
         self._need_collision().set_pair_min_distance(
             link_a, link_b, min_distance, _validate.flag(activate_when_clear, "activate_when_clear")
         )
 
     def clear_collision_pair_min_distance(self, link_a: str, link_b: str) -> None:
-        """Return the pairs between two links to the global ``min_distance``."""
+        """Return the pairs between two names to their default ``min_distance``.
+
+        Names as in :meth:`set_collision_pair_min_distance`; the override kept by these
+        names is dropped, also while they name no pair.
+
+        Raises:
+            InvalidInput: No collision constraint.
+            CollisionGeometryNotFound: A name is unknown, part of no link name, and no
+                override is kept by these names.
+        """
         self._need_collision().clear_pair_min_distance(link_a, link_b)
 
     def get_collision_pair_min_distance_overrides(self) -> list[tuple[str, float]]:
@@ -1191,6 +1259,8 @@ class KinematicsSolver:
             )
 
     # -- collision tuning (EmbodiK names; see CollisionConstraint) ---------------------------
+    # (without a collision constraint they read and write the settings the next
+    # configure_collision_constraint starts with, as EmbodiK's do)
     def set_collision_min_distance(self, min_distance: float) -> bool:
         """Change ``min_distance`` [m] without rebuilding the pairs; False without a constraint."""
         col = self._collision_constraint()
@@ -1203,41 +1273,42 @@ class KinematicsSolver:
 
     def set_collision_constraint_activation_multiplier(self, multiplier: float) -> None:
         """Activation margin = ``multiplier * min_distance`` (``<= 0``: the configured margin)."""
-        self._need_collision().set_activation_multiplier(
+        self._collision_knobs().set_activation_multiplier(
             _validate.magnitude(multiplier, "multiplier")
         )
 
     def get_collision_constraint_activation_multiplier(self) -> float:
         """The activation multiplier (0: the configured activation margin applies)."""
-        return self._need_collision().activation_multiplier
+        return self._collision_knobs().activation_multiplier
 
     def get_collision_constraint_activation_margin(self) -> float:
-        """The effective activation margin [m]."""
-        return self._need_collision().activation
+        """The effective activation margin [m] (0 without a collision constraint, as EmbodiK)."""
+        c = self._collision_constraint()
+        return c.activation if c is not None else 0.0
 
     def set_proximity_gated_collision_activation_enabled(self, enabled: bool) -> None:
         """Use (True) or ignore (False) the activation multiplier, keeping its value."""
-        self._need_collision().proximity_gating = _validate.flag(enabled, "enabled")
+        self._collision_knobs().proximity_gating = _validate.flag(enabled, "enabled")
 
     def get_proximity_gated_collision_activation_enabled(self) -> bool:
         """Whether the activation multiplier is used."""
-        return self._need_collision().proximity_gating
+        return self._collision_knobs().proximity_gating
 
     def set_collision_max_separation_speed_nonpenetrating(self, mps: float) -> None:
         """Cap [m/s] of the separation a pair inside its minimum (not touching) asks for."""
-        self._need_collision().set_max_separation_speed(_validate.magnitude(mps, "mps", True))
+        self._collision_knobs().set_max_separation_speed(_validate.magnitude(mps, "mps", True))
 
     def get_collision_max_separation_speed_nonpenetrating(self) -> float:
         """The separation-speed cap [m/s] (inf: none)."""
-        return self._need_collision().max_separation_speed
+        return self._collision_knobs().max_separation_speed
 
     def set_collision_recovery_scale(self, scale: float) -> None:
         """Fraction in (0, 1] of the recovery speed applied inside ``min_distance``."""
-        self._need_collision().set_recovery_scale(scale)
+        self._collision_knobs().set_recovery_scale(scale)
 
     def get_collision_recovery_scale(self) -> float:
         """The recovery scale."""
-        return self._need_collision().recovery_scale
+        return self._collision_knobs().recovery_scale
 
     def set_collision_refinement_time_budget_us(self, budget_us: int) -> None:
         """Budget [us] of exact distance queries per step (``<= 0``: none).
@@ -1245,31 +1316,31 @@ class KinematicsSolver:
         The budget becomes a number of queries from the query time measured on the clock,
         so a step with a budget is not bit-reproducible (it depends on the machine's load).
         """
-        self._need_collision().set_refinement_budget_us(budget_us)
+        self._collision_knobs().set_refinement_budget_us(budget_us)
 
     def get_collision_refinement_time_budget_us(self) -> int:
         """The exact-query budget [us] (0: none)."""
-        return self._need_collision().refinement_budget_us
+        return self._collision_knobs().refinement_budget_us
 
     def set_collision_repulsion_deadband(self, metres: float) -> None:
         """Width [m] of the band above ``min_distance`` where a pair is held, not pushed."""
-        col = self._need_collision()
-        col.recovery_deadband = _validate.positive_float(metres, "metres", allow_zero=True)
+        knobs = self._collision_knobs()
+        knobs.recovery_deadband = _validate.positive_float(metres, "metres", allow_zero=True)
 
     def get_collision_repulsion_deadband(self) -> float:
         """The repulsion deadband [m]."""
-        return self._need_collision().recovery_deadband
+        return self._collision_knobs().recovery_deadband
 
     def set_collision_tuning_mode(self, mode: CollisionTuningMode | str) -> None:
         """Apply a :class:`~stackik.constraints.collision.CollisionTuningMode` preset.
 
         ``SPEED`` has a 200 µs query budget measured on the clock: not bit-reproducible.
         """
-        self._need_collision().set_tuning_mode(mode)
+        self._collision_knobs().set_tuning_mode(mode)
 
     def get_collision_tuning_mode(self) -> CollisionTuningMode:
         """The last preset applied (``PRECISE`` by default)."""
-        return self._need_collision().tuning_mode
+        return self._collision_knobs().tuning_mode
 
     def enable_collision_pair_cache(
         self,
@@ -1279,7 +1350,7 @@ class KinematicsSolver:
         max_cached_candidates: int = 128,
     ) -> None:
         """Candidate pair caching between periodic full scans (conservative: see the docs)."""
-        self._need_collision().enable_pair_cache(
+        self._collision_knobs().enable_pair_cache(
             _validate.flag(enable, "enable"),
             full_refresh_interval,
             candidate_distance_margin,
@@ -1288,12 +1359,11 @@ class KinematicsSolver:
 
     def enable_sphere_broadphase(self, enable: bool) -> None:
         """Skip exact queries of pairs whose bounding spheres are far apart (default on)."""
-        self._need_collision().sphere_broadphase = _validate.flag(enable, "enable")
+        self._collision_knobs().sphere_broadphase = _validate.flag(enable, "enable")
 
     def sphere_broadphase_enabled(self) -> bool:
         """Whether the bounding-sphere test runs before exact queries."""
-        col = self._collision_constraint()
-        return col.sphere_broadphase if col is not None else False
+        return self._collision_knobs().sphere_broadphase
 
     # -- collision evaluation and debug ----------------------------------------------------------
     def _checked_q(self, current_q: object | None) -> np.ndarray | None:

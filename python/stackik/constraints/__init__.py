@@ -12,7 +12,7 @@ line here; the engine needs no edit.
 
 from .base import Constraint, check_out, constraint_families, register_constraint
 from .base_bounds import FloatingBaseBounds
-from .collision import CollisionConstraint
+from .collision import CollisionConstraint, CollisionSettings
 from .com_polygon import ComPolygonConstraint
 from .limits import JointLimitsConstraint, calculate_velocity_box_constraint
 from .linear import LinearConstraint, TightFramePoseConstraint, TightPointConstraint
@@ -22,6 +22,7 @@ from .relative_pose import RelativePoseConstraint
 
 __all__ = [
     "CollisionConstraint",
+    "CollisionSettings",
     "ComPolygonConstraint",
     "Constraint",
     "FloatingBaseBounds",

@@ -19,7 +19,7 @@ from ..errors import CollisionGeometryNotFound
 from ..model import RobotModel
 from ..model.joints import JointKind
 from ..model.kinematics import jacobian_columns, support_columns
-from ..model.pipeline import OBSTACLE, GeometrySet
+from ..model.pipeline import ATTACHED, OBSTACLE, ROBOT, GeometrySet
 from ._collision_kernel import (
     PF_COLUMNS,
     PF_LOW,
@@ -29,12 +29,26 @@ from ._collision_kernel import (
     PI_PROMISE_STEP,
 )
 
-__all__ = ["PairSet", "build_pairs", "joint_columns", "pair_levers"]
+__all__ = [
+    "PairSet",
+    "build_pairs",
+    "joint_columns",
+    "name_key",
+    "override_ids",
+    "pair_levers",
+    "unwatched_reason",
+]
 
 NamePair = tuple[str, str]
 
 
-def _key(a: str, b: str) -> NamePair:
+def name_key(a: str, b: str) -> NamePair:
+    """An unordered name pair, as a key (the smaller name first)."""
+    return (a, b) if a <= b else (b, a)
+
+
+def _index_key(a: int, b: int) -> tuple[int, int]:
+    """An unordered geometry index pair, as a key."""
     return (a, b) if a <= b else (b, a)
 
 
@@ -80,9 +94,26 @@ class PairSet:
     def saved_minimums(self) -> dict[NamePair, tuple[float, float, bool]]:
         """Each pair's (minimum, pending minimum, follows-default), by name."""
         return {
-            _key(*n): (float(self.pf[k, PF_MIN]), float(self.pf[k, PF_PENDING]), bool(f))
+            name_key(*n): (float(self.pf[k, PF_MIN]), float(self.pf[k, PF_PENDING]), bool(f))
             for k, (n, f) in enumerate(zip(self.names, self.follows, strict=True))
         }
+
+    def restore_minimums(self, saved: dict[NamePair, tuple[float, float, bool]]) -> np.ndarray:
+        """Put back the minimums of :meth:`saved_minimums` by name; the pairs it lacks.
+
+        Returns:
+            Per pair, whether ``saved`` has no entry for it (bool ``(P,)``).
+        """
+        fresh = np.ones(len(self), dtype=bool)
+        for k, n in enumerate(self.names):
+            value = saved.get(name_key(*n))
+            if value is None:
+                continue
+            fresh[k] = False
+            if not value[2]:
+                self.pf[k, PF_MIN], self.pf[k, PF_PENDING] = value[0], value[1]
+                self.follows[k] = False
+        return fresh
 
     def matching(self, ids_a: set[int], ids_b: set[int]) -> np.ndarray:
         """Slots of the pairs with one geometry in ``ids_a`` and the other in ``ids_b``."""
@@ -267,10 +298,9 @@ def build_pairs(
     include: Sequence[NamePair],
     exclude: Sequence[NamePair],
     min_distance: float,
-    saved: dict[NamePair, tuple[float, float, bool]],
     strict: bool = True,
 ) -> tuple[PairSet, list[tuple[str, str, float, float]]]:
-    """The :class:`PairSet` of a geometry set; ``saved`` minimums are restored by name.
+    """The :class:`PairSet` of a geometry set, every pair at its default minimum.
 
     ``strict``: a name of ``include``/``exclude`` that no geometry answers to raises
     :class:`~stackik.errors.CollisionGeometryNotFound`; otherwise it names nothing (a
@@ -292,10 +322,6 @@ def build_pairs(
     pf[:, PF_MIN] = default
     pf[:, PF_PENDING] = np.inf
     follows = np.ones(npairs, dtype=bool)
-    for k, n in enumerate(names):
-        value = saved.get(_key(*n))
-        if value is not None and not value[2]:
-            pf[k, PF_MIN], pf[k, PF_PENDING], follows[k] = value[0], value[1], False
     ps = PairSet(
         pairs=pairs.astype(np.int64),
         robot_index=index,
@@ -309,3 +335,79 @@ def build_pairs(
     )
     ps.reset_motion()
     return ps, lowered
+
+
+def override_ids(gs: GeometrySet, name: str, strict: bool = True) -> set[int]:
+    """The geometries a per-pair override's name stands for.
+
+    A geometry, link, attached-object or obstacle name (``"*"``: every geometry) names
+    those (:meth:`~stackik.model.pipeline.GeometrySet.resolve`); any other non-empty name
+    stands for every robot geometry whose link (parent frame) name contains it, as the
+    EmbodiK reference matches (``"link2"``: the geometries of ``panda_link2``).
+
+    Raises:
+        CollisionGeometryNotFound: Neither (``strict``; otherwise: no geometry).
+    """
+    try:
+        return set(gs.resolve(name))
+    except CollisionGeometryNotFound:
+        ids = {g for g in range(gs.robot_count) if name and name in gs.links[g]}
+        if ids or not strict:
+            return ids
+        raise
+
+
+def unwatched_reason(
+    gs: GeometrySet,
+    robot_pairs: np.ndarray,
+    selection: tuple[Sequence[NamePair], Sequence[NamePair]],
+    ids_a: set[int],
+    ids_b: set[int],
+) -> str:
+    """Why no watched pair joins a geometry of ``ids_a`` to one of ``ids_b`` (a message).
+
+    Args:
+        gs: The geometry set.
+        robot_pairs: The robot's active pairs (geometry indices).
+        selection: The constraint's ``(include_pairs, exclude_pairs)``.
+        ids_a: Geometries of one name.
+        ids_b: Geometries of the other.
+    """
+    wanted = {_index_key(i, j) for i in ids_a for j in ids_b if i != j}
+    if not wanted:
+        return "both names stand for the same geometry"
+    include, exclude = selection
+
+    def kept(inc: Sequence[NamePair], exc: Sequence[NamePair]) -> bool:
+        pairs = _select(gs, robot_pairs, inc, exc, strict=False)[0]
+        return any(_index_key(int(a), int(b)) in wanted for a, b in pairs)
+
+    if not kept((), ()):
+        return _never_paired(gs, wanted)
+    if not kept(include, ()):
+        return "their robot pairs are not among include_pairs"
+    if not kept(include, exclude):
+        return "exclude_pairs leaves their pairs out"
+    return (
+        "their pairs are in collision in every sampled configuration, so they are not "
+        "watched (see CollisionMarginWarning)"
+    )
+
+
+def _never_paired(gs: GeometrySet, wanted: set[tuple[int, int]]) -> str:
+    """Why geometry pairs are no candidates at all (see ``GeometrySet.world_pairs``)."""
+    kinds = {tuple(sorted((int(gs.origin[a]), int(gs.origin[b])))) for a, b in wanted}
+    reasons = []
+    if (ROBOT, ROBOT) in kinds:
+        reasons.append(
+            "their robot geometries are not an active pair of the robot (the same or "
+            "adjacent links, or disabled by the SRDF or apply_collision_exclusions)"
+        )
+    if any(ATTACHED in k for k in kinds):
+        reasons.append(
+            "an attached object is not paired with the body that carries it (the links "
+            "on its frame's joint) nor with its allowed_links"
+        )
+    if (OBSTACLE, OBSTACLE) in kinds:
+        reasons.append("obstacles are not paired with each other")
+    return "; ".join(reasons) or "they are no candidate pair"

@@ -64,7 +64,12 @@ from typing import Generic, TypeVar, overload
 import numpy as np
 
 from .. import _jit, _validate
-from ..errors import CollisionMarginWarning, FixedPairWarning, InvalidInput
+from ..errors import (
+    CollisionGeometryNotFound,
+    CollisionMarginWarning,
+    FixedPairWarning,
+    InvalidInput,
+)
 from ..model import Kinematics, RobotModel
 from ..model.collision import validate_pairs
 from ..model.pipeline import (
@@ -82,10 +87,19 @@ from ._collision_pairs import (
     PairSet,
     build_pairs,
     joint_columns,
+    name_key,
+    override_ids,
+    unwatched_reason,
 )
 from .base import Constraint, _check_snapshot, _row_index, register_constraint
 
-__all__ = ["MAX_LEARNED_ERROR", "VIOLATION_TOLERANCE", "CollisionConstraint", "CollisionTuningMode"]
+__all__ = [
+    "MAX_LEARNED_ERROR",
+    "VIOLATION_TOLERANCE",
+    "CollisionConstraint",
+    "CollisionSettings",
+    "CollisionTuningMode",
+]
 
 #: Cap of a pair's learned linearization error [m] (see the module docstring).
 MAX_LEARNED_ERROR = 0.01
@@ -147,7 +161,7 @@ _T = TypeVar("_T")
 
 
 class _Setting(Generic[_T]):
-    """A checked setting of :class:`CollisionConstraint` (a typed error when it is set).
+    """A checked setting of :class:`CollisionSettings` (a typed error when it is set).
 
     Setting it bumps the constraint's settings version: the compiled step's settings
     vector is rewritten at the next step (one integer compared per step).
@@ -172,11 +186,226 @@ class _Setting(Generic[_T]):
         value: _T = getattr(obj, self._slot)
         return value
 
-    def __set__(self, obj: CollisionConstraint, value: object) -> None:
+    def __set__(self, obj: CollisionSettings, value: object) -> None:
         checked = self._check(value, self._name)
         if getattr(obj, self._slot, None) != checked:
             setattr(obj, self._slot, checked)
             obj._settings_version += 1
+
+
+#: The settings ``configure_collision_constraint`` takes as arguments.
+_CONFIGURED = (
+    "max_constraints", "gain", "activation_margin", "patch_tolerance", "recovery_deadband",
+    "nearest_points_all_pairs",
+)  # fmt: skip
+#: The settings made on a configured constraint (the solver's ``set_collision_*``).
+_TUNED = (
+    "activation_multiplier", "proximity_gating", "recovery_scale", "max_separation_speed",
+    "refinement_budget_us", "sphere_broadphase", "approach_deceleration", "tuning_mode",
+    "_cache",
+)  # fmt: skip
+
+
+class CollisionSettings:
+    """The settings of a collision constraint, and its per-pair minimums set by name.
+
+    :class:`CollisionConstraint` has them all. A solver keeps one of its own while it has
+    no collision constraint (before ``configure_collision_constraint``, after
+    ``clear_collision_constraint``): what is set on it applies to the next constraint,
+    as a constraint configured again takes over the settings of the one it replaces
+    (:meth:`take_settings`, :meth:`CollisionConstraint.adopt`).
+
+    Attributes:
+        max_constraints: Largest number of pairs with rows per step (>= 1; default 8).
+        gain: Damper gain in (0, 1] (0.5).
+        activation_margin: Pairs farther than their minimum plus this [m] get no row
+            (0.05).
+        patch_tolerance: Contact-patch support rows within this [m] of the limit (0: off;
+            0.01).
+        recovery_deadband: Band [m] above the minimum where a held pair is not pushed
+            back (5e-5).
+        nearest_points_all_pairs: Query every broadphase candidate exactly (True).
+        activation_multiplier: Activation margin as a multiple of ``min_distance``
+            (finite; <= 0 reads 0: off).
+        proximity_gating: Whether ``activation_multiplier`` applies (True).
+        recovery_scale: Fraction in (0, 1] of the recovery speed of a pair inside its
+            minimum (1).
+        max_separation_speed: Cap [m/s] of a non-penetrating pair's separation (inf: none).
+        refinement_budget_us: Budget [us] of exact queries per step (<= 0 reads 0: none).
+        sphere_broadphase: Skip the exact query of pairs whose bounding spheres are apart
+            (True).
+        approach_deceleration: Closing-speed cap ``sqrt(2 decel gap)`` [m/s^2] (inf: off).
+        tuning_mode: The last :class:`CollisionTuningMode` preset applied (``PRECISE``).
+
+    Each setting is checked when it is assigned (``InvalidInput`` naming it; the old
+    value stays) and takes effect at the next step.
+    """
+
+    # (the settings' own values, read directly on the hot path)
+    _max_constraints: int
+    _refinement_budget_us: int
+    _approach_deceleration: float
+
+    #: Largest number of pairs with rows per step (>= 1).
+    max_constraints = _Setting(_validate.count)
+    #: Damper gain in (0, 1].
+    gain = _Setting(_unit_interval)
+    #: Pairs farther than their minimum plus this [m] get no row (>= 0).
+    activation_margin = _Setting(_non_negative)
+    #: Contact-patch support rows within this distance [m] of a pair's limit (0: off).
+    patch_tolerance = _Setting(_non_negative)
+    #: Band [m] above a pair's minimum in which a held pair is not pushed back (>= 0).
+    recovery_deadband = _Setting(_non_negative)
+    #: Query every broadphase candidate exactly (True) or only the closest (False).
+    nearest_points_all_pairs = _Setting(_validate.flag)
+    #: Activation margin as a multiple of ``min_distance`` (finite; <= 0: off, read 0).
+    activation_multiplier = _Setting(_multiplier)
+    #: Whether :attr:`activation_multiplier` applies.
+    proximity_gating = _Setting(_validate.flag)
+    #: Fraction in (0, 1] of the recovery speed a pair inside its minimum asks for.
+    recovery_scale = _Setting(_unit_interval)
+    #: Cap [m/s] of the separation a non-penetrating pair asks for (> 0; inf: none).
+    max_separation_speed = _Setting(_validate.positive_or_inf)
+    #: Budget [us] of exact queries per step (<= 0: none, read 0).
+    refinement_budget_us = _Setting(_budget)
+    #: Skip the exact query of pairs whose bounding spheres are apart.
+    sphere_broadphase = _Setting(_validate.flag)
+    #: Cap every pair's closing speed at ``sqrt(2 decel gap)`` [m/s^2] (> 0; inf: off).
+    approach_deceleration = _Setting(_validate.positive_or_inf)
+
+    def __init__(self) -> None:
+        self._settings_version = 0  # bumped by every setting (see _Setting)
+        self.max_constraints = 8
+        self.gain = 0.5
+        self.activation_margin = 0.05
+        self.patch_tolerance = 0.01
+        self.recovery_deadband = 5e-5
+        self.nearest_points_all_pairs = True
+        self.activation_multiplier = 0.0
+        self.proximity_gating = True
+        self.recovery_scale = 1.0
+        self.max_separation_speed = math.inf
+        self.refinement_budget_us = 0
+        self.sphere_broadphase = True
+        self.approach_deceleration = math.inf
+        self.tuning_mode = CollisionTuningMode.PRECISE
+        self._cache: tuple[int, float, int] | None = None
+        #: The per-pair minimums set by name, in the order they were set: the unordered
+        #: name pair -> (minimum [m], activate_when_clear), or None where one was cleared
+        #: after others were set (see :meth:`CollisionConstraint.set_pair_min_distance`).
+        self._overrides: dict[NamePair, tuple[float, bool] | None] = {}
+
+    def take_settings(self, other: CollisionSettings, configured: bool = False) -> None:
+        """Take over the settings of ``other`` and its per-pair minimums by name.
+
+        Args:
+            other: The settings (or constraint) to copy.
+            configured: Also the settings ``configure_collision_constraint`` takes as
+                arguments (``max_constraints``, ``gain``, ``activation_margin``,
+                ``patch_tolerance``, ``recovery_deadband``, ``nearest_points_all_pairs``);
+                otherwise only those set on a configured constraint (activation
+                multiplier and gating, recovery scale, separation cap, query budget,
+                sphere test, approach deceleration, tuning mode, pair cache).
+
+        Raises:
+            InvalidInput: ``other`` is not a :class:`CollisionSettings`.
+        """
+        _check_settings(other, "other")
+        names = (*_CONFIGURED, *_TUNED) if _validate.flag(configured, "configured") else _TUNED
+        for name in names:
+            setattr(self, name, getattr(other, name))
+        if self._cache is None:
+            self._cache_off()
+        self._overrides = dict(other._overrides)
+        self._settings_version += 1
+
+    def _cache_off(self) -> None:
+        """What turning the pair cache off also clears (nothing without pairs)."""
+
+    def set_activation_multiplier(self, multiplier: float) -> None:
+        """Activation margin as a multiple of ``min_distance`` (``<= 0``: ``activation_margin``)."""
+        self.activation_multiplier = _multiplier(multiplier, "multiplier")
+
+    def set_recovery_scale(self, scale: float) -> None:
+        """Fraction in (0, 1] of the recovery speed a pair inside its minimum asks for."""
+        self.recovery_scale = _unit_interval(scale, "scale")
+
+    def set_max_separation_speed(self, speed: float) -> None:
+        """Cap [m/s] of the separation a non-penetrating pair asks for (inf: none)."""
+        self.max_separation_speed = speed
+
+    def set_refinement_budget_us(self, budget_us: int) -> None:
+        """Budget [us] of exact queries per step (``<= 0``: none); the closest bounds first.
+
+        The budget is turned into a number of queries with the per-query cost measured
+        over the previous steps (at least one query always runs).
+        """
+        self.refinement_budget_us = _budget(budget_us, "budget_us")
+
+    def enable_pair_cache(
+        self,
+        enable: bool,
+        full_refresh_interval: int = 20,
+        candidate_distance_margin: float = 0.03,
+        max_cached_candidates: int = 128,
+    ) -> None:
+        """Candidate caching between periodic full scans.
+
+        Every ``full_refresh_interval`` steps every pair is checked; in between, the
+        candidates (pairs found within ``candidate_distance_margin`` [m] of their
+        activation distance) are queried every step, the closest first, up to
+        ``max_cached_candidates``. The motion bounds still list every other pair that
+        could come near, so the cache never misses a pair that can reach activation.
+        """
+        if not enable:
+            self._cache = None
+            self._cache_off()
+        else:
+            self._cache = (
+                _validate.count(full_refresh_interval, "full_refresh_interval"),
+                _non_negative(candidate_distance_margin, "candidate_distance_margin"),
+                _validate.count(max_cached_candidates, "max_cached_candidates"),
+            )
+        self._settings_version += 1
+
+    def set_tuning_mode(self, mode: CollisionTuningMode | str) -> None:
+        """Apply a :class:`CollisionTuningMode` preset."""
+        try:
+            mode = CollisionTuningMode(mode)
+        except ValueError:
+            names = [m.value for m in CollisionTuningMode]
+            raise InvalidInput(f"unknown tuning mode {mode!r}; use one of {names}") from None
+        self.tuning_mode = mode
+        self.sphere_broadphase = True
+        if mode == CollisionTuningMode.PRECISE:
+            self.enable_pair_cache(False)
+            self.refinement_budget_us = 0
+        elif mode == CollisionTuningMode.BALANCED:
+            self.enable_pair_cache(True, 20, 0.03, 128)
+            self.refinement_budget_us = 0
+        else:
+            self.enable_pair_cache(True, 50, 0.02, 64)
+            self.refinement_budget_us = 200
+
+    def set_approach_deceleration(self, decel: float) -> None:
+        """Cap every pair's closing speed at ``sqrt(2 decel gap)`` [m/s] (decel [m/s^2]).
+
+        The damper alone lets a pair close at ``gain gap / dt`` until it is almost at its
+        minimum distance; a robot with bounded accelerations (a jerk-limited command)
+        cannot then stop, or get out of the way of an approaching obstacle, in time.
+        With this cap a pair starts braking (or giving way) ``v^2 / (2 decel)`` before its
+        minimum. ``inf`` (the default) turns it off.
+        """
+        self.approach_deceleration = decel
+
+
+def _check_settings(value: object, what: str) -> None:
+    if not isinstance(value, CollisionSettings):
+        raise InvalidInput(
+            f"{what} must be a CollisionSettings (or a CollisionConstraint), got "
+            f"{type(value).__name__}",
+            what=what,
+        )
 
 
 #: How many pairs a warning's message lists (its ``pairs`` attribute has them all).
@@ -184,7 +413,7 @@ _LISTED = 5
 
 
 @register_constraint
-class CollisionConstraint(Constraint):
+class CollisionConstraint(Constraint, CollisionSettings):
     """Keep every watched pair (robot, attached objects, world) ``min_distance`` apart.
 
     Args:
@@ -228,9 +457,10 @@ class CollisionConstraint(Constraint):
         refinement_budget_us: Budget [us] of exact queries per step (<= 0 reads 0: none).
         sphere_broadphase: Skip the exact query of pairs whose bounding spheres are apart.
         approach_deceleration: Closing-speed cap ``sqrt(2 decel gap)`` [m/s^2] (inf: off).
+        tuning_mode: The last :class:`CollisionTuningMode` preset applied.
 
     Each setting is checked when it is assigned (``InvalidInput`` naming it; the old
-    value stays) and takes effect at the next step.
+    value stays) and takes effect at the next step (see :class:`CollisionSettings`).
 
     Raises:
         InvalidInput: The robot has neither collision geometry nor an attached object
@@ -241,38 +471,6 @@ class CollisionConstraint(Constraint):
 
     family = "collision"
     order = 10
-
-    # (the settings' own values, read directly on the hot path)
-    _max_constraints: int
-    _refinement_budget_us: int
-    _approach_deceleration: float
-
-    #: Largest number of pairs with rows per step (>= 1).
-    max_constraints = _Setting(_validate.count)
-    #: Damper gain in (0, 1].
-    gain = _Setting(_unit_interval)
-    #: Pairs farther than their minimum plus this [m] get no row (>= 0).
-    activation_margin = _Setting(_non_negative)
-    #: Contact-patch support rows within this distance [m] of a pair's limit (0: off).
-    patch_tolerance = _Setting(_non_negative)
-    #: Band [m] above a pair's minimum in which a held pair is not pushed back (>= 0).
-    recovery_deadband = _Setting(_non_negative)
-    #: Query every broadphase candidate exactly (True) or only the closest (False).
-    nearest_points_all_pairs = _Setting(_validate.flag)
-    #: Activation margin as a multiple of ``min_distance`` (finite; <= 0: off, read 0).
-    activation_multiplier = _Setting(_multiplier)
-    #: Whether :attr:`activation_multiplier` applies.
-    proximity_gating = _Setting(_validate.flag)
-    #: Fraction in (0, 1] of the recovery speed a pair inside its minimum asks for.
-    recovery_scale = _Setting(_unit_interval)
-    #: Cap [m/s] of the separation a non-penetrating pair asks for (> 0; inf: none).
-    max_separation_speed = _Setting(_validate.positive_or_inf)
-    #: Budget [us] of exact queries per step (<= 0: none, read 0).
-    refinement_budget_us = _Setting(_budget)
-    #: Skip the exact query of pairs whose bounding spheres are apart.
-    sphere_broadphase = _Setting(_validate.flag)
-    #: Cap every pair's closing speed at ``sqrt(2 decel gap)`` [m/s^2] (> 0; inf: off).
-    approach_deceleration = _Setting(_validate.positive_or_inf)
 
     def __init__(
         self,
@@ -290,6 +488,7 @@ class CollisionConstraint(Constraint):
         world: World | None = None,
     ) -> None:
         super().__init__(name, kinematics)
+        CollisionSettings.__init__(self)
         if world is not None and not isinstance(world, World):
             raise InvalidInput(f"world must be a stackik World, got {type(world).__name__}")
         if not has_movers(self._robot, (world or self._robot.world).state):
@@ -298,7 +497,6 @@ class CollisionConstraint(Constraint):
                 "nothing to watch (load the robot with collision geometry, or attach an object)"
             )
         self._cfg = np.zeros(ck.CFG_SIZE)
-        self._settings_version = 0  # bumped by every setting (see _Setting)
         self._cfg_key: tuple[int, float] | None = None  # (version, dt) written into _cfg
         #: The snapshot max_rows() sized this step's rows for, with its layout key.
         self._sized_for: tuple[WorldState, tuple[WorldLayout, int, int]] | None = None
@@ -313,7 +511,7 @@ class CollisionConstraint(Constraint):
         self._include = _check_spec(include_pairs)
         self._exclude = _check_spec(exclude_pairs)
         self._pipeline = CollisionPipeline(self._robot, world)
-        self._tuning_defaults()
+        self._step_defaults()
         self._warned: set[tuple[str, str]] = set()
         self._rebuild(self._pipeline.world_state(), {})
         self.exact_queries = 0
@@ -337,20 +535,47 @@ class CollisionConstraint(Constraint):
         self.max_constraints = max_constraints
         self.gain = gain
 
-    def _tuning_defaults(self) -> None:
-        self.activation_multiplier = 0.0
-        self.proximity_gating = True
-        self.recovery_scale = 1.0
-        self.max_separation_speed = math.inf
-        self.refinement_budget_us = 0
-        self.sphere_broadphase = True
-        self.tuning_mode = CollisionTuningMode.PRECISE
+    def _step_defaults(self) -> None:
         self.skipped_queries = 0
-        self._cache: tuple[int, float, int] | None = None
         self._query_us = _QUERY_US
         self._lead = 0.0
-        self.approach_deceleration = math.inf
         self._offset = np.zeros(self._robot.nv)
+
+    def _cache_off(self) -> None:
+        self._pairs.pi[:, 2] = 0  # (no pair is a cached candidate)
+
+    def take_settings(self, other: CollisionSettings, configured: bool = False) -> None:
+        """Take over the settings of ``other`` and its per-pair minimums by name.
+
+        See :meth:`CollisionSettings.take_settings`; every watched pair then has the
+        minimum ``other``'s overrides give it (as if they were set now), or its default.
+
+        Raises:
+            InvalidInput: ``other`` is not a :class:`CollisionSettings`.
+        """
+        CollisionSettings.take_settings(self, other, configured)
+        self._default_slots(np.arange(len(self._pairs)))
+        self._apply_minimums({})
+
+    def adopt(self, previous: CollisionSettings) -> None:
+        """Take over the settings and per-pair minimums of the constraint this one replaces.
+
+        What ``configure_collision_constraint`` does when called again (or after
+        ``clear_collision_constraint``): the settings made on ``previous`` after it was
+        configured (:meth:`CollisionSettings.take_settings`) and its per-pair minimums set
+        by name. A pair both watch keeps the minimum it had (an ``activate_when_clear``
+        override still waiting stays waiting, one in effect stays in effect); the others
+        get the overrides that name them as if set now.
+
+        Raises:
+            InvalidInput: ``previous`` is not a :class:`CollisionSettings`.
+        """
+        _check_settings(previous, "previous")
+        CollisionSettings.take_settings(self, previous)
+        saved = (
+            previous._pairs.saved_minimums() if isinstance(previous, CollisionConstraint) else {}
+        )
+        self._apply_minimums(saved)
 
     @property
     def min_distance(self) -> float:
@@ -374,71 +599,6 @@ class CollisionConstraint(Constraint):
         if self.proximity_gating and self.activation_multiplier > 0.0:
             return self.activation_multiplier * self.min_distance
         return self.activation_margin
-
-    def set_activation_multiplier(self, multiplier: float) -> None:
-        """Activation margin as a multiple of ``min_distance`` (``<= 0``: ``activation_margin``)."""
-        self.activation_multiplier = _multiplier(multiplier, "multiplier")
-
-    def set_recovery_scale(self, scale: float) -> None:
-        """Fraction in (0, 1] of the recovery speed a pair inside its minimum asks for."""
-        self.recovery_scale = _unit_interval(scale, "scale")
-
-    def set_max_separation_speed(self, speed: float) -> None:
-        """Cap [m/s] of the separation a non-penetrating pair asks for (inf: none)."""
-        self.max_separation_speed = speed
-
-    def set_refinement_budget_us(self, budget_us: int) -> None:
-        """Budget [us] of exact queries per step (``<= 0``: none); the closest bounds first.
-
-        The budget is turned into a number of queries with the per-query cost measured
-        over the previous steps (at least one query always runs).
-        """
-        self.refinement_budget_us = _budget(budget_us, "budget_us")
-
-    def enable_pair_cache(
-        self,
-        enable: bool,
-        full_refresh_interval: int = 20,
-        candidate_distance_margin: float = 0.03,
-        max_cached_candidates: int = 128,
-    ) -> None:
-        """Candidate caching between periodic full scans.
-
-        Every ``full_refresh_interval`` steps every pair is checked; in between, the
-        candidates (pairs found within ``candidate_distance_margin`` [m] of their
-        activation distance) are queried every step, the closest first, up to
-        ``max_cached_candidates``. The motion bounds still list every other pair that
-        could come near, so the cache never misses a pair that can reach activation.
-        """
-        if not enable:
-            self._cache = None
-            self._pairs.pi[:, 2] = 0
-        else:
-            self._cache = (
-                _validate.count(full_refresh_interval, "full_refresh_interval"),
-                _non_negative(candidate_distance_margin, "candidate_distance_margin"),
-                _validate.count(max_cached_candidates, "max_cached_candidates"),
-            )
-        self._settings_version += 1
-
-    def set_tuning_mode(self, mode: CollisionTuningMode | str) -> None:
-        """Apply a :class:`CollisionTuningMode` preset."""
-        try:
-            mode = CollisionTuningMode(mode)
-        except ValueError:
-            names = [m.value for m in CollisionTuningMode]
-            raise InvalidInput(f"unknown tuning mode {mode!r}; use one of {names}") from None
-        self.tuning_mode = mode
-        self.sphere_broadphase = True
-        if mode == CollisionTuningMode.PRECISE:
-            self.enable_pair_cache(False)
-            self.refinement_budget_us = 0
-        elif mode == CollisionTuningMode.BALANCED:
-            self.enable_pair_cache(True, 20, 0.03, 128)
-            self.refinement_budget_us = 0
-        else:
-            self.enable_pair_cache(True, 50, 0.02, 64)
-            self.refinement_budget_us = 200
 
     def _fill_cfg(self, dt: float) -> np.ndarray:
         """The kernel's settings vector; the settings part is rewritten only when it changed."""
@@ -492,13 +652,17 @@ class CollisionConstraint(Constraint):
         """The geometry set of the last step (robot, attached objects, obstacles)."""
         return self._pipeline.geometry(self._state)
 
-    def _rebuild(self, state: WorldState, saved: dict) -> None:
-        """Pairs, levers, columns and buffers for a geometry set (layout changes only)."""
+    def _rebuild(self, state: WorldState, saved: dict[NamePair, tuple[float, float, bool]]) -> None:
+        """Pairs, levers, columns and buffers for a geometry set (layout changes only).
+
+        ``saved``: the pairs' minimums before (:meth:`PairSet.saved_minimums`), which
+        :meth:`_apply_minimums` keeps.
+        """
         gs = self._pipeline.geometry(state)
         # (the names of include/exclude_pairs are checked at the first build; later, an
         # obstacle or attached object they name may have been removed: it names nothing)
         ps, lowered = build_pairs(
-            self._robot, gs, self._include, self._exclude, self.min_distance, saved,
+            self._robot, gs, self._include, self._exclude, self.min_distance,
             strict=not hasattr(self, "_pairs"),
         )  # fmt: skip
         self._obs_prev = self._carried_motion(state)
@@ -507,6 +671,7 @@ class CollisionConstraint(Constraint):
         #: The layout key (:meth:`_layout_key`) the pairs are built for.
         self._synced_key = (state.layout, *gs.key[:2])
         self._pairs = ps
+        self._apply_minimums(saved)
         self._columns = joint_columns(self._robot, gs)
         self._step = 0
         self._q_last: np.ndarray | None = None
@@ -694,9 +859,59 @@ class CollisionConstraint(Constraint):
         return list(self._pairs.names)
 
     def _matching(self, link_a: str, link_b: str) -> np.ndarray:
+        """Slots of the watched pairs two override names stand for, in the newest layout.
+
+        Raises:
+            CollisionGeometryNotFound: A name neither names a geometry, link, attached
+                object or obstacle nor is part of a link name.
+        """
         self._sync()
+        return self._slots(link_a, link_b, strict=True)
+
+    def _slots(self, link_a: str, link_b: str, strict: bool) -> np.ndarray:
+        """Slots of the pairs between two override names (see :func:`override_ids`)."""
         gs = self._gs
-        return self._pairs.matching(set(gs.resolve(link_a)), set(gs.resolve(link_b)))
+        ids_a, ids_b = override_ids(gs, link_a, strict), override_ids(gs, link_b, strict)
+        return self._pairs.matching(ids_a, ids_b)
+
+    def _apply_minimums(self, saved: dict[NamePair, tuple[float, float, bool]]) -> None:
+        """Each pair's minimum: the one it had (``saved``), else from the overrides by name.
+
+        A pair of ``saved`` keeps its minimum; every other pair (new to the pair set: an
+        object attached again, an obstacle added again, a pair no longer excluded) gets
+        the overrides set by name that name it, in the order they were set, as if set
+        now. An override whose names name no pair (its object detached) stays and applies
+        when they name one again.
+        """
+        fresh = self._pairs.restore_minimums(saved)
+        if not self._overrides or not fresh.any():
+            return
+        for (a, b), entry in self._overrides.items():
+            slots = self._slots(a, b, strict=False)
+            slots = slots[fresh[slots]]
+            if entry is None:
+                self._default_slots(slots)
+            else:
+                self._override_slots(slots, *entry)
+
+    def _override_slots(self, slots: np.ndarray, value: float, when_clear: bool) -> None:
+        """Set the minimum [m] of the pairs ``slots`` (pending while below it: ``when_clear``)."""
+        ps = self._pairs
+        pf = ps.pf
+        for k in slots.tolist():
+            ps.follows[k] = False
+            if when_clear and value > pf[k, ck.PF_MIN]:
+                pf[k, ck.PF_PENDING] = value
+            else:
+                pf[k, ck.PF_MIN] = value
+                pf[k, ck.PF_PENDING] = np.inf
+
+    def _default_slots(self, slots: np.ndarray) -> None:
+        """Return the pairs ``slots`` to their default minimum."""
+        ps = self._pairs
+        ps.follows[slots] = True
+        ps.pf[slots, ck.PF_MIN] = ps.default_min[slots]
+        ps.pf[slots, ck.PF_PENDING] = np.inf
 
     def watch(self) -> CollisionWatch:
         """The watched pairs and the minimum distances a configuration must keep.
@@ -734,31 +949,82 @@ class CollisionConstraint(Constraint):
     def set_pair_min_distance(
         self, link_a: str, link_b: str, min_distance: float, activate_when_clear: bool = True
     ) -> None:
-        """Override the minimum distance [m] of the pairs between two names.
+        """Override the minimum distance [m] of the watched pairs between two names.
 
-        Names are links, geometries, obstacles or attached objects. With
-        ``activate_when_clear`` a larger override waits, in the velocity steps, until the
-        pair first reaches that clearance, so a step never starts violated; checks of
-        configurations (position and global IK, paths, reachability, :meth:`watch`,
-        :meth:`violation_at`) keep the larger minimum at once.
+        A name is a geometry, link, attached-object or obstacle name (``"*"``: anything);
+        a name that is none of these stands for every robot geometry whose link (parent
+        frame) name contains it, as in the EmbodiK reference (``("link2", "link4")``:
+        the pairs of ``panda_link2`` and ``panda_link4``). With ``activate_when_clear`` a
+        larger override waits, in the velocity steps, until the pair first reaches that
+        clearance, so a step never starts violated; checks of configurations (position
+        and global IK, paths, reachability, :meth:`watch`, :meth:`violation_at`) keep the
+        larger minimum at once.
+
+        The override is kept by name: whenever the pairs are built again (an object
+        attached, detached or re-attached, an obstacle removed and added again, the
+        robot's pairs changed) it applies to the pairs its names name then, even if none
+        did meanwhile. A later override of the same two names replaces it; of others, it
+        wins on the pairs both name.
+
+        Raises:
+            InvalidInput: A name is not a non-empty string, ``min_distance`` is negative
+                or not finite, or the names share no watched pair (the message says why:
+                the same geometry, an attached object's own body or allowed links,
+                excluded, not an active pair, ...).
+            CollisionGeometryNotFound: A name is no geometry, link, attached object or
+                obstacle, and no link name contains it.
         """
+        link_a, link_b = _validate.name(link_a, "link_a"), _validate.name(link_b, "link_b")
         value = _validate.positive_float(min_distance, "min_distance", allow_zero=True)
-        pf = self._pairs.pf
-        for k in self._matching(link_a, link_b):
-            self._pairs.follows[k] = False
-            if activate_when_clear and value > pf[k, ck.PF_MIN]:
-                pf[k, ck.PF_PENDING] = value
-            else:
-                pf[k, ck.PF_MIN] = value
-                pf[k, ck.PF_PENDING] = np.inf
+        when_clear = _validate.flag(activate_when_clear, "activate_when_clear")
+        slots = self._matching(link_a, link_b)
+        if not slots.size:
+            raise InvalidInput(self._unwatched(link_a, link_b))
+        key = name_key(link_a, link_b)
+        self._overrides.pop(key, None)  # (the newest last: it wins where names overlap)
+        self._overrides[key] = (value, when_clear)
+        self._override_slots(slots, value, when_clear)
+
+    def _unwatched(self, link_a: str, link_b: str) -> str:
+        """The message of an override whose two names share no watched pair."""
+        gs = self._gs
+        col = self._robot.collision
+        robot_pairs = col.pair_geometries() if col is not None else np.zeros((0, 2), np.int64)
+        why = unwatched_reason(
+            gs, robot_pairs, (self._include, self._exclude),
+            override_ids(gs, link_a, True), override_ids(gs, link_b, True),
+        )  # fmt: skip
+        return (
+            f"no watched collision pair between {link_a!r} and {link_b!r} for a per-pair "
+            f"minimum distance: {why}"
+        )
 
     def clear_pair_min_distance(self, link_a: str, link_b: str) -> None:
-        """Return the pairs between two names to their default minimum distance."""
-        ps = self._pairs
-        for k in self._matching(link_a, link_b):
-            ps.follows[k] = True
-            ps.pf[k, ck.PF_MIN] = ps.default_min[k]
-            ps.pf[k, ck.PF_PENDING] = np.inf
+        """Return the pairs between two names to their default minimum distance.
+
+        Names as in :meth:`set_pair_min_distance`; the override kept by these names is
+        dropped (also while they name no geometry: an object detached). Names that share
+        no watched pair clear nothing.
+
+        Raises:
+            InvalidInput: A name is not a non-empty string.
+            CollisionGeometryNotFound: A name is unknown (as in
+                :meth:`set_pair_min_distance`) and no override is kept by these names.
+        """
+        link_a, link_b = _validate.name(link_a, "link_a"), _validate.name(link_b, "link_b")
+        key = name_key(link_a, link_b)
+        try:
+            slots = self._matching(link_a, link_b)
+        except CollisionGeometryNotFound:
+            if key not in self._overrides:
+                raise
+            slots = np.zeros(0, dtype=np.int64)
+        self._overrides.pop(key, None)
+        if any(entry is not None for entry in self._overrides.values()):
+            self._overrides[key] = None  # (an earlier override of other names may name them)
+        else:
+            self._overrides.clear()
+        self._default_slots(slots)
 
     def pair_min_distance_overrides(self) -> list[tuple[str, float]]:
         """Pairs whose minimum differs from ``min_distance``, as ``("a|b", minimum)``.
@@ -893,17 +1159,6 @@ class CollisionConstraint(Constraint):
             (state.linear_velocity, state.angular_velocity), self._obs_prev, self._pairs.reach,
             self._cfg, (self._obs_vel, self._disp, self._obs_extra),
         )  # fmt: skip
-
-    def set_approach_deceleration(self, decel: float) -> None:
-        """Cap every pair's closing speed at ``sqrt(2 decel gap)`` [m/s] (decel [m/s^2]).
-
-        The damper alone lets a pair close at ``gain gap / dt`` until it is almost at its
-        minimum distance; a robot with bounded accelerations (a jerk-limited command)
-        cannot then stop, or get out of the way of an approaching obstacle, in time.
-        With this cap a pair starts braking (or giving way) ``v^2 / (2 decel)`` before its
-        minimum. ``inf`` (the default) turns it off.
-        """
-        self.approach_deceleration = decel
 
     def set_solve_offset(self, delta_v: np.ndarray | None) -> None:
         """Tell the constraint that steps are solved ``delta_v`` ahead of the present.
