@@ -452,9 +452,9 @@ class KinematicsSolver:
         return c
 
     def _collision_knobs(self) -> CollisionSettings:
-        """The collision constraint, or the settings the next one starts with."""
+        """The collision constraint's settings, or the settings the next one starts with."""
         c = self._collision_constraint()
-        return c if c is not None else self._collision_settings
+        return c.settings if c is not None else self._collision_settings
 
     def configure_collision_constraint(
         self,
@@ -511,6 +511,7 @@ class KinematicsSolver:
                 :meth:`set_collision_repulsion_deadband`; first 5e-5).
         """
         previous = self._collision_knobs()
+        replaced = self._collision_constraint()
         c = CollisionConstraint(
             _COLLISION,
             self.kinematics,
@@ -526,7 +527,7 @@ class KinematicsSolver:
             self._world,
         )
         with self._engine.lock:  # (a step in another thread cannot change what is adopted)
-            c.adopt(previous)
+            c.adopt(replaced if replaced is not None else previous)
             self._engine.add_constraint(c, replace=True)
 
     def add_collision_constraint(
@@ -545,7 +546,7 @@ class KinematicsSolver:
             c = self._collision_constraint()
             if c is not None:
                 kept = CollisionSettings()
-                kept.take_settings(c, configured=True)
+                kept.take_settings(c.settings, configured=True)
                 self._collision_settings = kept
             self._engine.remove_constraint(_COLLISION)
 

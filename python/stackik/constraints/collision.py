@@ -163,8 +163,9 @@ _T = TypeVar("_T")
 class _Setting(Generic[_T]):
     """A checked setting of :class:`CollisionSettings` (a typed error when it is set).
 
-    Setting it bumps the constraint's settings version: the compiled step's settings
-    vector is rewritten at the next step (one integer compared per step).
+    Setting it bumps the settings' version: the compiled step's settings vector of the
+    constraint that owns them is rewritten at the next step (one integer compared per
+    step).
     """
 
     def __init__(self, check: Callable[[object, str], _T]) -> None:
@@ -209,11 +210,12 @@ _TUNED = (
 class CollisionSettings:
     """The settings of a collision constraint, and its per-pair minimums set by name.
 
-    :class:`CollisionConstraint` has them all. A solver keeps one of its own while it has
-    no collision constraint (before ``configure_collision_constraint``, after
-    ``clear_collision_constraint``): what is set on it applies to the next constraint,
-    as a constraint configured again takes over the settings of the one it replaces
-    (:meth:`take_settings`, :meth:`CollisionConstraint.adopt`).
+    A :class:`CollisionConstraint` owns one (its ``settings``) and reads and writes its
+    settings there. A solver keeps one of its own while it has no collision constraint
+    (before ``configure_collision_constraint``, after ``clear_collision_constraint``):
+    what is set on it applies to the next constraint, as a constraint configured again
+    takes over the settings of the one it replaces (:meth:`take_settings`,
+    :meth:`CollisionConstraint.adopt`).
 
     Attributes:
         max_constraints: Largest number of pairs with rows per step (>= 1; default 8).
@@ -240,11 +242,6 @@ class CollisionSettings:
     Each setting is checked when it is assigned (``InvalidInput`` naming it; the old
     value stays) and takes effect at the next step.
     """
-
-    # (the settings' own values, read directly on the hot path)
-    _max_constraints: int
-    _refinement_budget_us: int
-    _approach_deceleration: float
 
     #: Largest number of pairs with rows per step (>= 1).
     max_constraints = _Setting(_validate.count)
@@ -274,8 +271,15 @@ class CollisionSettings:
     approach_deceleration = _Setting(_validate.positive_or_inf)
 
     def __init__(self) -> None:
-        self._settings_version = 0  # bumped by every setting (see _Setting)
-        self.max_constraints = 8
+        #: Bumped by every change of a setting (see _Setting) and of the owning
+        #: constraint's ``min_distance``: the constraint rewrites its settings vector.
+        self._settings_version = 0
+        #: Bumped whenever the pair cache is turned off: the owning constraint then
+        #: forgets its cached candidates before its next step.
+        self._cache_offs = 0
+        # (the values the constraint reads on the hot path, stored without the check)
+        self._max_constraints: int = 8
+        self._refinement_budget_us: int = 0
         self.gain = 0.5
         self.activation_margin = 0.05
         self.patch_tolerance = 0.01
@@ -285,7 +289,6 @@ class CollisionSettings:
         self.proximity_gating = True
         self.recovery_scale = 1.0
         self.max_separation_speed = math.inf
-        self.refinement_budget_us = 0
         self.sphere_broadphase = True
         self.approach_deceleration = math.inf
         self.tuning_mode = CollisionTuningMode.PRECISE
@@ -295,11 +298,13 @@ class CollisionSettings:
         #: after others were set (see :meth:`CollisionConstraint.set_pair_min_distance`).
         self._overrides: dict[NamePair, tuple[float, bool] | None] = {}
 
-    def take_settings(self, other: CollisionSettings, configured: bool = False) -> None:
+    def take_settings(
+        self, other: CollisionSettings | CollisionConstraint, configured: bool = False
+    ) -> None:
         """Take over the settings of ``other`` and its per-pair minimums by name.
 
         Args:
-            other: The settings (or constraint) to copy.
+            other: The settings to copy (or a constraint: its ``settings``).
             configured: Also the settings ``configure_collision_constraint`` takes as
                 arguments (``max_constraints``, ``gain``, ``activation_margin``,
                 ``patch_tolerance``, ``recovery_deadband``, ``nearest_points_all_pairs``);
@@ -308,19 +313,17 @@ class CollisionSettings:
                 sphere test, approach deceleration, tuning mode, pair cache).
 
         Raises:
-            InvalidInput: ``other`` is not a :class:`CollisionSettings`.
+            InvalidInput: ``other`` is not a :class:`CollisionSettings` (nor a
+                :class:`CollisionConstraint`).
         """
-        _check_settings(other, "other")
+        source = _settings_of(other, "other")
         names = (*_CONFIGURED, *_TUNED) if _validate.flag(configured, "configured") else _TUNED
         for name in names:
-            setattr(self, name, getattr(other, name))
+            setattr(self, name, getattr(source, name))
         if self._cache is None:
-            self._cache_off()
-        self._overrides = dict(other._overrides)
+            self._cache_offs += 1
+        self._overrides = dict(source._overrides)
         self._settings_version += 1
-
-    def _cache_off(self) -> None:
-        """What turning the pair cache off also clears (nothing without pairs)."""
 
     def set_activation_multiplier(self, multiplier: float) -> None:
         """Activation margin as a multiple of ``min_distance`` (``<= 0``: ``activation_margin``)."""
@@ -359,7 +362,7 @@ class CollisionSettings:
         """
         if not enable:
             self._cache = None
-            self._cache_off()
+            self._cache_offs += 1
         else:
             self._cache = (
                 _validate.count(full_refresh_interval, "full_refresh_interval"),
@@ -399,13 +402,49 @@ class CollisionSettings:
         self.approach_deceleration = decel
 
 
-def _check_settings(value: object, what: str) -> None:
-    if not isinstance(value, CollisionSettings):
-        raise InvalidInput(
-            f"{what} must be a CollisionSettings (or a CollisionConstraint), got "
-            f"{type(value).__name__}",
-            what=what,
-        )
+def _settings_of(value: object, what: str) -> CollisionSettings:
+    """``value`` if it is settings, a constraint's ``settings``; else ``InvalidInput``."""
+    if isinstance(value, CollisionSettings):
+        return value
+    if isinstance(value, CollisionConstraint):
+        return value.settings
+    raise InvalidInput(
+        f"{what} must be a CollisionSettings (or a CollisionConstraint), got "
+        f"{type(value).__name__}",
+        what=what,
+    )
+
+
+class _Delegated(Generic[_T]):
+    """A setting of :class:`CollisionConstraint`, kept in its ``settings``.
+
+    Reading ``constraint.<name>`` reads ``constraint.settings.<name>``; assigning it
+    assigns that (checked there: ``InvalidInput`` naming the setting, the old value kept).
+    """
+
+    def __init__(self, setting: _Setting[_T] | None = None) -> None:
+        del setting  # (only gives the value type)
+        self._name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _Delegated[_T]: ...
+
+    @overload
+    def __get__(self, obj: CollisionConstraint, owner: type | None = None) -> _T: ...
+
+    def __get__(
+        self, obj: CollisionConstraint | None, owner: type | None = None
+    ) -> _T | _Delegated[_T]:
+        if obj is None:
+            return self
+        value: _T = getattr(obj.settings, self._name)
+        return value
+
+    def __set__(self, obj: CollisionConstraint, value: object) -> None:
+        setattr(obj.settings, self._name, value)
 
 
 #: How many pairs a warning's message lists (its ``pairs`` attribute has them all).
@@ -413,7 +452,7 @@ _LISTED = 5
 
 
 @register_constraint
-class CollisionConstraint(Constraint, CollisionSettings):
+class CollisionConstraint(Constraint):
     """Keep every watched pair (robot, attached objects, world) ``min_distance`` apart.
 
     Args:
@@ -441,6 +480,8 @@ class CollisionConstraint(Constraint, CollisionSettings):
         world: A world of its own; None follows the robot's (``robot.world``).
 
     Attributes:
+        settings: Its :class:`CollisionSettings` (the attributes and setters below read
+            and write them); taken over by a constraint configured in its place.
         min_distance: Minimum separation [m] of every pair without one of its own;
             assigning it is :meth:`set_min_distance`.
         max_constraints: Largest number of pairs with rows per step (>= 1).
@@ -472,6 +513,22 @@ class CollisionConstraint(Constraint, CollisionSettings):
     family = "collision"
     order = 10
 
+    # (each reads and writes self.settings.<name>; see CollisionSettings)
+    max_constraints = _Delegated(CollisionSettings.max_constraints)
+    gain = _Delegated(CollisionSettings.gain)
+    activation_margin = _Delegated(CollisionSettings.activation_margin)
+    patch_tolerance = _Delegated(CollisionSettings.patch_tolerance)
+    recovery_deadband = _Delegated(CollisionSettings.recovery_deadband)
+    nearest_points_all_pairs = _Delegated(CollisionSettings.nearest_points_all_pairs)
+    activation_multiplier = _Delegated(CollisionSettings.activation_multiplier)
+    proximity_gating = _Delegated(CollisionSettings.proximity_gating)
+    recovery_scale = _Delegated(CollisionSettings.recovery_scale)
+    max_separation_speed = _Delegated(CollisionSettings.max_separation_speed)
+    refinement_budget_us = _Delegated(CollisionSettings.refinement_budget_us)
+    sphere_broadphase = _Delegated(CollisionSettings.sphere_broadphase)
+    approach_deceleration = _Delegated(CollisionSettings.approach_deceleration)
+    tuning_mode: _Delegated[CollisionTuningMode] = _Delegated()
+
     def __init__(
         self,
         name: str,
@@ -488,7 +545,8 @@ class CollisionConstraint(Constraint, CollisionSettings):
         world: World | None = None,
     ) -> None:
         super().__init__(name, kinematics)
-        CollisionSettings.__init__(self)
+        self.settings: CollisionSettings = CollisionSettings()
+        self._cache_offs = self.settings._cache_offs  # (the last cache-off forgotten)
         if world is not None and not isinstance(world, World):
             raise InvalidInput(f"world must be a stackik World, got {type(world).__name__}")
         if not has_movers(self._robot, (world or self._robot.world).state):
@@ -529,11 +587,12 @@ class CollisionConstraint(Constraint, CollisionSettings):
     ) -> None:
         """Check and store the settings (typed errors at configuration time)."""
         self._min_distance = _non_negative(min_distance, "min_distance")
-        self.activation_margin = activation_margin
-        self.patch_tolerance = patch_tolerance
-        self.recovery_deadband = recovery_deadband
-        self.max_constraints = max_constraints
-        self.gain = gain
+        settings = self.settings
+        settings.activation_margin = activation_margin
+        settings.patch_tolerance = patch_tolerance
+        settings.recovery_deadband = recovery_deadband
+        settings.max_constraints = max_constraints
+        settings.gain = gain
 
     def _step_defaults(self) -> None:
         self.skipped_queries = 0
@@ -541,23 +600,73 @@ class CollisionConstraint(Constraint, CollisionSettings):
         self._lead = 0.0
         self._offset = np.zeros(self._robot.nv)
 
-    def _cache_off(self) -> None:
-        self._pairs.pi[:, 2] = 0  # (no pair is a cached candidate)
+    def _forget_cached(self) -> None:
+        """No pair is a cached candidate once the pair cache was turned off (since last)."""
+        offs = self.settings._cache_offs
+        if offs != self._cache_offs:
+            self._pairs.pi[:, 2] = 0
+            self._cache_offs = offs
 
-    def take_settings(self, other: CollisionSettings, configured: bool = False) -> None:
+    # (the settings' setters, on self.settings: see CollisionSettings)
+    def set_activation_multiplier(self, multiplier: float) -> None:
+        """Activation margin as a multiple of ``min_distance`` (``<= 0``: ``activation_margin``)."""
+        self.settings.set_activation_multiplier(multiplier)
+
+    def set_recovery_scale(self, scale: float) -> None:
+        """Fraction in (0, 1] of the recovery speed a pair inside its minimum asks for."""
+        self.settings.set_recovery_scale(scale)
+
+    def set_max_separation_speed(self, speed: float) -> None:
+        """Cap [m/s] of the separation a non-penetrating pair asks for (inf: none)."""
+        self.settings.set_max_separation_speed(speed)
+
+    def set_refinement_budget_us(self, budget_us: int) -> None:
+        """Budget [us] of exact queries per step (``<= 0``: none); the closest bounds first."""
+        self.settings.set_refinement_budget_us(budget_us)
+
+    def enable_pair_cache(
+        self,
+        enable: bool,
+        full_refresh_interval: int = 20,
+        candidate_distance_margin: float = 0.03,
+        max_cached_candidates: int = 128,
+    ) -> None:
+        """Candidate caching between periodic full scans (see :class:`CollisionSettings`)."""
+        self.settings.enable_pair_cache(
+            enable, full_refresh_interval, candidate_distance_margin, max_cached_candidates
+        )
+        self._forget_cached()
+
+    def set_tuning_mode(self, mode: CollisionTuningMode | str) -> None:
+        """Apply a :class:`CollisionTuningMode` preset."""
+        self.settings.set_tuning_mode(mode)
+        self._forget_cached()
+
+    def set_approach_deceleration(self, decel: float) -> None:
+        """Cap every pair's closing speed at ``sqrt(2 decel gap)`` [m/s] (decel [m/s^2]).
+
+        See :meth:`CollisionSettings.set_approach_deceleration`.
+        """
+        self.settings.set_approach_deceleration(decel)
+
+    def take_settings(
+        self, other: CollisionSettings | CollisionConstraint, configured: bool = False
+    ) -> None:
         """Take over the settings of ``other`` and its per-pair minimums by name.
 
         See :meth:`CollisionSettings.take_settings`; every watched pair then has the
         minimum ``other``'s overrides give it (as if they were set now), or its default.
 
         Raises:
-            InvalidInput: ``other`` is not a :class:`CollisionSettings`.
+            InvalidInput: ``other`` is not a :class:`CollisionSettings` (nor a
+                :class:`CollisionConstraint`).
         """
-        CollisionSettings.take_settings(self, other, configured)
+        self.settings.take_settings(other, configured)
+        self._forget_cached()
         self._default_slots(np.arange(len(self._pairs)))
         self._apply_minimums({})
 
-    def adopt(self, previous: CollisionSettings) -> None:
+    def adopt(self, previous: CollisionSettings | CollisionConstraint) -> None:
         """Take over the settings and per-pair minimums of the constraint this one replaces.
 
         What ``configure_collision_constraint`` does when called again (or after
@@ -567,11 +676,16 @@ class CollisionConstraint(Constraint, CollisionSettings):
         override still waiting stays waiting, one in effect stays in effect); the others
         get the overrides that name them as if set now.
 
+        Args:
+            previous: The constraint replaced (its settings and its pairs' minimums), or
+                settings kept without a constraint (their minimums by name).
+
         Raises:
-            InvalidInput: ``previous`` is not a :class:`CollisionSettings`.
+            InvalidInput: ``previous`` is not a :class:`CollisionSettings` (nor a
+                :class:`CollisionConstraint`).
         """
-        _check_settings(previous, "previous")
-        CollisionSettings.take_settings(self, previous)
+        self.settings.take_settings(_settings_of(previous, "previous"))
+        self._forget_cached()
         saved = (
             previous._pairs.saved_minimums() if isinstance(previous, CollisionConstraint) else {}
         )
@@ -596,39 +710,42 @@ class CollisionConstraint(Constraint, CollisionSettings):
         ``activation_multiplier * min_distance`` when proximity gating is on and the
         multiplier is > 0, else ``activation_margin``.
         """
-        if self.proximity_gating and self.activation_multiplier > 0.0:
-            return self.activation_multiplier * self.min_distance
-        return self.activation_margin
+        settings = self.settings
+        if settings.proximity_gating and settings.activation_multiplier > 0.0:
+            return settings.activation_multiplier * self._min_distance
+        return settings.activation_margin
 
     def _fill_cfg(self, dt: float) -> np.ndarray:
         """The kernel's settings vector; the settings part is rewritten only when it changed."""
-        cfg = self._cfg
-        key = (self._settings_version, dt)
+        cfg, settings = self._cfg, self.settings
+        key = (settings._settings_version, dt)
         if key != self._cfg_key:
+            self._forget_cached()
             self._write_settings(cfg, dt)
             self._cfg_key = key
         cfg[ck.CFG_LEAD] = self._lead  # (a control loop changes it every tick)
         cfg[ck.CFG_STEP] = self._step
-        budget = self._refinement_budget_us
+        budget = settings._refinement_budget_us
         cfg[ck.CFG_QUERY_BUDGET] = max(1, int(budget / self._query_us)) if budget > 0 else 0
         return cfg
 
     def _write_settings(self, cfg: np.ndarray, dt: float) -> None:
+        s = self.settings
         cfg[ck.CFG_ACTIVATION] = self.activation
-        cfg[ck.CFG_GAIN] = self.gain
+        cfg[ck.CFG_GAIN] = s.gain
         cfg[ck.CFG_DT] = dt
-        cfg[ck.CFG_DEADBAND] = self.recovery_deadband
-        cfg[ck.CFG_RECOVERY_SCALE] = self.recovery_scale
-        cfg[ck.CFG_MAX_SEPARATION] = self.max_separation_speed
-        cfg[ck.CFG_PATCH_TOLERANCE] = self.patch_tolerance
-        cfg[ck.CFG_MAX_CONSTRAINTS] = self.max_constraints
-        cfg[ck.CFG_ALL_PAIRS] = float(self.nearest_points_all_pairs)
-        cfg[ck.CFG_SPHERES] = float(self.sphere_broadphase)
-        interval, margin, cap = self._cache if self._cache is not None else (0, 0.0, 0)
+        cfg[ck.CFG_DEADBAND] = s.recovery_deadband
+        cfg[ck.CFG_RECOVERY_SCALE] = s.recovery_scale
+        cfg[ck.CFG_MAX_SEPARATION] = s.max_separation_speed
+        cfg[ck.CFG_PATCH_TOLERANCE] = s.patch_tolerance
+        cfg[ck.CFG_MAX_CONSTRAINTS] = s.max_constraints
+        cfg[ck.CFG_ALL_PAIRS] = float(s.nearest_points_all_pairs)
+        cfg[ck.CFG_SPHERES] = float(s.sphere_broadphase)
+        interval, margin, cap = s._cache if s._cache is not None else (0, 0.0, 0)
         cfg[ck.CFG_CACHE_INTERVAL], cfg[ck.CFG_CACHE_MARGIN] = interval, margin
         cfg[ck.CFG_CACHE_CAP] = cap
         cfg[ck.CFG_MAX_LEARNED] = MAX_LEARNED_ERROR
-        cfg[ck.CFG_DECEL] = self.approach_deceleration
+        cfg[ck.CFG_DECEL] = s.approach_deceleration
 
     # -- the watched pairs ------------------------------------------------------------------
     @property
@@ -884,9 +1001,10 @@ class CollisionConstraint(Constraint, CollisionSettings):
         when they name one again.
         """
         fresh = self._pairs.restore_minimums(saved)
-        if not self._overrides or not fresh.any():
+        overrides = self.settings._overrides
+        if not overrides or not fresh.any():
             return
-        for (a, b), entry in self._overrides.items():
+        for (a, b), entry in overrides.items():
             slots = self._slots(a, b, strict=False)
             slots = slots[fresh[slots]]
             if entry is None:
@@ -980,9 +1098,9 @@ class CollisionConstraint(Constraint, CollisionSettings):
         slots = self._matching(link_a, link_b)
         if not slots.size:
             raise InvalidInput(self._unwatched(link_a, link_b))
-        key = name_key(link_a, link_b)
-        self._overrides.pop(key, None)  # (the newest last: it wins where names overlap)
-        self._overrides[key] = (value, when_clear)
+        key, overrides = name_key(link_a, link_b), self.settings._overrides
+        overrides.pop(key, None)  # (the newest last: it wins where names overlap)
+        overrides[key] = (value, when_clear)
         self._override_slots(slots, value, when_clear)
 
     def _unwatched(self, link_a: str, link_b: str) -> str:
@@ -1012,18 +1130,18 @@ class CollisionConstraint(Constraint, CollisionSettings):
                 :meth:`set_pair_min_distance`) and no override is kept by these names.
         """
         link_a, link_b = _validate.name(link_a, "link_a"), _validate.name(link_b, "link_b")
-        key = name_key(link_a, link_b)
+        key, overrides = name_key(link_a, link_b), self.settings._overrides
         try:
             slots = self._matching(link_a, link_b)
         except CollisionGeometryNotFound:
-            if key not in self._overrides:
+            if key not in overrides:
                 raise
             slots = np.zeros(0, dtype=np.int64)
-        self._overrides.pop(key, None)
-        if any(entry is not None for entry in self._overrides.values()):
-            self._overrides[key] = None  # (an earlier override of other names may name them)
+        overrides.pop(key, None)
+        if any(entry is not None for entry in overrides.values()):
+            overrides[key] = None  # (an earlier override of other names may name them)
         else:
-            self._overrides.clear()
+            overrides.clear()
         self._default_slots(slots)
 
     def pair_min_distance_overrides(self) -> list[tuple[str, float]]:
@@ -1049,7 +1167,7 @@ class CollisionConstraint(Constraint, CollisionSettings):
         :class:`~stackik.errors.CollisionMarginWarning`, as at configuration.
         """
         self._min_distance = _non_negative(min_distance, "min_distance")
-        self._settings_version += 1
+        self.settings._settings_version += 1  # (the activation margin may follow it)
         self._rebuild(self._pipeline.world_state(), self._pairs.saved_minimums())
 
     # -- steps ---------------------------------------------------------------------------------
@@ -1061,11 +1179,11 @@ class CollisionConstraint(Constraint, CollisionSettings):
         """
         state = self._sync()
         self._sized_for = (state, self._synced_key)  # (what write() uses)
-        return max(self._max_constraints, self._pairs.pairs.shape[0]) * _ROWS_PER_PAIR
+        return max(self.settings._max_constraints, self._pairs.pairs.shape[0]) * _ROWS_PER_PAIR
 
     def _rows_needed(self) -> int:
         """Rows the current pair set may write in one step (see :meth:`max_rows`)."""
-        return max(self._max_constraints, len(self._pairs)) * _ROWS_PER_PAIR
+        return max(self.settings._max_constraints, len(self._pairs)) * _ROWS_PER_PAIR
 
     def reset(self) -> None:
         """Forget the broadphase's temporal state (a new motion starts)."""
@@ -1210,7 +1328,7 @@ class CollisionConstraint(Constraint, CollisionSettings):
         dq = self._joint_motion()
         oMi = self._kin.joint_placements()
         gs = self._gs  # (the pipeline's set for the step's layout: _step_state synced it)
-        t0 = time.perf_counter() if self._refinement_budget_us > 0 else 0.0
+        t0 = time.perf_counter() if self.settings._refinement_budget_us > 0 else 0.0
         if gs.has_meshes:
             self._obstacle_motion(state)
             self._pipeline.place(oMi, state)
