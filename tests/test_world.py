@@ -1257,6 +1257,54 @@ def test_debug_and_evaluation_report_obstacle_pairs_by_name():
     assert any(i.geometry_b == "ball" for i in last)
 
 
+def test_a_part_sunk_1_mm_into_a_100_m_floor_gets_coals_depth():
+    """A 10 x 5 x 20 cm box held by the hand, its lowest corner 1 mm into a 100 m x 100 m
+    x 5 cm floor box (the pose of a bug report, then random turns of the part):
+    evaluate_collision_debug_list gives coal's distance within 1e-5 m (the part placed by
+    Pinocchio's hand pose), the corner and the point above it on the floor top as
+    witnesses, and the vertical as the normal. EPA gave up on the floor's nearly coplanar
+    faces in the first pose: -80 mm, with its point on the part 35 m away."""
+    robot = load_panda()
+    robot.update_kinematics(PANDA_READY)
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, PANDA_READY)
+    hand = data.oMf[robot.model.getFrameId("panda_hand")]
+    half = np.array([0.05, 0.025, 0.1])
+    part, floor = coal.Box(*(2 * half)), coal.Box(100.0, 100.0, 0.05)
+    robot.add_obstacle("floor", floor)
+    solver = KinematicsSolver(robot, dt=1e-3)
+    corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * half
+    reported = [
+        [0.5804165952497655, -0.45363978054844684, 0.676259954058073],
+        [-0.04716090035046411, 0.8103402113495424, 0.5840587225169338],
+        [-0.8129529048086387, -0.3708904034535485, 0.44894084598002504],
+    ]
+    poses = [(np.array(reported), [0.10886307159160374, -0.03603811233839654])]
+    rng = np.random.default_rng(5)
+    for q in rng.normal(size=(8, 4)):
+        turn = pin.Quaternion(*(q / np.linalg.norm(q))).toRotationMatrix()
+        poses.append((turn, rng.uniform(-0.3, 0.3, 2)))
+    for R, xy in poses:
+        low = corners @ R.T
+        corner = low[np.argmin(low[:, 2])]
+        t = np.array([xy[0], xy[1], 0.025 - 1e-3 - corner[2]])
+        robot.attach_object("part", "panda_hand", part, hand.inverse() * pin.SE3(R, t))
+        (info,) = [i for i in solver.evaluate_collision_debug_list(PANDA_READY)
+                   if {i.geometry_a, i.geometry_b} == {"part", "floor"}]  # fmt: skip
+        robot.detach_object("part")
+        req, res = _request()
+        ref = coal.distance(part, coal.Transform3s(R, t), floor, coal.Transform3s(), req, res)
+        assert ref == pytest.approx(-1e-3, abs=1e-6)  # (the corner 1 mm below the top)
+        assert info.distance == pytest.approx(ref, abs=1e-5)
+        on_part, on_floor = (
+            (info.point_a, info.point_b) if info.geometry_a == "part" else
+            (info.point_b, info.point_a)
+        )  # fmt: skip
+        np.testing.assert_allclose(on_part, corner + t, atol=1e-6)
+        np.testing.assert_allclose(on_floor, corner + t + [0.0, 0.0, 1e-3], atol=1e-6)
+        np.testing.assert_allclose(np.abs(info.normal), [0.0, 0.0, 1.0], atol=1e-9)
+
+
 def test_a_solver_with_its_own_world():
     robot = load_panda()
     world = World()

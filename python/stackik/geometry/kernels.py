@@ -22,23 +22,33 @@ Algorithms:
   between the shapes' centres (a hull's centre is its vertex mean) and never from an
   earlier call: the same inputs always give bit-identical outputs;
 - EPA on the cores when they overlap (or when their distance is below
-  :data:`GJK_TOUCH`, where the GJK direction would be ill defined): the polytope grows
-  toward its face nearest the origin until the support gap is below :data:`EPA_TOL`;
-  the depth then adds the radii.
+  :data:`GJK_TOUCH`, where the GJK direction would be ill defined): the polytope (the
+  GJK tetrahedron, faces outward) grows toward its face nearest the origin until the
+  support gap is below :data:`EPA_TOL` (or :data:`EPA_REL_TOL` of the depth, or 1e-12
+  of the polytope's size, whichever is larger); the depth then adds the radii. Whether a
+  new vertex sees a face is judged at 1e-12 of the polytope's size too, so that the
+  nearly coplanar faces of a large shape (a floor box thousands of metres wide) do not
+  break the expansion.
 
 Status:
     ``out`` may have a 10th entry; when present the kernels write a status there:
 
     - :data:`STATUS_OK` (0): converged (GJK duality gap below :data:`GJK_TOL`, EPA
-      support gap below :data:`EPA_TOL`);
+      support gap below its tolerance: :data:`EPA_TOL` for depths up to 1 m and shapes
+      up to about 1 km);
     - :data:`STATUS_GJK_CAP` (1): GJK stopped at :data:`GJK_MAX_ITER`; ``d`` is then an
       upper bound of the distance (the distance of the returned witnesses);
     - :data:`STATUS_EPA_CAP` (2): EPA stopped at :data:`EPA_MAX_VERTS`; ``-d`` is then
-      the shortest separating move found along ``n``: an upper bound of the depth (the
-      conservative side), within about 1e-5 m in the cases seen (deep, nearly
-      symmetric overlaps of curved shapes: about 1 % of random overlapping ellipsoids);
-    - :data:`STATUS_EPA_FAILED` (3): EPA could not grow its polytope (the result is then
-      as for 2) or not even start (lower-dimensional cores: ``d`` is then GJK's, about 0
+      the shortest separating move found, along the normal ``n`` of the face it was
+      found from: an upper bound of the depth (the conservative side), above it by at
+      most that face's support gap. Seen on coincident curved shapes, whose depth is
+      reached along a circle of directions: exact for two cylinders, 4.6e-5 m above it
+      for two cones. The witnesses are that face's points at the origin's projection,
+      each moved along ``n`` onto its shape's supporting plane: within the face's
+      support gap of the shapes (7e-5 m for the cones), never apart across ``n``;
+    - :data:`STATUS_EPA_FAILED` (3): EPA could not grow its polytope (its horizon not
+      one simple loop, or a new face flat: not seen in the tests; the result is then as
+      for 2) or not even start (lower-dimensional cores: ``d`` is then GJK's, about 0
       minus the radii);
     - :data:`STATUS_UNSUPPORTED` (4): a MESH, an unknown kind or two flat kinds
       (half-space / plane pairs): every output, ``d`` included, is NaN.
@@ -67,6 +77,7 @@ from .shapes import (
 
 __all__ = [
     "EPA_MAX_VERTS",
+    "EPA_REL_TOL",
     "EPA_TOL",
     "GJK_MAX_ITER",
     "GJK_TOL",
@@ -96,8 +107,14 @@ GJK_MAX_ITER = 128
 GJK_TOL = 1e-9
 #: Core distance [m] below which the pair goes to EPA (the GJK direction is noise there).
 GJK_TOUCH = 1e-9
-#: EPA stops when the support gap of its nearest face is below this [m].
+#: EPA stops when the support gap of its nearest face (the support value along the
+#: face's normal minus the face's distance from the origin) is below this [m], or below
+#: :data:`EPA_REL_TOL` times that distance, or below the rounding of the polytope's planes
+#: (:data:`_VISIBLE` times the polytope's size), whichever is largest.
 EPA_TOL = 1e-9
+#: EPA's tolerance relative to the depth (only counts beyond 1 m of depth, where the
+#: absolute :data:`EPA_TOL` would ask curved surfaces for more than 1e-9 of the depth).
+EPA_REL_TOL = 1e-9
 #: EPA polytope vertex cap (the iteration cap is this minus the 4 starting vertices).
 EPA_MAX_VERTS = 256
 _EPA_MAX_FACES = 2 * EPA_MAX_VERTS
@@ -108,8 +125,17 @@ _EPA_MAX_FACES = 2 * EPA_MAX_VERTS
 _DEGENERATE = 1e-12
 #: Below this [m], two core points coincide (the normal comes from the shapes' axes).
 _COINCIDE = 1e-12
-#: A face is visible from a new EPA vertex above this height [m].
-_VISIBLE = 1e-13
+#: A face is visible from a new EPA vertex standing above its plane by more than this
+#: times the polytope's size (its largest vertex coordinate [m]). A plane through
+#: vertices of coordinates up to that size is rounded by a few 1e-16 of it, so a fixed
+#: height falls below the rounding on a large polytope (a floor box hundreds of metres
+#: wide makes one as wide); a vertex nearer a face than this counts as on it (the
+#: polytope may then fold inward by as much, 1e-12 of its size).
+_VISIBLE = 1e-12
+#: An EPA face whose doubled area is below this times the product of the lengths of its
+#: two edges from its first vertex is flat (its normal would be rounding): a new vertex
+#: (nearly) on the line of a horizon edge, or a degenerate starting tetrahedron.
+_FLAT_FACE = 1e-15
 #: Blow-up of a lower-dimensional GJK simplex: a new vertex must stand this far [m].
 _BLOWUP = 1e-9
 
@@ -828,21 +854,35 @@ _NV = EPA_MAX_VERTS
 
 
 @kernel
+def _cross(E: np.ndarray, i: int, j: int, k: int) -> tuple[float, float, float, bool]:
+    """``(E[j] - E[i]) x (E[k] - E[i])`` of three EPA vertices, and whether it is flat.
+
+    Flat: its norm (the doubled area) is below :data:`_FLAT_FACE` times the lengths of
+    the two edges, whatever the size of the polytope.
+    """
+    bx, by, bz = E[j, 0] - E[i, 0], E[j, 1] - E[i, 1], E[j, 2] - E[i, 2]
+    cx, cy, cz = E[k, 0] - E[i, 0], E[k, 1] - E[i, 1], E[k, 2] - E[i, 2]
+    nx, ny, nz = by * cz - bz * cy, bz * cx - bx * cz, bx * cy - by * cx
+    nn = nx * nx + ny * ny + nz * nz
+    bc = (bx * bx + by * by + bz * bz) * (cx * cx + cy * cy + cz * cz)
+    return nx, ny, nz, nn <= _FLAT_FACE * _FLAT_FACE * bc
+
+
+@kernel
 def _face(E: np.ndarray, G: np.ndarray, f: int, i: int, j: int, k: int) -> bool:
     """Face ``f`` := vertices ``(i, j, k)`` (counter-clockwise from outside), alive.
 
-    Its unit normal and plane offset go to ``E[_NV + f]``; False when degenerate.
+    Its unit normal and plane offset go to ``E[_NV + f]``; False when flat
+    (:func:`_cross`; the plane is then left at infinity).
     """
     G[f, 0], G[f, 1], G[f, 2] = i, j, k
     G[f, 6] = 1
     G[f, 7] = -1
-    bx, by, bz = E[j, 0] - E[i, 0], E[j, 1] - E[i, 1], E[j, 2] - E[i, 2]
-    cx, cy, cz = E[k, 0] - E[i, 0], E[k, 1] - E[i, 1], E[k, 2] - E[i, 2]
-    nx, ny, nz = by * cz - bz * cy, bz * cx - bx * cz, bx * cy - by * cx
-    norm = math.sqrt(nx * nx + ny * ny + nz * nz)
-    if norm <= 1e-30:
+    nx, ny, nz, flat = _cross(E, i, j, k)
+    if flat:
         E[_NV + f, 0], E[_NV + f, 1], E[_NV + f, 2], E[_NV + f, 3] = 0.0, 0.0, 0.0, math.inf
         return False
+    norm = math.sqrt(nx * nx + ny * ny + nz * nz)
     nx, ny, nz = nx / norm, ny / norm, nz / norm
     E[_NV + f, 0], E[_NV + f, 1], E[_NV + f, 2] = nx, ny, nz
     E[_NV + f, 3] = nx * E[i, 0] + ny * E[i, 1] + nz * E[i, 2]
@@ -862,7 +902,7 @@ def _epa_start(W: np.ndarray, E: np.ndarray, G: np.ndarray) -> bool:
     )
     ab = (E[1, 0] - E[0, 0], E[1, 1] - E[0, 1], E[1, 2] - E[0, 2])
     ac = (E[2, 0] - E[0, 0], E[2, 1] - E[0, 1], E[2, 2] - E[0, 2])
-    flip = _det(g, ab, ac) < 0.0  # face (0, 1, 2) would face the centroid
+    flip = _det(g, ab, ac) > 0.0  # the normal of face (0, 1, 2) points to the centroid
     tet = ((0, 1, 2), (0, 3, 1), (0, 2, 3), (1, 3, 2))
     for f in range(4):
         i, j, k = tet[f]
@@ -890,10 +930,11 @@ def _nearest_face(E: np.ndarray, G: np.ndarray) -> int:
 
 
 @kernel
-def _horizon(E: np.ndarray, G: np.ndarray, w: int, f: int) -> tuple[int, int]:
+def _horizon(E: np.ndarray, G: np.ndarray, w: int, f: int, visible: float) -> tuple[int, int]:
     """Faces seen from vertex ``w`` (flood from face ``f``) and the horizon: their counts.
 
-    Seen faces go to ``G[:, 8]``, horizon edges ``(i, j, outer face)`` to ``G[:, 11:14]``.
+    A face is seen when ``w`` stands above its plane by more than ``visible`` [m]. Seen
+    faces go to ``G[:, 8]``, horizon edges ``(i, j, outer face)`` to ``G[:, 11:14]``.
     """
     wx, wy, wz = E[w, 0], E[w, 1], E[w, 2]
     G[f, 7] = w
@@ -907,7 +948,7 @@ def _horizon(E: np.ndarray, G: np.ndarray, w: int, f: int) -> tuple[int, int]:
             if G[o, 7] == w:
                 continue
             height = E[_NV + o, 0] * wx + E[_NV + o, 1] * wy + E[_NV + o, 2] * wz - E[_NV + o, 3]
-            if height > _VISIBLE:
+            if height > visible:
                 G[o, 7] = w
                 G[nvis, 8] = o
                 nvis += 1
@@ -919,7 +960,7 @@ def _horizon(E: np.ndarray, G: np.ndarray, w: int, f: int) -> tuple[int, int]:
 
 @kernel
 def _loop_ok(E: np.ndarray, G: np.ndarray, nh: int, w: int) -> bool:
-    """Whether the horizon is one simple loop whose new faces are not degenerate."""
+    """Whether the horizon is one simple loop whose new faces are not flat."""
     for k in range(nh):
         starts = 0
         ends = 0
@@ -930,11 +971,7 @@ def _loop_ok(E: np.ndarray, G: np.ndarray, nh: int, w: int) -> bool:
                 ends += 1
         if starts != 1 or ends != 1:
             return False
-        i, j = G[k, 11], G[k, 12]
-        bx, by, bz = E[j, 0] - E[i, 0], E[j, 1] - E[i, 1], E[j, 2] - E[i, 2]
-        cx, cy, cz = E[w, 0] - E[i, 0], E[w, 1] - E[i, 1], E[w, 2] - E[i, 2]
-        nx, ny, nz = by * cz - bz * cy, bz * cx - bx * cz, bx * cy - by * cx
-        if nx * nx + ny * ny + nz * nz <= 1e-60:
+        if _cross(E, G[k, 11], G[k, 12], w)[3]:
             return False
     return True
 
@@ -961,13 +998,14 @@ def _link(G: np.ndarray, nh: int) -> None:
 
 
 @kernel
-def _expand(E: np.ndarray, G: np.ndarray, w: int, f: int) -> bool:
+def _expand(E: np.ndarray, G: np.ndarray, w: int, f: int, visible: float) -> bool:
     """Add vertex ``w`` to the polytope: remove the faces it sees, cone the horizon.
 
-    False (polytope unchanged) when the horizon is not a simple loop, a new face would be
-    degenerate or the face arrays are full.
+    ``visible``: the height [m] above which ``w`` sees a face (:func:`_horizon`). False
+    (polytope unchanged) when the horizon is not a simple loop, a new face would be flat
+    or the face arrays are full.
     """
-    nvis, nh = _horizon(E, G, w, f)
+    nvis, nh = _horizon(E, G, w, f, visible)
     nf, nfree = G[_EPA_MAX_FACES, 0], G[_EPA_MAX_FACES, 1]
     if nh < 3 or nfree + nvis + (_EPA_MAX_FACES - nf) < nh or not _loop_ok(E, G, nh, w):
         return False
@@ -990,14 +1028,14 @@ def _expand(E: np.ndarray, G: np.ndarray, w: int, f: int) -> bool:
 
 
 @kernel
-def _epa_result(E: np.ndarray, G: np.ndarray, f: int) -> tuple:
-    """Signed core distance, witnesses (shape 1's frame) and normal of face ``f``.
+def _face_point(E: np.ndarray, face: tuple, n: tuple, dist: float) -> tuple:
+    """Witnesses ``(a, b)`` (shape 1's frame) of a face at the origin's projection on it.
 
-    The witnesses are the face's vertices weighted at the origin's projection on it.
+    ``face`` holds the face's three vertex rows of ``E``, ``n`` its unit normal and
+    ``dist`` its plane offset: the vertices' ``a`` and ``b`` weighted by the barycentric
+    coordinates of ``dist * n`` (so ``a - b = dist * n``).
     """
-    i, j, k = G[f, 0], G[f, 1], G[f, 2]
-    n = (E[_NV + f, 0], E[_NV + f, 1], E[_NV + f, 2])
-    dist = E[_NV + f, 3]
+    i, j, k = face
     q = (dist * n[0], dist * n[1], dist * n[2])
     wi = _det(
         n,
@@ -1028,20 +1066,50 @@ def _epa_result(E: np.ndarray, G: np.ndarray, f: int) -> tuple:
         wi * E[i, 7] + wj * E[j, 7] + wk * E[k, 7],
         wi * E[i, 8] + wj * E[j, 8] + wk * E[k, 8],
     )
+    return a, b
+
+
+@kernel
+def _epa_result(E: np.ndarray, G: np.ndarray, f: int) -> tuple:
+    """Signed core distance, witnesses (shape 1's frame) and normal of face ``f``.
+
+    The witnesses are the face's vertices weighted at the origin's projection on it; the
+    distance is ``n . (a - b)``, the face's plane offset in exact arithmetic, but not
+    moved by a tilt of a rounded normal (on a sliver face metres long, the offset taken
+    at a vertex is off by the tilt times the vertex's distance from the projection).
+    """
+    n = (E[_NV + f, 0], E[_NV + f, 1], E[_NV + f, 2])
+    a, b = _face_point(E, (G[f, 0], G[f, 1], G[f, 2]), n, E[_NV + f, 3])
+    dist = n[0] * (a[0] - b[0]) + n[1] * (a[1] - b[1]) + n[2] * (a[2] - b[2])
     return -dist, a, b, n
 
 
 @kernel
-def _epa_bound(up: float, n: tuple, s: tuple) -> tuple:
-    """The shortest separating move found (depth ``up`` along ``n``) as a result.
+def _epa_bound(E: np.ndarray, best: tuple) -> tuple:
+    """The shortest separating move found, as a result (EPA stopped before converging).
 
-    ``s = (w, a, b)`` is the support point along ``n`` (``n . w = up``); its part of ``w``
-    across ``n`` is split between the witnesses so that ``a' - b' = up n``.
+    ``best = (up, face, n, dist, s)``: the nearest face of an earlier polytope (vertex
+    rows ``face``, unit normal ``n``, plane offset ``dist``), the support point ``s =
+    (w, a, b)`` along ``n`` and its support value ``up = n . w``, the smallest found.
+    Moving shape 2 by ``up`` along ``n`` separates the shapes: ``-up`` is returned, an
+    upper bound of the depth (the face's ``dist`` is a lower bound). The witnesses are
+    the face's, each moved along ``n`` onto its shape's supporting plane (``a`` by
+    ``n . s_a - n . a``, ``b`` by ``n . b - n . s_b``: together ``up - dist``, so
+    ``a' - b' = up n``); they stay within the face's support gap of the shapes.
     """
-    tx, ty, tz = s[0] - up * n[0], s[1] - up * n[1], s[2] - up * n[2]
-    a = (s[3] - 0.5 * tx, s[4] - 0.5 * ty, s[5] - 0.5 * tz)
-    b = (s[6] + 0.5 * tx, s[7] + 0.5 * ty, s[8] + 0.5 * tz)
+    up, face, n, dist, s = best
+    a, b = _face_point(E, face, n, dist)
+    g1 = n[0] * (s[3] - a[0]) + n[1] * (s[4] - a[1]) + n[2] * (s[5] - a[2])
+    g2 = n[0] * (b[0] - s[6]) + n[1] * (b[1] - s[7]) + n[2] * (b[2] - s[8])
+    a = (a[0] + g1 * n[0], a[1] + g1 * n[1], a[2] + g1 * n[2])
+    b = (b[0] - g2 * n[0], b[1] - g2 * n[1], b[2] - g2 * n[2])
     return -up, a, b, n
+
+
+@kernel
+def _vertex_size(E: np.ndarray, w: int) -> float:
+    """The largest absolute coordinate of EPA vertex ``w`` [m]."""
+    return max(abs(E[w, 0]), abs(E[w, 1]), abs(E[w, 2]))
 
 
 @kernel
@@ -1049,42 +1117,50 @@ def _epa(shape1: tuple, shape2: tuple, Mr: tuple, Tr: tuple, W: np.ndarray) -> t
     """EPA on the cores from the GJK tetrahedron ``W[0:4]``.
 
     Returns ``(ok, signed core distance, a, b, n, status)`` in shape 1's frame; ``ok`` is
-    False when the starting tetrahedron is degenerate. Converged: the nearest face's
-    distance and its point at the origin's projection. Otherwise (vertex cap, or a
-    polytope that cannot grow): the shortest separating move found, an upper bound of
-    the depth (never smaller than the true one: the safe side for collision checks).
+    False when the starting tetrahedron is degenerate. Converged (the nearest face's
+    support gap below the larger of :data:`EPA_TOL`, :data:`EPA_REL_TOL` times its
+    distance and :data:`_VISIBLE` times the polytope's size): that face's distance and its
+    point at the origin's projection. Otherwise (vertex cap, or a polytope that cannot
+    grow): the shortest separating move found, an upper bound of the depth (never smaller
+    than the true one: the safe side for collision checks), with the witnesses of the
+    face it was found from (:func:`_epa_bound`).
     """
     E = np.empty((EPA_MAX_VERTS + _EPA_MAX_FACES, 9))
     G = np.empty((_EPA_MAX_FACES + 1, 14), dtype=np.int64)
     if not _epa_start(W, E, G):
         zero = (0.0, 0.0, 0.0)
         return False, 0.0, zero, zero, zero, STATUS_EPA_FAILED
+    size = max(_vertex_size(E, 0), _vertex_size(E, 1), _vertex_size(E, 2), _vertex_size(E, 3))
     status = STATUS_EPA_CAP
+    w = 4
     f = _nearest_face(E, G)
-    best_up, best_n, best_s = (
-        math.inf,
-        (1.0, 0.0, 0.0),
-        _support_pair(shape1, shape2, Mr, Tr, 1.0, 0.0, 0.0),
-    )
-    for w in range(4, EPA_MAX_VERTS):
-        n = (E[_NV + f, 0], E[_NV + f, 1], E[_NV + f, 2])
-        s = _support_pair(shape1, shape2, Mr, Tr, n[0], n[1], n[2])
-        for c in range(9):
-            E[w, c] = s[c]
+    n = (E[_NV + f, 0], E[_NV + f, 1], E[_NV + f, 2])
+    s = _support_pair(shape1, shape2, Mr, Tr, n[0], n[1], n[2])
+    best = (math.inf, (G[f, 0], G[f, 1], G[f, 2]), n, E[_NV + f, 3], s)
+    while True:
+        dist = E[_NV + f, 3]
         up = n[0] * s[0] + n[1] * s[1] + n[2] * s[2]  # a separating move: depth <= up
-        if up < best_up:
-            best_up, best_n, best_s = up, n, s
-        if up - E[_NV + f, 3] <= EPA_TOL:
+        if up < best[0]:
+            best = (up, (G[f, 0], G[f, 1], G[f, 2]), n, dist, s)
+        if up - dist <= max(EPA_TOL, EPA_REL_TOL * abs(dist), _VISIBLE * size):
             status = STATUS_OK
             break
-        if not _expand(E, G, w, f):
+        if w == EPA_MAX_VERTS:
+            break
+        for c in range(9):
+            E[w, c] = s[c]
+        size = max(size, _vertex_size(E, w))
+        if not _expand(E, G, w, f, _VISIBLE * size):
             status = STATUS_EPA_FAILED
             break
+        w += 1
         f = _nearest_face(E, G)
+        n = (E[_NV + f, 0], E[_NV + f, 1], E[_NV + f, 2])
+        s = _support_pair(shape1, shape2, Mr, Tr, n[0], n[1], n[2])
     if status == STATUS_OK:
         d, a, b, n = _epa_result(E, G, f)
     else:
-        d, a, b, n = _epa_bound(best_up, best_n, best_s)
+        d, a, b, n = _epa_bound(E, best)
     return True, d, a, b, n, status
 
 
