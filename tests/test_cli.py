@@ -8,6 +8,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pinocchio as pin
 import pytest
 
 pytest.importorskip("typer")
@@ -330,6 +331,59 @@ def test_the_viewers_solver_leaves_out_a_base_resting_on_the_table_with_a_note(c
     assert "warning" not in printed
     # a step reports no violation (the pairs are not watched)
     assert solver.solve_velocity(q).status == SolverStatus.SUCCESS
+
+
+@pytest.mark.parametrize("robot_kind", ["no geometry", "no self pairs"])
+def test_the_viewers_solver_keeps_a_robot_without_self_pairs_off_the_scene(robot_kind):
+    """A robot without collision geometry carrying a part, or a one-link arm with geometry
+    but no pair of its own: the viewer's solver had no collision constraint (it looked at
+    the robot's own pairs only), and dragging went 7.5 cm into the post. The part, or the
+    link, keeps ``min_distance`` from it (coal, at every step)."""
+    import coal
+
+    from stackik.cli.view import view_solver
+
+    geometry = (
+        ""
+        if robot_kind == "no geometry"
+        else (
+            '<collision><origin xyz="0.25 0 0"/><geometry><box size="0.5 0.05 0.05"/>'
+            "</geometry></collision>"
+        )
+    )
+    urdf = f"""<robot name="arm"><link name="base"/>
+      <link name="arm">{geometry}<inertial><mass value="1"/>
+        <inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+      <link name="tip"/>
+      <joint name="yaw" type="revolute"><parent link="base"/><child link="arm"/>
+        <axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="1" velocity="2"/></joint>
+      <joint name="tip_joint" type="fixed"><parent link="arm"/><child link="tip"/>
+        <origin xyz="0.5 0 0"/></joint></robot>"""
+    robot = RobotModel.from_urdf_string(urdf)
+    post = np.eye(4)
+    post[:3, 3] = (0.0, 0.5, 0.0)
+    robot.add_obstacle("post", coal.Box(0.1, 0.1, 1.0), post)
+    shape = coal.Box(0.5, 0.05, 0.05)
+    if robot_kind == "no geometry":
+        held = np.eye(4)
+        held[0, 3] = 0.25
+        robot.attach_object("part", "arm", shape, held)
+    solver = view_solver(robot, ["tip"], 0.01)
+    assert "collision" in [c.name for c in solver.constraints]
+    quarter = pin.rpy.rpyToMatrix(0.0, 0.0, np.pi / 2)
+    solver.get_task("tip").set_target_pose(np.array([0.0, 0.5, 0.0]), quarter)  # the post
+    q, closest = np.zeros(1), np.inf
+    for _ in range(200):
+        q = robot.integrate(q, solver.solve_velocity(q).solution, solver.dt)
+        yaw = pin.SE3(pin.rpy.rpyToMatrix(0.0, 0.0, float(q[0])), np.zeros(3))
+        bar = yaw * pin.SE3(np.eye(3), np.array([0.25, 0.0, 0.0]))
+        d = coal.distance(
+            shape, coal.Transform3s(bar.rotation, bar.translation),
+            coal.Box(0.1, 0.1, 1.0), coal.Transform3s(np.eye(3), post[:3, 3]),
+            coal.DistanceRequest(), coal.DistanceResult(),
+        )  # fmt: skip
+        closest = min(closest, d)
+    assert 0.01 - 1e-4 <= closest < 0.0105
 
 
 def test_a_bad_scene_is_one_line_and_exit_code_1(tmp_path):

@@ -815,6 +815,60 @@ def test_a_waiting_or_latched_override_stays_so_when_configured_again():
     assert set(dict(solver.get_collision_pair_min_distance_overrides()).values()) == {0.04}
 
 
+@pytest.mark.parametrize("how", ["configure", "set_collision_min_distance"])
+def test_a_waiting_override_is_held_at_the_new_global_minimum_meanwhile(panda, how):
+    """A larger minimum waiting for its pair to reach it (``activate_when_clear``) holds the
+    pair at the global minimum meanwhile; the global minimum raised from 20 to 50 mm
+    (a second configure, or ``set_collision_min_distance``) kept that pair at the old
+    20 mm: coal measured it 20.05 mm apart while every other pair kept 50 mm. It is held
+    at 50 mm, as without the override, and the override keeps waiting."""
+    tool = (np.array([0.25, 0.0, 0.12]), np.diag([1.0, -1.0, -1.0]))
+    solver = KinematicsSolver(panda, dt=0.01)
+    solver.add_frame_task("ee", "panda_hand").set_target_pose(*tool)
+    solver.add_posture_task("posture").priority = 1
+    solver.configure_collision_constraint(0.02)
+    solver.set_collision_pair_min_distance("panda_link2", "panda_link4", 0.2)  # (59 mm now)
+    if how == "configure":
+        solver.configure_collision_constraint(0.05)
+    else:
+        solver.set_collision_min_distance(0.05)
+    pairs = [p for p in solver.get_active_collision_pairs() if p[0].startswith("panda_link2")]
+    q, closest = PANDA_READY.copy(), np.inf
+    for _ in range(200):
+        q = q + solver.solve_velocity(q).solution * 0.01
+        closest = min(closest, _coal_min(panda, pairs, q))
+    assert 0.05 - 1e-4 <= closest < 0.0505
+    assert solver.get_collision_pair_min_distance_overrides() == []  # (still waiting)
+
+
+def _coal_min(robot: RobotModel, pairs: list[tuple[str, str]], q: np.ndarray) -> float:
+    """Smallest distance of named geometry pairs, with Pinocchio and coal directly."""
+    gm = pin.GeometryModel(robot.collision_model)
+    gm.removeAllCollisionPairs()
+    for a, b in pairs:
+        gm.addCollisionPair(pin.CollisionPair(gm.getGeometryId(a), gm.getGeometryId(b)))
+    gd = pin.GeometryData(gm)
+    pin.computeDistances(robot.model, robot.model.createData(), gm, gd, q)
+    return min(r.min_distance for r in gd.distanceResults)
+
+
+def test_an_assigned_tuning_mode_is_checked(panda):
+    """``tuning_mode`` was the one setting taken unchecked (``col.tuning_mode = 42`` read
+    back 42, and a reconfigure carried it over): a typed error, the old value kept."""
+    solver = KinematicsSolver(panda, dt=0.01)
+    solver.configure_collision_constraint(0.01)
+    col = solver.get_constraint("collision")
+    for bad in ("bogus", 42, None):
+        with pytest.raises(InvalidInput, match="tuning_mode"):
+            col.tuning_mode = bad
+        with pytest.raises(InvalidInput, match="tuning_mode"):
+            col.settings.tuning_mode = bad
+    assert col.tuning_mode == CollisionTuningMode.PRECISE
+    col.tuning_mode = "balanced"  # (a name only: set_tuning_mode applies a preset)
+    solver.configure_collision_constraint(0.01)
+    assert solver.get_collision_tuning_mode() == CollisionTuningMode.BALANCED
+
+
 def test_pair_minimums_refuse_names_without_a_watched_pair(panda):
     """Names that exist but share no watched pair: InvalidInput with both names and why."""
     solver = KinematicsSolver(panda, dt=0.01)

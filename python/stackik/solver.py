@@ -1335,7 +1335,7 @@ class KinematicsSolver:
     def set_collision_tuning_mode(self, mode: CollisionTuningMode | str) -> None:
         """Apply a :class:`~stackik.constraints.collision.CollisionTuningMode` preset.
 
-        ``SPEED`` has a 200 µs query budget measured on the clock: not bit-reproducible.
+        ``SPEED`` has a 300 µs query budget measured on the clock: not bit-reproducible.
         """
         self._collision_knobs().set_tuning_mode(mode)
 

@@ -28,10 +28,12 @@ VIEW_DT = 0.01
 def view_solver(robot: RobotModel, frames: list[str], min_distance: float) -> KinematicsSolver:
     """A solver for the viewer: a frame task per frame (priority 0), a posture below it.
 
-    Collision avoidance at ``min_distance`` [m] when the robot has collision geometry
-    (``min_distance < 0``: none): its own pairs and its pairs with the obstacles of its
-    world.
+    Collision avoidance at ``min_distance`` [m] when the robot has collision geometry or
+    carries an attached object (``min_distance < 0``: none): its own pairs and its pairs
+    with the obstacles of its world.
     """
+    from ..model.pipeline import has_movers
+
     solver = KinematicsSolver(robot, dt=VIEW_DT)
     for frame in frames:
         task = solver.add_frame_task(frame, frame)
@@ -39,7 +41,7 @@ def view_solver(robot: RobotModel, frames: list[str], min_distance: float) -> Ki
     posture = solver.add_posture_task("posture")
     posture.priority = 1
     posture.gain = 1.0
-    if min_distance >= 0.0 and robot.get_collision_pair_names():
+    if min_distance >= 0.0 and has_movers(robot, robot.world.state):
         configure_collision(solver, min_distance, "collision avoidance")
     return solver
 

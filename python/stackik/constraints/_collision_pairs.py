@@ -10,6 +10,7 @@ layout changes, never on a step that changes nothing.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,6 +32,7 @@ from ._collision_kernel import (
 
 __all__ = [
     "PairSet",
+    "Saved",
     "build_pairs",
     "joint_columns",
     "name_key",
@@ -40,6 +42,27 @@ __all__ = [
 ]
 
 NamePair = tuple[str, str]
+
+
+#: A pair's saved minimum [m], pending minimum [m], whether it follows the default, and
+#: the default it had [m] (:meth:`PairSet.saved_minimums`).
+Saved = tuple[float, float, bool, float]
+
+
+def _kept_minimum(saved: Saved, default: float) -> tuple[float, float]:
+    """A pair's (minimum, pending minimum) [m] restored under a new ``default``.
+
+    A larger override still waiting (``activate_when_clear``) holds the pair at its
+    default meanwhile: at the new default, not the one saved (the global minimum raised
+    to 50 mm kept such a pair at the old 20 mm), and in effect at once when the new
+    default already reaches it.
+    """
+    minimum, pending, _, old_default = saved
+    if not math.isfinite(pending):
+        return minimum, pending
+    if minimum == old_default:
+        minimum = default
+    return (pending, math.inf) if pending <= minimum else (minimum, pending)
 
 
 def name_key(a: str, b: str) -> NamePair:
@@ -91,14 +114,20 @@ class PairSet:
         self.pi[:, PI_PROMISE_STEP] = -2
         self.pi[:, 2] = 0
 
-    def saved_minimums(self) -> dict[NamePair, tuple[float, float, bool]]:
-        """Each pair's (minimum, pending minimum, follows-default), by name."""
+    def saved_minimums(self) -> dict[NamePair, Saved]:
+        """Each pair's (minimum, pending minimum, follows-default, default), by name."""
+        pf, default = self.pf, self.default_min
         return {
-            name_key(*n): (float(self.pf[k, PF_MIN]), float(self.pf[k, PF_PENDING]), bool(f))
+            name_key(*n): (
+                float(pf[k, PF_MIN]),
+                float(pf[k, PF_PENDING]),
+                bool(f),
+                float(default[k]),
+            )
             for k, (n, f) in enumerate(zip(self.names, self.follows, strict=True))
         }
 
-    def restore_minimums(self, saved: dict[NamePair, tuple[float, float, bool]]) -> np.ndarray:
+    def restore_minimums(self, saved: dict[NamePair, Saved]) -> np.ndarray:
         """Put back the minimums of :meth:`saved_minimums` by name; the pairs it lacks.
 
         Returns:
@@ -111,7 +140,9 @@ class PairSet:
                 continue
             fresh[k] = False
             if not value[2]:
-                self.pf[k, PF_MIN], self.pf[k, PF_PENDING] = value[0], value[1]
+                self.pf[k, PF_MIN], self.pf[k, PF_PENDING] = _kept_minimum(
+                    value, self.default_min[k]
+                )
                 self.follows[k] = False
         return fresh
 

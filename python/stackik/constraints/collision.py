@@ -85,6 +85,7 @@ from . import _collision_kernel as ck
 from ._collision_pairs import (
     NamePair,
     PairSet,
+    Saved,
     build_pairs,
     joint_columns,
     name_key,
@@ -125,8 +126,9 @@ class CollisionTuningMode(enum.Enum):
 
     ``PRECISE``: every candidate pair is queried exactly each step (the default).
     ``BALANCED``: the pair cache (full scan every 20 steps) on top of the motion bounds.
-    ``SPEED``: the pair cache with a full scan every 50 steps and a 200 us budget on
-    exact queries per step (the pairs with the smallest distance bound first).
+    ``SPEED``: the pair cache with a full scan every 50 steps and a 300 us budget on
+    exact queries per step (the pairs with the smallest distance bound first; EmbodiK
+    0.23.2's budget).
     """
 
     PRECISE = "precise"
@@ -155,6 +157,17 @@ def _multiplier(value: object, what: str) -> float:
 
 def _budget(value: object, what: str) -> int:
     return max(_validate.count(value, what, minimum=-(2**31)), 0)
+
+
+def _tuning_mode(value: object, what: str) -> CollisionTuningMode:
+    """A :class:`CollisionTuningMode` from itself or its value (``"speed"``)."""
+    try:
+        return CollisionTuningMode(value)
+    except ValueError:
+        names = [m.value for m in CollisionTuningMode]
+        raise InvalidInput(
+            f"unknown {what} {value!r}; use one of {names}", what=what, value=value
+        ) from None
 
 
 _T = TypeVar("_T")
@@ -269,6 +282,9 @@ class CollisionSettings:
     sphere_broadphase = _Setting(_validate.flag)
     #: Cap every pair's closing speed at ``sqrt(2 decel gap)`` [m/s^2] (> 0; inf: off).
     approach_deceleration = _Setting(_validate.positive_or_inf)
+    #: The last :class:`CollisionTuningMode` preset applied (assigning one names it
+    #: only: :meth:`set_tuning_mode` applies it).
+    tuning_mode = _Setting(_tuning_mode)
 
     def __init__(self) -> None:
         #: Bumped by every change of a setting (see _Setting) and of the owning
@@ -373,11 +389,7 @@ class CollisionSettings:
 
     def set_tuning_mode(self, mode: CollisionTuningMode | str) -> None:
         """Apply a :class:`CollisionTuningMode` preset."""
-        try:
-            mode = CollisionTuningMode(mode)
-        except ValueError:
-            names = [m.value for m in CollisionTuningMode]
-            raise InvalidInput(f"unknown tuning mode {mode!r}; use one of {names}") from None
+        mode = _tuning_mode(mode, "tuning mode")
         self.tuning_mode = mode
         self.sphere_broadphase = True
         if mode == CollisionTuningMode.PRECISE:
@@ -388,7 +400,7 @@ class CollisionSettings:
             self.refinement_budget_us = 0
         else:
             self.enable_pair_cache(True, 50, 0.02, 64)
-            self.refinement_budget_us = 200
+            self.refinement_budget_us = 300  # (EmbodiK 0.23.2's)
 
     def set_approach_deceleration(self, decel: float) -> None:
         """Cap every pair's closing speed at ``sqrt(2 decel gap)`` [m/s] (decel [m/s^2]).
@@ -769,7 +781,7 @@ class CollisionConstraint(Constraint):
         """The geometry set of the last step (robot, attached objects, obstacles)."""
         return self._pipeline.geometry(self._state)
 
-    def _rebuild(self, state: WorldState, saved: dict[NamePair, tuple[float, float, bool]]) -> None:
+    def _rebuild(self, state: WorldState, saved: dict[NamePair, Saved]) -> None:
         """Pairs, levers, columns and buffers for a geometry set (layout changes only).
 
         ``saved``: the pairs' minimums before (:meth:`PairSet.saved_minimums`), which
@@ -991,7 +1003,7 @@ class CollisionConstraint(Constraint):
         ids_a, ids_b = override_ids(gs, link_a, strict), override_ids(gs, link_b, strict)
         return self._pairs.matching(ids_a, ids_b)
 
-    def _apply_minimums(self, saved: dict[NamePair, tuple[float, float, bool]]) -> None:
+    def _apply_minimums(self, saved: dict[NamePair, Saved]) -> None:
         """Each pair's minimum: the one it had (``saved``), else from the overrides by name.
 
         A pair of ``saved`` keeps its minimum; every other pair (new to the pair set: an
