@@ -924,6 +924,25 @@ def test_a_layout_change_keeps_what_the_steps_saw_of_the_obstacles_motion(event)
     assert min(dmin[100:]) < 0.0305  # the ball did push
 
 
+def test_a_copy_of_the_world_carries_no_motion_from_the_original():
+    """``World.from_state`` shares the original's obstacle objects. A robot moved to such
+    a copy, with its ball 6 cm closer and an obstacle added (a new layout), is another
+    world: the step sees no motion of the ball (it read the 6 cm as 60 m/s)."""
+    robot, q, tool, start = _panda_before_a_ball()
+    solver = KinematicsSolver(robot, dt=0.001)
+    solver.configure_collision_constraint(0.03)
+    solver.add_frame_task("hold", TCP, TaskType.FRAME_POSITION).set_target_position(tool)
+    cc = solver.get_constraint("collision")
+    for _ in range(3):
+        solver.solve_velocity(q)
+    copy = World.from_state(robot.world.state)
+    copy.set_obstacle_pose("ball", pose(*(start - [0.06, 0.0, 0.0])))
+    copy.add_obstacle("far", coal.Box(0.1, 0.1, 0.1), pose(3.0, 3.0, 0.0))
+    robot.set_world(copy)
+    solver.solve_velocity(q)
+    np.testing.assert_array_equal(cc._obs_vel[copy.state.layout.slot("ball")], np.zeros(6))
+
+
 def test_the_staged_step_measures_obstacle_motion_as_the_one_call_step(tmp_path):
     """A world with a triangle-mesh obstacle takes the staged path (coal for the mesh, the
     obstacles' motion from Python); without it the one compiled call does everything.

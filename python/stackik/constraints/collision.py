@@ -823,7 +823,10 @@ class CollisionConstraint(Constraint):
         prev[:, :9] = state.rotations.reshape(-1, 9)
         prev[:, 9:] = state.translations
         old = getattr(self, "_state", None)
-        if old is None or not self._cfg[ck.CFG_OBS_SEEN]:
+        world, self._motion_world = getattr(self, "_motion_world", None), self.world
+        if old is None or not self._cfg[ck.CFG_OBS_SEEN] or world is not self.world:
+            # (a copy of a world, World.from_state, shares its obstacle objects: the world
+            # itself tells them apart)
             self._cfg[ck.CFG_OBS_SEEN] = 0.0  # (obs_prev holds no step's poses yet)
             return prev
         slots = {id(o): k for k, o in enumerate(old.layout.obstacles)}
