@@ -1126,9 +1126,12 @@ def test_a_scene_path_is_checked_and_named_as_a_scene(tmp_path):
     assert str(err.value).startswith("cannot load scene") and "not UTF-8" in str(err.value)
 
 
-def test_an_attached_object_keeps_away_from_the_world():
-    """A part held below the hand is lowered toward a table: it stops above it (coal on the
-    part placed by Pinocchio's frame pose, independent of the pipeline)."""
+def _panda_holding_a_part() -> tuple[RobotModel, np.ndarray, np.ndarray, object, np.ndarray]:
+    """A Panda at the ready pose holding a 6 cm cube 14 cm below its hand.
+
+    Returns the robot, the configuration, the tool point [m], the cube and its placement
+    in the hand.
+    """
     robot = load_panda()
     q = PANDA_READY.copy()
     robot.update_kinematics(q)
@@ -1136,6 +1139,13 @@ def test_an_attached_object_keeps_away_from_the_world():
     part = coal.Box(0.06, 0.06, 0.06)
     in_hand = pose(z=0.14)
     robot.attach_object("part", "panda_hand", part, in_hand)
+    return robot, q, tool, part, in_hand
+
+
+def test_an_attached_object_keeps_away_from_the_world():
+    """A part held below the hand is lowered toward a table: it stops above it (coal on the
+    part placed by Pinocchio's frame pose, independent of the pipeline)."""
+    robot, q, tool, part, in_hand = _panda_holding_a_part()
     table_z = tool[2] - 0.2
     table = coal.Box(1.0, 1.0, 0.02)
     robot.add_obstacle("table", table, pose(tool[0], tool[1], table_z))
@@ -1144,24 +1154,29 @@ def test_an_attached_object_keeps_away_from_the_world():
     task = solver.add_frame_task("tool", TCP, TaskType.FRAME_POSITION)
     task.set_target_position(tool - np.array([0, 0, 0.3]))
     task.gain = 1.0
+    table_at = np.array([tool[0], tool[1], table_z])
+    gaps = _held_part_gaps(robot, solver, q, (part, in_hand), (table, table_at))
+    assert min(gaps) >= 0.015 - 1e-4
+    assert min(gaps) < 0.0155
+
+
+def _held_part_gaps(
+    robot: RobotModel, solver: KinematicsSolver, q: np.ndarray, held: tuple, table: tuple
+) -> list[float]:
+    """coal's part-table gap after each of 150 steps from ``q`` (the part on the hand).
+
+    ``held`` is ``(shape, placement in the hand)``, ``table`` ``(shape, position)``.
+    """
+    (part, in_hand), (box, at) = held, table
     gaps = []
     for _ in range(150):
         q = robot.integrate(q, solver.solve_velocity(q).solution, 0.01)
         robot.update_kinematics(q)
         M = robot.get_frame_pose("panda_hand") * pin.SE3(in_hand)
         req, res = _request()
-        gaps.append(
-            coal.distance(
-                part,
-                coal.Transform3s(M.rotation, M.translation),
-                table,
-                coal.Transform3s(np.eye(3), np.array([tool[0], tool[1], table_z])),
-                req,
-                res,
-            )
-        )
-    assert min(gaps) >= 0.015 - 1e-4
-    assert min(gaps) < 0.0155
+        tf = coal.Transform3s(M.rotation, M.translation)
+        gaps.append(coal.distance(part, tf, box, coal.Transform3s(np.eye(3), at), req, res))
+    return gaps
 
 
 def test_a_pair_minimum_by_name_holds_after_a_detach_a_step_and_a_reattach():
@@ -1169,13 +1184,7 @@ def test_a_pair_minimum_by_name_holds_after_a_detach_a_step_and_a_reattach():
     the part is detached (the pairs are rebuilt without it) does not lose it, and once the
     part is attached again the steps hold it 5 cm above the table, not at the constraint's
     1.5 cm (coal on the part placed by Pinocchio's frame pose)."""
-    robot = load_panda()
-    q = PANDA_READY.copy()
-    robot.update_kinematics(q)
-    tool = robot.get_frame_pose(TCP).translation
-    part = coal.Box(0.06, 0.06, 0.06)
-    in_hand = pose(z=0.14)
-    robot.attach_object("part", "panda_hand", part, in_hand)
+    robot, q, tool, part, in_hand = _panda_holding_a_part()
     table_z = tool[2] - 0.2
     table = coal.Box(0.3, 0.3, 0.02)  # (clear of the arm)
     robot.add_obstacle("table", table, pose(tool[0], tool[1], table_z))
@@ -1201,22 +1210,8 @@ def test_a_pair_minimum_by_name_holds_after_a_detach_a_step_and_a_reattach():
 
     assert minimum() == 0.05
     assert ("part|table", 0.05) in solver.get_collision_pair_min_distance_overrides()
-    gaps = []
-    for _ in range(150):
-        q = robot.integrate(q, solver.solve_velocity(q).solution, 0.01)
-        robot.update_kinematics(q)
-        M = robot.get_frame_pose("panda_hand") * pin.SE3(in_hand)
-        req, res = _request()
-        gaps.append(
-            coal.distance(
-                part,
-                coal.Transform3s(M.rotation, M.translation),
-                table,
-                coal.Transform3s(np.eye(3), np.array([tool[0], tool[1], table_z])),
-                req,
-                res,
-            )
-        )
+    table_at = np.array([tool[0], tool[1], table_z])
+    gaps = _held_part_gaps(robot, solver, q, (part, in_hand), (table, table_at))
     assert min(gaps) >= 0.05 - 1e-4
     assert min(gaps) < 0.0505  # (held at the override: the table is what stops it)
     # cleared while detached: dropped by name, not back when attached again
