@@ -864,6 +864,8 @@ def test_an_assigned_tuning_mode_is_checked(panda):
         with pytest.raises(InvalidInput, match="tuning_mode"):
             col.settings.tuning_mode = bad
     assert col.tuning_mode == CollisionTuningMode.PRECISE
+    solver.set_collision_tuning_mode("SPEED")  # (as the docs write it)
+    assert col.tuning_mode == CollisionTuningMode.SPEED
     col.tuning_mode = "balanced"  # (a name only: set_tuning_mode applies a preset)
     solver.configure_collision_constraint(0.01)
     assert solver.get_collision_tuning_mode() == CollisionTuningMode.BALANCED

@@ -415,6 +415,28 @@ def test_the_loops_own_thread_runs_on_schedule_and_restores_the_runtime():
     assert_libfranka_ok(Q)
 
 
+def test_start_warms_the_kernels_up_before_the_first_tick(monkeypatch):
+    """A loop started right after the import ticked on the plain Python kernels while the
+    compiled ones loaded (2-4 ms a tick at 1 kHz: most deadlines missed). ``start()``
+    first runs ``stackik.warmup`` on its solver, before any tick; ``warm=False`` skips it."""
+    import stackik.control.loop as loop_module
+
+    seen = []
+
+    def record(*targets):
+        seen.append((targets, loop.stats.ticks, stackik.kernel_mode()))
+        return 0
+
+    monkeypatch.setattr(loop_module, "warmup", record)
+    loop = panda_loop(collision=False)
+    loop.start()
+    loop.stop()
+    assert len(seen) == 1 and seen[0][0] == (loop.solver,) and seen[0][1] == 0
+    loop.start(warm=False)
+    loop.stop()
+    assert len(seen) == 1
+
+
 def test_an_exception_in_on_command_stops_the_thread_and_is_raised_by_stop():
     def failing(command: stackik.JointCommand) -> None:
         raise RuntimeError("driver gone")

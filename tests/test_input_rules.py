@@ -215,6 +215,7 @@ CASES = {
     "ControlLoop.anticipate": lambda s, b: ControlLoop(
         s, READY, 100.0, JointMotionLimiter(s.robot, 0.01, max_jerk=500.0), anticipate=b
     ),
+    "ControlLoop.start.warm": lambda s, b: _start_and_stop(s, b),
     "JointMotionLimiter.synchronize": lambda s, b: JointMotionLimiter(
         s.robot, 0.01, max_jerk=500.0, synchronize=b
     ),
@@ -366,6 +367,13 @@ CASES = {
 NONE_MEANS_DEFAULT = {"ControlLoop.anticipate"}
 
 _REPORTS: dict[int, object] = {}
+
+
+def _start_and_stop(s: KinematicsSolver, warm: object) -> None:
+    """A loop started in its thread with ``warm`` (checked before the thread starts)."""
+    loop = ControlLoop(s, READY, 100.0, JointMotionLimiter(s.robot, 0.01, max_jerk=500.0))
+    loop.start(warm=warm)  # type: ignore[arg-type]
+    loop.stop()
 
 
 def _exclusions(s: KinematicsSolver) -> stackik.CollisionExclusionReport:

@@ -160,7 +160,9 @@ def _budget(value: object, what: str) -> int:
 
 
 def _tuning_mode(value: object, what: str) -> CollisionTuningMode:
-    """A :class:`CollisionTuningMode` from itself or its value (``"speed"``)."""
+    """A :class:`CollisionTuningMode` from itself, its value or name (``"SPEED"``)."""
+    if isinstance(value, str):
+        value = value.lower()
     try:
         return CollisionTuningMode(value)
     except ValueError:

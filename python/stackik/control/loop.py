@@ -47,7 +47,7 @@ from ..constraints.collision import CollisionConstraint
 from ..constraints.motion import JointMotionConstraint
 from ..errors import InvalidInput, StackIKError
 from ..results import SolverStatus
-from ..solver import KinematicsSolver
+from ..solver import KinematicsSolver, warmup
 from ._loop_kernel import lead_positions, smooth_stages
 from .limiter import JointCommand, JointMotionLimiter
 from .targets import Staged, stage
@@ -497,9 +497,20 @@ class ControlLoop:
 
     # -- the loop's own thread -------------------------------------------------------------
     def start(
-        self, cpu: int | None = None, priority: int | None = None, spin_us: float = 300.0
+        self,
+        cpu: int | None = None,
+        priority: int | None = None,
+        spin_us: float = 300.0,
+        warm: bool = True,
     ) -> None:
         """Run the ticks in a thread of their own at ``rate_hz`` until :meth:`stop`.
+
+        With ``warm`` (the default) it first calls :func:`stackik.warmup` on the solver:
+        it waits for the compiled kernels (loaded in the background for the first seconds
+        of a process, or compiled on a first use) and steps a copy of the solver once, so
+        that no tick runs on plain Python kernels (2-4 ms a tick where a compiled Panda
+        tick takes 0.1-0.3 ms: a 1 kHz loop started right after the import missed most
+        of its deadlines) or compiles a kernel specialisation mid-run.
 
         While it runs, Python's garbage collector is frozen and disabled, and the GIL
         switch interval is 100 µs while the loop waits between ticks and 5 ms while a
@@ -512,12 +523,15 @@ class ControlLoop:
             priority: Give it SCHED_FIFO real-time priority (1-99), if permitted; what
                 the OS refused is in ``stats.scheduling``.
             spin_us: Sleep until this long before each release, then spin [µs].
+            warm: Warm the kernels up first (see above); False starts at once.
 
         Raises:
             InvalidInput: Already running, or bad arguments.
         """
         if self.is_running:
             raise InvalidInput("the loop already runs", what="start")
+        if _validate.flag(warm, "warm"):
+            warmup(self._solver)
         if cpu is not None:
             cpu = _validate.count(cpu, "cpu", minimum=0)
         if priority is not None:
