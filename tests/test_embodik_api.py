@@ -267,7 +267,12 @@ def test_evaluate_without_q_after_a_step_reads_the_steps_configuration(panda):
     assert solver.evaluate_min_collision_distance() == pytest.approx(at_q0, abs=1e-9)
     solver.solve_velocity(q1)
     assert solver.evaluate_min_collision_distance() == pytest.approx(at_q1, abs=1e-9)
-    copy = pickle.loads(pickle.dumps(solver))  # (stamps start again: the solver's own)
+    copy = pickle.loads(pickle.dumps(solver))  # (the order survives pickling)
+    assert copy.evaluate_min_collision_distance() == pytest.approx(at_q1, abs=1e-9)
+    panda.update_kinematics(q0)
+    copy = pickle.loads(pickle.dumps(solver))  # (the robot's update is the later one)
+    assert copy.evaluate_min_collision_distance() == pytest.approx(at_q0, abs=1e-9)
+    copy.solve_velocity(q1)  # (and a step of the copy is later than both)
     assert copy.evaluate_min_collision_distance() == pytest.approx(at_q1, abs=1e-9)
 
 

@@ -29,6 +29,14 @@ from ..errors import InvalidInput
 
 _UPDATES = itertools.count(1)  # (the stamps' clock: next() is atomic under the GIL)
 
+
+def _keep_clock_ahead_of(stamp: int) -> None:
+    """Move the stamps' clock past ``stamp`` (see :meth:`Kinematics.keep_stamp`)."""
+    global _UPDATES
+    if stamp >= next(_UPDATES):
+        _UPDATES = itertools.count(stamp + 1)
+
+
 if TYPE_CHECKING:
     from .robot import RobotModel
 
@@ -184,7 +192,8 @@ class Kinematics:
         self._moving = False
         self.version = 0
         #: When the configuration was last set, on a clock shared by every cache of the
-        #: process (0: not since it was made or unpickled); see :meth:`set_unchecked`.
+        #: process (0: never); see :meth:`set_unchecked`. Unpickled caches keep theirs and
+        #: the clock moves past them.
         self.stamp = 0
         self.layout_revision = 0
         self._forget()
@@ -199,8 +208,17 @@ class Kinematics:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.stamp = 0  # (another process's clock)
+        self.keep_stamp(int(state.get("stamp", 0)))
         self._forget()
+
+    def keep_stamp(self, stamp: int) -> None:
+        """Take ``stamp`` (an unpickled cache's, maybe from another process's clock).
+
+        The clock moves past it, so caches pickled together (a solver's and its robot's)
+        keep their order and every later update of this process is later than both.
+        """
+        self.stamp = stamp
+        _keep_clock_ahead_of(stamp)
 
     # -- state ---------------------------------------------------------------------------
     def _forget(self) -> None:

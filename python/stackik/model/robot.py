@@ -369,16 +369,19 @@ class RobotModel:
         with self._lock:
             state = _pickling.without(self.__dict__, self._TRANSIENT)
             state["_q_own"] = self._kin.q.copy()
+            state["_q_stamp"] = self._kin.stamp  # (which update came later: see evaluate_*)
             return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         q = state.pop("_q_own")
+        stamp = int(state.pop("_q_stamp", 0))
         self.__dict__.update(state)
         self._lock = threading.RLock()
         vis = self._visual_model
         self._visual_data = pin.GeometryData(vis) if vis is not None else None
         self._dynamics = Dynamics(self._model)
         self._kin = Kinematics(self, q)
+        self._kin.keep_stamp(stamp)
         col = self._collision
         self._collision_state = CollisionState(col) if col is not None else None
         self._distances = None
