@@ -722,6 +722,74 @@ def test_the_pair_overlay_shows_obstacle_pairs_as_the_solver_measures_them(panda
         assert "ball" not in viewer.pair_segments.labels and "ball" not in viewer.overlays.labels
 
 
+def coal_distances(robot, q, shape, M):
+    """coal's distance [m] from each collision geometry of ``robot`` at ``q`` to ``shape`` at M."""
+    data, gdata = robot.model.createData(), robot.collision_model.createData()
+    pin.updateGeometryPlacements(robot.model, data, robot.collision_model, gdata, q)
+    out = {}
+    for gid, geom in enumerate(robot.collision_model.geometryObjects):
+        Mg = gdata.oMg[gid]
+        out[geom.name] = coal.distance(
+            geom.geometry, coal.Transform3s(Mg.rotation, Mg.translation),
+            shape, coal.Transform3s(M.rotation, M.translation),
+            coal.DistanceRequest(), coal.DistanceResult(),
+        )  # fmt: skip
+    return out
+
+
+def check_new_obstacle_pairs(viewer, world, name, shape, offset):
+    """Add ``name`` to ``world`` ``offset`` [m] from the tool, refresh once: its watched pairs
+    are drawn at coal's distances, and the overlay and the panel name the nearest one."""
+    robot, solver = viewer.robot, viewer.solver
+    q = viewer.configuration
+    M = pose(robot.create_kinematics(q).frame_pose(TOOL).translation + np.asarray(offset))
+    world.add_obstacle(name, shape, M)
+    viewer.refresh()
+    assert name in viewer.obstacle_nodes
+    d = coal_distances(robot, q, shape, M)
+    watched = {a for a, b in solver.get_active_collision_pairs() if b == name}
+    expected = {a for a in watched if d[a] <= 0.01 + 0.1}  # within 10 cm of min_distance
+    seg = viewer.pair_segments
+    shown = {seg.names[k][0]: k for k, label in enumerate(seg.labels) if label == name}
+    assert set(shown) == expected and expected
+    for a, k in shown.items():
+        assert seg.distances[k] == pytest.approx(d[a], abs=1e-6)
+    nearest = min(expected, key=d.get)
+    assert 0.01 < d[nearest] < 0.02  # outside its minimum, within 1 cm of it
+    assert seg.closest[:2] == (nearest, name)
+    assert seg.closest[2] == pytest.approx(d[nearest], abs=1e-6)
+    line = f"**Nearest its minimum** {nearest} / {name}: {d[nearest]:.3f} m"
+    assert wait_for(lambda: viewer.refresh() or line in viewer.panel_text)
+
+
+@needs_viser
+def test_an_obstacle_added_while_the_loop_does_not_step_has_its_pairs_drawn(panda_world):
+    """Not started, or paused with the page's "Run" checkbox, the loop takes no step that
+    would report the new layout's pairs: the viewer reads them from the solver."""
+    robot = panda_world
+    solver = panda_solver(robot)
+    under = [0.0, 0.0, -0.075]  # a 5 cm ball, 15 mm from the hand
+    with Viewer(robot, solver, q=Q_PANDA, port=0, verbose=False, start=False) as viewer:
+        viewer.refresh()
+        assert viewer.obstacle_nodes == {} and "ball" not in viewer.pair_segments.labels
+        check_new_obstacle_pairs(viewer, robot.world, "ball", coal.Sphere(0.05), under)
+        # The solver given a world of its own: the viewer shows its obstacle's pairs.
+        own = stackik.World()
+        solver.set_world(own)
+        viewer.refresh()
+        assert "ball" not in viewer.obstacle_nodes and "ball" not in viewer.pair_segments.labels
+        check_new_obstacle_pairs(viewer, own, "crate", coal.Box(0.1, 0.1, 0.1), under)
+    solver.set_world(None)
+    robot.remove_obstacle("ball")
+    with Viewer(robot, solver, q=Q_PANDA, port=0, verbose=False) as viewer:
+        assert wait_for(lambda: viewer.snapshot.steps > 0)
+        viewer.controls["Run"].value = False  # the user pauses the loop in the page
+        viewer.refresh()
+        steps = viewer.snapshot.steps
+        check_new_obstacle_pairs(viewer, robot.world, "ball", coal.Sphere(0.05), under)
+        assert viewer.snapshot.steps == steps  # no step ran: the pairs came from the solver
+
+
 def test_the_threaded_loop_reports_the_watched_pairs(panda_world):
     robot = panda_world
     solver = panda_solver(robot)

@@ -100,8 +100,9 @@ class LoopSnapshot:
         status_message: Its message.
         tasks: One row per active task.
         step_time_ms: Median ``computation_time_ms`` of the recent solves [ms].
-        watched: The collision pairs the solver watches (None: the loop does not
-            report them; the viewer then reads them from the solver itself).
+        watched: The collision pairs the solver watches, at the world layout of the
+            latest step (None: the loop does not report them; the viewer then reads
+            them from the solver itself, as it does while the loop is stopped).
     """
 
     q: np.ndarray

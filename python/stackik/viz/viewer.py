@@ -28,14 +28,22 @@ import numpy as np
 import pinocchio as pin
 
 from .._validate import flag, positive_float
-from ..constraints import CollisionConstraint, ComPolygonConstraint
+from ..constraints import ComPolygonConstraint
 from ..errors import InvalidInput, TaskNotFound
 from ..model import JointKind, RobotModel
 from ..model.world import World, WorldState
 from ..solver import KinematicsSolver
 from ..spatial import as_se3, q2r
 from ..tasks import FrameTask, TaskType
-from .loop import LiveLoop, LoopFactory, LoopSnapshot, WatchedPairs, threaded_loop
+from .loop import (
+    WATCH_REFRESH,
+    LiveLoop,
+    LoopFactory,
+    LoopSnapshot,
+    WatchedPairs,
+    threaded_loop,
+    watched_pairs,
+)
 from .overlays import PairOverlay, PairSegments, polygon_in_world
 from .scene import OverlayScene, RobotScene, wxyz
 from .world import WorldScene
@@ -115,8 +123,9 @@ class Viewer:
     The world shown is the solver's (``solver.world``: the robot's unless the solver was
     given its own), else the robot's (``robot.world``); the viewer reads its snapshot at
     every refresh, so obstacles added, moved or removed by any thread appear, move or
-    disappear within a frame. Each obstacle has a gizmo: dragging it publishes the
-    obstacle's new pose (``World.set_obstacle_pose``).
+    disappear within a frame, their collision pairs with them (read from the loop's
+    snapshot while it steps, from the solver while it does not). Each obstacle has a
+    gizmo: dragging it publishes the obstacle's new pose (``World.set_obstacle_pose``).
 
     Args:
         robot: The robot to show.
@@ -202,7 +211,9 @@ class Viewer:
         self._pairs = PairOverlay(robot)
         self._last_panel = 0.0
         self._segments: PairSegments | None = None
-        self._pairs_key: tuple[object, ...] | None = None
+        self._pairs_key: tuple[WorldState, WatchedPairs] | None = None
+        self._read_watched: WatchedPairs | None = None  # read from the solver, no step running
+        self._read_at = 0.0
         self._world_state: WorldState | None = None
         self._loop_running = False
         self._started = False
@@ -389,10 +400,11 @@ class Viewer:
         """Start the solver loop and the display thread (a no-op when running)."""
         if self._closed:
             raise InvalidInput("the viewer is closed")
-        self._started = True
-        if self._loop is not None and not self._loop_running:
-            self._loop.start()
-            self._loop_running = True
+        with self._lock:  # the display reads the solver's pairs only while no step runs
+            self._started = True
+            if self._loop is not None and not self._loop_running:
+                self._loop.start()
+                self._loop_running = True
         if self._thread is None:
             self._stop.clear()
             self._thread = threading.Thread(
@@ -562,47 +574,50 @@ class Viewer:
             loop.start() if run else loop.stop()
             self._loop_running = run
 
-    def _loop_watched(self) -> WatchedPairs | None:
-        """The watched pairs the loop's snapshot reports (None: it reports none)."""
-        if self.solver is None:
-            return _ALL_PAIRS
-        return self._loop.snapshot().watched if self._loop is not None else None
+    def _watched(self, state: WorldState) -> WatchedPairs:
+        """The pairs the solver watches in the world layout drawn (``state.layout``).
 
-    def _solver_watched(self) -> WatchedPairs:
-        """The watched pairs read from the solver (for loops that do not report them)."""
+        While the loop steps, they come from its latest snapshot (read in the loop's
+        thread between steps; the solver's constraint is never read here while a step
+        may run). While it does not step (paused, playing a motion, not started) or
+        when its snapshots carry none, they are read from the solver itself, again
+        whenever the drawn layout is not the one they were read at, and every
+        :data:`~stackik.viz.loop.WATCH_REFRESH` seconds (minimums set by name).
+        """
         solver = self.solver
-        if solver is None or not isinstance(
-            solver.get_constraint("collision"), CollisionConstraint
-        ):
+        if solver is None:
             return _ALL_PAIRS
-        overrides = {}
-        for key, d in solver.get_collision_pair_min_distance_overrides():
-            a, _, b = key.partition("|")
-            overrides[frozenset((a, b))] = d
-        return WatchedPairs(
-            tuple(solver.get_active_collision_pairs()),
-            solver.get_collision_min_distance(),
-            overrides,
-        )
+        reported = self._loop.snapshot().watched if self._loop is not None else None
+        if reported is not None and self._loop_running:
+            return reported
+        read, now = self._read_watched, time.perf_counter()
+        if (
+            read is None
+            or read.world_layout is not state.layout
+            or now - self._read_at > WATCH_REFRESH
+        ):
+            read = self._read_watched = watched_pairs(solver)
+            self._read_at = now
+        return read
 
     def _draw_overlays(self, moved: bool) -> None:
         if not self._show_pairs.value:
             self._overlays.draw_pairs(None)
             self._pairs_key = None
         else:
-            reported = self._loop_watched()
             state = self._world_state
-            key = (state.version if state is not None else None, id(reported))
-            if moved or self._segments is None or key != self._pairs_key:
-                settings = reported if reported is not None else self._solver_watched()
+            assert state is not None  # set by _draw just before
+            watched = self._watched(state)
+            key = self._pairs_key
+            if moved or key is None or key[0] is not state or key[1] is not watched:
                 self._segments = self._pairs.compute(
                     self._kin,
-                    settings.names,
-                    settings.min_distance,
-                    dict(settings.overrides),
+                    watched.names,
+                    watched.min_distance,
+                    dict(watched.overrides),
                     state,
                 )
-                self._pairs_key = key
+                self._pairs_key = (state, watched)
                 self._overlays.draw_pairs(self._segments)
         if not self._show_com.value:
             self._overlays.draw_com(None, None, 0.0)
