@@ -410,6 +410,35 @@ def test_a_bad_scene_is_one_line_and_exit_code_1(tmp_path):
     assert type(res.exception).__name__ == "MalformedScene"
 
 
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (
+            "obstacles:\n  - {name: a, box: [1, 1, 1], 1: 2, colour: red}\n",
+            ["obstacles[0] ('a')", "unknown keys ['colour', 1]"],
+        ),
+        ("obstacles: []\n~: 1\n", ["top level", "[None]"]),
+        ("obstacles:\n  - {name: a, box: &x [*x, 1, 1]}\n", ["anchors and aliases", "line 2"]),
+    ],
+)
+def test_scene_keys_and_aliases_are_one_line_errors(tmp_path, text, words):
+    """Keys that are not text and YAML aliases are the scene's one-line error in
+    ``check`` (a finding) and ``view`` (exit code 1), never a traceback."""
+    scene = write(tmp_path / "cell.yaml", text)
+    res = run("check", PANDA, "--samples", "0", "--scene", scene)
+    assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.exception
+    line = next(ln for ln in res.output.splitlines() if ln.startswith("error [scene]"))
+    assert "MalformedScene" in line
+    for w in words:
+        assert w in " ".join(res.output.split())
+    res = run("view", PANDA, "--scene", scene, "--port", "0", "--duration", "0")
+    assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.exception
+    line = one_line(res.output)
+    assert line.startswith("error: MalformedScene")
+    for w in words:
+        assert w in line
+
+
 def coal_distance(robot: RobotModel, q: np.ndarray, geometry: str, obstacle: str) -> float:
     """coal's signed distance of a robot geometry at ``q`` to an obstacle (Pinocchio placements)."""
     import coal

@@ -35,6 +35,7 @@ from stackik.errors import (
     ObstacleNotFound,
     ShapeError,
 )
+from stackik.model.scene import load_scene
 from stackik.model.world import World, load_mesh
 
 ROBOTS = Path(__file__).resolve().parents[1] / "robots"
@@ -1485,7 +1486,8 @@ def test_a_scene_file_builds_its_world(tmp_path):
     np.testing.assert_allclose(world.get_obstacle_pose("funnel").translation, [2, 0, 0])
     floor = world.get_obstacle("floor").geometry
     np.testing.assert_allclose([*floor.n, floor.d], [0, 0, 1, -0.3])
-    assert world.get_obstacle("tetra").source == str(path)
+    assert world.get_obstacle("tetra").source == str(tmp_path.resolve() / "tetra.obj")
+    assert world.get_obstacle("table").source is None
     tool = world.get_attached_object("tool")
     assert tool.link == "panda_hand" and tool.allowed_links == ("panda_link7",)
     solver = KinematicsSolver(robot)
@@ -1508,6 +1510,7 @@ def test_a_scene_file_builds_its_world(tmp_path):
         ("obstacles: [{name: a, sphere: 0.1, pose: {xyz: [0,0,0], quat: [1,1,1,1]}}]", ["quat"]),
         ("obstacles: [{name: a, sphere: 0.1, colour: red}]", ["unknown keys", "colour"]),
         ("obstacles: [{name: a, mesh: {path: nope.stl}}]", ["'a'", "nope.stl"]),
+        ("obstacles: [{name: a, mesh: ~}]", ["'a'", "mesh needs at least {path}, got None"]),
         ("obstacles: [{name: a, sphere: 1}, {name: a, sphere: 2}]", ["['a'] are given twice"]),
         ("obstacles: 5", ["obstacles must be a list of entries, got 5"]),
         ("attached: true", ["attached must be a list of entries, got True"]),
@@ -1633,6 +1636,204 @@ def test_a_bad_mesh_scale_in_a_scene_names_the_entry(tmp_path, scale):
         robot.load_scene(path)
     assert "'a'" in str(err.value) and "scale" in str(err.value)
     assert robot.get_obstacle_names() == []
+
+
+def _coal_signed_distance(geometry: object, point: np.ndarray) -> float:
+    """coal's signed distance [m] from a point (a 1 nm ball) to a shape at the origin."""
+    req, res = _request()
+    ball = coal.Sphere(1e-9)
+    d = coal.distance(
+        geometry, coal.Transform3s(), ball, coal.Transform3s(np.eye(3), point), req, res
+    )
+    return float(d) + 1e-9
+
+
+@pytest.mark.parametrize("kind", ["halfspace", "plane"])
+@pytest.mark.parametrize("scale", [1e160, 1e-300, 1e300, 3.0])
+def test_a_scene_normal_of_any_finite_length_loads_the_written_set(tmp_path, kind, scale):
+    """``normal: s (1, 1, 0), offset: s`` is the set x + y <= 1 (or = 1) for every s whose
+    numbers are finite: its length may overflow (1e160 squared) or underflow (1e-300
+    squared) a float, and coal measures the written set."""
+    path = tmp_path / "cell.yaml"
+    s = f"{scale:.6e}"  # (YAML 1.1 reads 1.000000e+160 as a number, 1e160 as text)
+    path.write_text(
+        f"obstacles:\n - {{name: wall, {kind}: {{normal: [{s}, {s}, 0.0], offset: {s}}}}}\n"
+    )
+    world = World()
+    load_scene(path, world)
+    wall = world.get_obstacle("wall").geometry
+    intended = (coal.Plane if kind == "plane" else coal.Halfspace)(
+        np.array([1.0, 1.0, 0.0]) / np.sqrt(2.0), 1.0 / np.sqrt(2.0)
+    )
+    for point in ([0.3, 0.3, 0.0], [2.0, 0.5, 1.0], [-1.0, 0.2, -3.0]):
+        p = np.array(point)
+        expected = (p[0] + p[1] - 1.0) / np.sqrt(2.0)  # closed form, signed
+        expected = abs(expected) if kind == "plane" else expected
+        assert _coal_signed_distance(intended, p) == pytest.approx(expected, abs=1e-9)
+        assert _coal_signed_distance(wall, p) == pytest.approx(expected, abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("flat", "words"),
+    [
+        ("{normal: [0, 0, 0], offset: 1}", ["halfspace normal", "positive length", "[0.0, 0.0"]),
+        ("{normal: [1.0e-400, 0, 0], offset: 1}", ["halfspace normal", "positive length"]),
+        ("{normal: [1.0e-300, 0, 0], offset: 1.0e+300}", ["halfspace offset", "normal"]),
+    ],
+)
+def test_a_scene_normal_without_a_length_is_refused_by_name(tmp_path, flat, words):
+    """A zero normal (also one that reads as zero) or an offset that overflows when the
+    normal is made unit is a MalformedScene naming the entry, not a different halfspace."""
+    path = tmp_path / "cell.yaml"
+    path.write_text(f"obstacles:\n - {{name: wall, halfspace: {flat}}}\n")
+    world = World()
+    with pytest.raises(MalformedScene) as err:
+        load_scene(path, world)
+    assert "obstacles[0] ('wall')" in str(err.value)
+    for w in words:
+        assert w in str(err.value)
+    assert world.get_obstacle_names() == []
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("obstacles: []\n1: 2\nfoo: 3\n", ["top level", "['foo', 1]"]),
+        ("~: 1\nfoo: 3\n", ["top level", "['foo', None]"]),
+        (
+            "obstacles:\n - {name: a, box: [1, 1, 1], 1: 2, colour: red}\n",
+            ["obstacles[0] ('a')", "unknown keys ['colour', 1]"],
+        ),
+        (
+            "obstacles:\n - {name: a, mesh: {path: x.stl, 1: 2, colour: red}}\n",
+            ["obstacles[0] ('a')", "mesh has unknown keys ['colour', 1]"],
+        ),
+        (
+            "attached:\n - {name: t, link: panda_hand, sphere: 0.1, ~: 2, 2.5: x}\n",
+            ["attached[0] ('t')", "unknown keys [2.5, None]"],
+        ),
+    ],
+)
+def test_scene_keys_that_are_not_strings_are_named(tmp_path, text, words):
+    """Keys of any YAML type (numbers, null) next to strings are unknown keys, named."""
+    path = tmp_path / "cell.yaml"
+    path.write_text(text)
+    with pytest.raises(MalformedScene) as err:
+        load_panda().load_scene(path)
+    for w in words:
+        assert w in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "obstacles:\n - {name: a, box: &x [*x, 1, 1]}\n",
+        "obstacles:\n - {name: a, box: [1, 1, 1], pose: &x [*x]}\n",
+        "obstacles:\n - {name: a, sphere: 1, pose: {xyz: &x [*x, 0, 0]}}\n",
+        "obstacles:\n - {name: a, box: &b [1, 1, 1]}\n - {name: b, box: *b}\n",
+        "obstacles:\n - &e {name: a, sphere: 0.1}\n",
+        "base: &p {xyz: [0, 0, 1]}\nobstacles:\n - {name: a, sphere: 1, pose: {<<: *p}}\n",
+        # nine aliases per level, six levels: 9^6 numbers from a 352-byte file
+        "obstacles:\n - name: a\n   box: ["
+        + ", ".join(
+            ["&l0 [1, 1, 1]"]
+            + [f"&l{k} [" + ", ".join([f"*l{k - 1}"] * 9) + "]" for k in range(1, 7)]
+        )
+        + "]\n",
+    ],
+)
+def test_scene_anchors_and_aliases_are_refused(tmp_path, text):
+    """YAML anchors and aliases are refused where they are written (line and column):
+    a self-reference would otherwise recurse without end, and nested aliases expand a
+    few hundred bytes into millions of values."""
+    path = tmp_path / "cell.yaml"
+    path.write_text(text)
+    robot = load_panda()
+    with pytest.raises(MalformedScene) as err:
+        robot.load_scene(path)
+    message = str(err.value)
+    assert "anchors and aliases" in message and "line " in message
+    assert len(message) < 400
+    assert robot.get_obstacle_names() == []
+
+
+@pytest.mark.parametrize("depth", [20, 400, 900])
+def test_a_deeply_nested_scene_value_is_refused_by_name(tmp_path, depth):
+    """A value nested deeper than any scene needs is refused, not a RecursionError."""
+    path = tmp_path / "cell.yaml"
+    path.write_text("obstacles: [{name: a, box: " + "[" * depth + "1" + "]" * depth + "}]")
+    with pytest.raises(MalformedScene, match="nested too deeply"):
+        load_panda().load_scene(path)
+
+
+def test_long_scene_values_are_shortened_in_messages(tmp_path):
+    """A value quoted in a message is shortened (its start, then '...')."""
+    path = tmp_path / "cell.yaml"
+    numbers = ", ".join(["0.5"] * 20000)
+    name = "n" * 5000
+    path.write_text(
+        f"obstacles:\n - {{name: a, box: [{numbers}]}}\n - {{name: {name}, sphere: [{numbers}]}}\n"
+    )
+    with pytest.raises(MalformedScene) as err:
+        load_panda().load_scene(path)
+    message = str(err.value)
+    assert "obstacles[0] ('a'): box must be 3 finite numbers, got [0.5, 0.5" in message
+    assert "..." in message and len(message) < 300
+    path.write_text(f"obstacles:\n - {{name: {name}, sphere: [{numbers}]}}\n")
+    with pytest.raises(MalformedScene) as err:
+        load_panda().load_scene(path)
+    assert "obstacles[0] ('nnnn" in str(err.value) and len(str(err.value)) < 400
+
+
+@pytest.mark.parametrize(
+    ("entry", "what"),
+    [
+        ("sphere: 0.1, pose: [[1, 0, 0, 0.5, 0, 1, 0, 0], [0, 0, 1, 0, 0, 0, 0, 1]]", "pose"),
+        ("sphere: 0.1, pose: [1, 0, 0, 0.5, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]", "pose"),
+        ("sphere: 0.1, pose: [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0, 0, 0, 0, 1]]", "pose"),
+        ("sphere: 0.1, pose: [[[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]]", "pose"),
+        ("box: [[0.1, 0.2, 0.3]]", "box"),
+        ("ellipsoid: [[0.1], [0.2], [0.3]]", "ellipsoid"),
+        ("sphere: [[0.1]]", "sphere radius"),
+        ("sphere: 0.1, pose: {xyz: [[0, 0, 1]]}", "xyz"),
+        ("sphere: 0.1, pose: {quat: [[0, 0, 0, 1]]}", "quat"),
+        ("sphere: 0.1, pose: {rpy: [[0], [0], [1]]}", "rpy"),
+        ("halfspace: {normal: [[0, 0, 1]], offset: 0}", "halfspace normal"),
+        ("sphere: 0.1, min_distance: [[0.1]]", "min_distance"),
+    ],
+)
+def test_scene_numbers_in_the_wrong_shape_are_refused(tmp_path, entry, what):
+    """A pose matrix is four rows of four numbers; sizes and vectors are flat lists."""
+    path = tmp_path / "cell.yaml"
+    path.write_text(f"obstacles:\n - {{name: a, {entry}}}\n")
+    world = World()
+    with pytest.raises(MalformedScene) as err:
+        load_scene(path, world)
+    assert "obstacles[0] ('a')" in str(err.value) and what in str(err.value)
+    assert world.get_obstacle_names() == []
+
+
+def test_scene_obstacles_name_their_mesh_file_as_source(tmp_path):
+    """``Obstacle.source`` is the mesh file a mesh entry was loaded from, None otherwise
+    (as for ``add_obstacle`` and ``add_obstacle_mesh``)."""
+    (tmp_path / "meshes").mkdir()
+    (tmp_path / "meshes" / "tetra.obj").write_text(
+        "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 2 4\nf 1 3 4\nf 2 3 4\n"
+    )
+    path = tmp_path / "cell.yaml"
+    path.write_text(
+        "obstacles:\n - {name: box, box: [1, 1, 1]}\n"
+        " - {name: tetra, mesh: {path: meshes/tetra.obj}}\n"
+        "attached:\n - {name: tool, link: panda_hand, sphere: 0.01}\n"
+    )
+    robot = load_panda()
+    robot.load_scene(path)
+    assert robot.world.get_obstacle("box").source is None
+    mesh = robot.world.get_obstacle("tetra").source
+    assert mesh == str(tmp_path.resolve() / "meshes" / "tetra.obj")
+    direct = World()
+    direct.add_obstacle_mesh("tetra", mesh)
+    assert direct.get_obstacle("tetra").source == mesh
 
 
 # -- a start inside the minimum distance ----------------------------------------------------

@@ -30,12 +30,19 @@ offset}`` (the set ``n . x = d`` / ``n . x <= d``), ``mesh: {path, scale, convex
 false``).
 
 **Poses**: ``{xyz: [x, y, z], rpy: [roll, pitch, yaw]}`` (URDF's fixed-axis rpy) or
-``{xyz, quat: [x, y, z, w]}`` (scalar last), or a 4x4 matrix as four rows; identity when
-omitted. Obstacle poses are in the world frame, attached objects' in their link frame.
+``{xyz, quat: [x, y, z, w]}`` (scalar last), or a 4x4 matrix as four rows of four;
+identity when omitted. Obstacle poses are in the world frame, attached objects' in their
+link frame.
 
-Sizes are numbers in metres (``true``/``false`` is refused). A quaternion or rotation
-matrix within :data:`ROUNDING` of unit or orthonormal (written to four decimals) is made
-exact; one farther off is refused.
+Sizes are numbers in metres (``true``/``false`` is refused), vectors flat lists. A
+quaternion or rotation matrix within :data:`ROUNDING` of unit or orthonormal (written to
+four decimals) is made exact; one farther off is refused. A plane or halfspace normal of
+any nonzero length is made unit (divided by its largest component first, so that its
+length neither overflows nor underflows), its offset with it.
+
+The YAML is plain: anchors and aliases (``&x``, ``*x``, ``<<: *x``) are refused, and so
+is nesting deeper than :data:`MAX_DEPTH`. A mesh obstacle's ``source`` is its mesh file;
+other obstacles have None.
 
 Every mistake is a :class:`~stackik.errors.MalformedScene` (a
 :class:`~stackik.errors.MalformedDescription`) naming the file, the
@@ -44,8 +51,10 @@ entry and the fault; :func:`load_scene` adds all of a file or, on a mistake, not
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Mapping
+import reprlib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +66,31 @@ from ..errors import MalformedDescription, MalformedScene, StackIKError
 from .world import MAX_SIZE, World, check_shape, load_mesh
 
 __all__ = ["SHAPE_KEYS", "load_scene", "parse_scene"]
+
+#: How deeply a scene's YAML may nest (a scene needs five levels: the file, a list, an
+#: entry, a pose, a row of its matrix); deeper is refused before it is read.
+MAX_DEPTH = 16
+
+#: Values quoted in messages are shortened (their start, then ``...``).
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxtuple, _SHORT.maxdict = 3, 8, 8, 6
+_SHORT.maxstring, _SHORT.maxother = 60, 60
+
+
+def _shown(value: object) -> str:
+    """``repr(value)``, shortened for a message (at most a few hundred characters)."""
+    return _SHORT.repr(value)
+
+
+def _key_order(key: object) -> tuple[int, str]:
+    """Text keys first, in order; keys of other YAML types (numbers, null) after them."""
+    return (0, key) if isinstance(key, str) else (1, repr(key))
+
+
+def _keys(keys: Iterable[object]) -> str:
+    """Mapping keys of any YAML type, sorted (:func:`_key_order`), for a message."""
+    return _shown(sorted(keys, key=_key_order))
+
 
 #: How far from unit a quaternion, or from orthonormal a rotation matrix, may be written
 #: (four decimals are common): within it, it is normalized; beyond it, refused.
@@ -89,17 +123,30 @@ class _Entry:
     def fail(self, message: str) -> None:
         raise MalformedScene(self.source, f"{self.where}: {message}")
 
-    def floats(self, value: object, n: int, what: str, shown: object = None) -> np.ndarray:
+    def floats(
+        self, value: object, shape: int | tuple[int, int], what: str, shown: object = None
+    ) -> np.ndarray:
+        """``value`` as finite numbers of ``shape``: ``n`` (a flat list) or ``(rows, cols)``.
+
+        A nested list where a flat one is expected, or rows of other lengths, is refused
+        (not flattened into the expected count).
+        """
         shown = value if shown is None else shown
-        expected = "a finite number" if n == 1 else f"{n} finite numbers"
+        dims = shape if isinstance(shape, tuple) else (shape,)
+        if isinstance(shape, tuple):
+            expected = f"{shape[0]} rows of {shape[1]} finite numbers"
+        else:
+            expected = "a finite number" if shape == 1 else f"{shape} finite numbers"
         if _has_bool(value):  # (YAML's true/false would read as 1 and 0)
-            self.fail(f"{what} must be {expected}, got {shown!r} (true/false is not a number)")
+            self.fail(
+                f"{what} must be {expected}, got {_shown(shown)} (true/false is not a number)"
+            )
         try:
-            arr = np.asarray(value, dtype=float).reshape(-1)
+            arr = np.asarray(value, dtype=float)
         except (TypeError, ValueError):
             arr = np.zeros(0)
-        if arr.shape != (n,) or not np.isfinite(arr).all():
-            self.fail(f"{what} must be {expected}, got {shown!r}")
+        if arr.shape != dims or not np.isfinite(arr).all():
+            self.fail(f"{what} must be {expected}, got {_shown(shown)}")
         return arr
 
     def number(self, value: object, what: str) -> float:
@@ -108,8 +155,8 @@ class _Entry:
     def name(self) -> str:
         name = self.data.get("name")
         if not isinstance(name, str) or not name.strip():
-            self.fail(f"needs a non-empty 'name', got {name!r}")
-        self.where = f"{self.where} ({name!r})"
+            self.fail(f"needs a non-empty 'name', got {_shown(name)}")
+        self.where = f"{self.where} ({_shown(name)})"
         return str(name)
 
 
@@ -128,7 +175,7 @@ def _sizes(e: _Entry, values: np.ndarray, what: str) -> None:
 
 def _radius_length(e: _Entry, value: object, kind: str) -> tuple[float, float]:
     if not isinstance(value, Mapping) or set(value) != {"radius", "length"}:
-        e.fail(f"{kind} needs {{radius, length}}, got {value!r}")
+        e.fail(f"{kind} needs {{radius, length}}, got {_shown(value)}")
     assert isinstance(value, Mapping)
     r = e.number(value["radius"], f"{kind} radius")
     length = e.number(value["length"], f"{kind} length")
@@ -137,35 +184,58 @@ def _radius_length(e: _Entry, value: object, kind: str) -> tuple[float, float]:
 
 
 def _flat(e: _Entry, value: object, kind: str) -> tuple[np.ndarray, float]:
+    """The unit normal and offset [m] of ``{normal, offset}`` (the same set, any length).
+
+    The normal is first divided by its largest component, so that its length can
+    neither overflow (``1e160`` squared) nor underflow (``1e-300`` squared); the offset
+    is divided the same way.
+    """
     if not isinstance(value, Mapping) or set(value) != {"normal", "offset"}:
-        e.fail(f"{kind} needs {{normal, offset}}, got {value!r}")
+        e.fail(f"{kind} needs {{normal, offset}}, got {_shown(value)}")
     assert isinstance(value, Mapping)
     n = e.floats(value["normal"], 3, f"{kind} normal")
-    norm = float(np.linalg.norm(n))
-    if norm == 0.0:
-        e.fail(f"{kind} normal must not be zero")
-    return n / norm, e.number(value["offset"], f"{kind} offset") / norm
+    offset = e.number(value["offset"], f"{kind} offset")
+    largest = float(np.abs(n).max())
+    scaled = n / largest if largest > 0.0 else n  # (largest component 1)
+    norm = float(np.linalg.norm(scaled))  # (in [1, sqrt 3] unless n is zero)
+    if not (math.isfinite(norm) and norm > 0.0):
+        e.fail(f"{kind} normal must have a finite, positive length, got {n.tolist()}")
+    d = offset / largest / norm
+    if not math.isfinite(d):
+        e.fail(
+            f"{kind} offset over the normal's length must be finite, got offset {offset!r} "
+            f"for the normal {n.tolist()}"
+        )
+    return scaled / norm, d
 
 
-def _mesh(e: _Entry, value: object, folder: Path) -> Any:
-    if not isinstance(value, Mapping) or "path" not in value:
-        e.fail(f"mesh needs at least {{path}}, got {value!r}")
-    assert isinstance(value, Mapping)
+def _mesh(e: _Entry, value: object, path: Path) -> Any:
+    assert isinstance(value, Mapping)  # (_mesh_path checked it)
     extra = set(value) - {"path", "scale", "convex"}
     if extra:
-        e.fail(f"mesh has unknown keys {sorted(extra)}")
-    path = folder / str(value["path"])
+        e.fail(f"mesh has unknown keys {_keys(extra)}")
     scale = value.get("scale", 1.0)
     scale = (
         e.number(scale, "mesh scale") if np.isscalar(scale) else tuple(e.floats(scale, 3, "scale"))
     )
     convex = value.get("convex", True)
     if not isinstance(convex, bool):
-        e.fail(f"mesh convex must be true or false, got {convex!r}")
+        e.fail(f"mesh convex must be true or false, got {_shown(convex)}")
     try:
         return load_mesh(path, scale, convex=convex)
     except StackIKError as exc:
         e.fail(str(exc))
+
+
+def _mesh_path(e: _Entry, folder: Path) -> Path | None:
+    """The file of the entry's ``mesh`` (relative to the scene's folder), or None."""
+    if "mesh" not in e.data:
+        return None
+    value = e.data["mesh"]
+    if not isinstance(value, Mapping) or "path" not in value:
+        e.fail(f"mesh needs at least {{path}}, got {_shown(value)}")
+    assert isinstance(value, Mapping)
+    return folder / str(value["path"])
 
 
 def _shape(e: _Entry, folder: Path) -> Any:
@@ -195,7 +265,9 @@ def _shape(e: _Entry, folder: Path) -> Any:
         n, d = _flat(e, value, kind)
         shape = (coal.Plane if kind == "plane" else coal.Halfspace)(n, d)
     else:
-        shape = _mesh(e, value, folder)
+        path = _mesh_path(e, folder)
+        assert path is not None
+        shape = _mesh(e, value, path)
     try:
         return check_shape(shape, kind)
     except StackIKError as exc:
@@ -206,7 +278,7 @@ def _pose(e: _Entry, value: object) -> pin.SE3:
     if value is None:
         return pin.SE3.Identity()
     if isinstance(value, list):
-        T = e.floats(value, 16, "pose matrix").reshape(4, 4)
+        T = e.floats(value, (4, 4), "pose matrix")
         try:
             from ..spatial import as_se3
 
@@ -214,7 +286,7 @@ def _pose(e: _Entry, value: object) -> pin.SE3:
         except StackIKError as exc:
             e.fail(str(exc))
     if not isinstance(value, Mapping) or not set(value) <= {"xyz", "rpy", "quat"}:
-        e.fail(f"pose must be {{xyz, rpy}} or {{xyz, quat}} or a 4x4 matrix, got {value!r}")
+        e.fail(f"pose must be {{xyz, rpy}} or {{xyz, quat}} or a 4x4 matrix, got {_shown(value)}")
     assert isinstance(value, Mapping)
     if "rpy" in value and "quat" in value:
         e.fail("pose has both rpy and quat")
@@ -259,10 +331,10 @@ def _optional_distance(e: _Entry) -> float | None:
 def _known_keys(e: _Entry, allowed: set[str]) -> None:
     extra = set(e.data) - allowed - set(SHAPE_KEYS)
     if extra:
-        e.fail(f"unknown keys {sorted(extra)} (shapes: {', '.join(SHAPE_KEYS)})")
+        e.fail(f"unknown keys {_keys(extra)} (shapes: {', '.join(SHAPE_KEYS)})")
 
 
-def _entries(doc: Mapping[str, Any], key: str, source: str) -> list:
+def _entries(doc: Mapping[Any, Any], key: str, source: str) -> list:
     """The list under ``key`` (empty when absent or empty)."""
     items = doc.get(key)
     if items is None:
@@ -271,28 +343,63 @@ def _entries(doc: Mapping[str, Any], key: str, source: str) -> list:
         kind = (
             "one mapping (write each entry as a list item, '- name: ...')"
             if isinstance(items, Mapping)
-            else repr(items)
+            else _shown(items)
         )
         raise MalformedScene(source, f"{key} must be a list of entries, got {kind}")
     return items
 
 
-def _unique_keys_loader(yaml: Any) -> Any:
-    """A safe YAML loader that refuses a key given twice in one mapping.
+def _scene_loader(yaml: Any, source: str) -> Any:
+    """A safe YAML loader for scenes: no key twice, no anchors or aliases, little nesting.
 
-    (The safe loader keeps the last of two equal keys: ``name: a`` then ``name: b`` in
-    one entry would load one obstacle, silently dropping the other.)
+    - A key given twice in one mapping is refused (the safe loader keeps the last of
+      two equal keys: ``name: a`` then ``name: b`` in one entry would load one obstacle,
+      silently dropping the other).
+    - Anchors and aliases (``&x``, ``*x``, ``<<: *x``) are refused where they are
+      written: a scene has no use for them, an alias of its own anchor builds a list
+      that holds itself, and nested aliases expand a few hundred bytes into millions
+      of values.
+    - Nesting deeper than :data:`MAX_DEPTH` is refused before it is built.
     """
 
     class Loader(yaml.SafeLoader):
-        pass
+        depth = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            event = self.peek_event()
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                mark = event.start_mark
+                raise MalformedScene(
+                    source,
+                    f"line {mark.line + 1}, column {mark.column + 1}: YAML anchors and "
+                    "aliases ('&name', '*name', '<<') are not allowed in a scene; write "
+                    "the value out",
+                )
+            if self.depth >= MAX_DEPTH:
+                mark = event.start_mark
+                raise MalformedScene(
+                    source,
+                    f"line {mark.line + 1}, column {mark.column + 1}: nested too deeply "
+                    f"(beyond {MAX_DEPTH} levels)",
+                )
+            self.depth += 1
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
 
     def mapping(loader: Any, node: Any, deep: bool = False) -> dict:
-        keys = [loader.construct_object(k, deep=deep) for k, _ in node.value]
-        for k in keys:
-            if keys.count(k) > 1:
+        seen: set[object] = set()
+        for k, _ in node.value:
+            key = loader.construct_object(k, deep=deep)
+            try:
+                twice = key in seen
+                seen.add(key)
+            except TypeError:  # (unhashable: construct_mapping refuses it)
+                continue
+            if twice:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"key {k!r} is given twice in one mapping", node.start_mark
+                    None, None, f"key {_shown(key)} is given twice in one mapping", k.start_mark
                 )
         return loader.construct_mapping(node, deep=deep)
 
@@ -300,34 +407,56 @@ def _unique_keys_loader(yaml: Any) -> Any:
     return Loader
 
 
-def parse_scene(text: str, source: str = "<scene>", folder: Path | None = None) -> dict:
-    """Read scene YAML into ``{"obstacles": [...], "attached": [...]}`` (shapes built).
-
-    Each obstacle is ``(name, shape, pose, min_distance)``, each attached object
-    ``(name, link, shape, pose, allowed_links)``.
-
-    Raises:
-        MalformedScene: Invalid YAML, or an entry that breaks the format.
-    """
+def _read_yaml(text: str, source: str) -> Mapping[Any, Any]:
+    """The scene's top-level mapping (empty for an empty file)."""
     import yaml
 
-    folder = Path.cwd() if folder is None else folder
     try:
-        doc = yaml.load(text, Loader=_unique_keys_loader(yaml)) or {}
+        doc = yaml.load(text, Loader=_scene_loader(yaml, source)) or {}
     except yaml.YAMLError as exc:
         raise MalformedScene(source, f"invalid YAML: {exc}") from exc
     except RecursionError:
         raise MalformedScene(source, "invalid YAML: nested too deeply") from None
-    if not isinstance(doc, Mapping) or not set(doc) <= {"obstacles", "attached"}:
-        keys = sorted(doc) if isinstance(doc, Mapping) else type(doc).__name__
-        raise MalformedScene(source, f"top level must hold obstacles/attached, got {keys}")
+    if not isinstance(doc, Mapping):
+        raise MalformedScene(
+            source, f"top level must hold obstacles/attached, got {type(doc).__name__}"
+        )
+    extra = set(doc) - {"obstacles", "attached"}
+    if extra:
+        raise MalformedScene(
+            source, f"top level must hold obstacles/attached, got unknown keys {_keys(extra)}"
+        )
+    return doc
+
+
+def parse_scene(text: str, source: str = "<scene>", folder: Path | None = None) -> dict:
+    """Read scene YAML into ``{"obstacles": [...], "attached": [...]}`` (shapes built).
+
+    Each obstacle is ``(name, shape, pose, min_distance, source)`` (``source`` the mesh
+    file of a mesh entry, else None: the arguments of :meth:`World.add_obstacle`), each
+    attached object ``(name, link, shape, pose, allowed_links)``.
+
+    Raises:
+        MalformedScene: Invalid YAML (or YAML anchors and aliases, or nesting beyond
+            :data:`MAX_DEPTH`), or an entry that breaks the format.
+    """
+    folder = Path.cwd() if folder is None else folder
+    doc = _read_yaml(text, source)
     out: dict[str, list] = {"obstacles": [], "attached": []}
     for k, item in enumerate(_entries(doc, "obstacles", source)):
         e = _Entry(source, f"obstacles[{k}]", item)
         name = e.name()
         _known_keys(e, {"name", "pose", "min_distance"})
+        shape = _shape(e, folder)
+        mesh = _mesh_path(e, folder)
         out["obstacles"].append(
-            (name, _shape(e, folder), _pose(e, e.data.get("pose")), _optional_distance(e))
+            (
+                name,
+                shape,
+                _pose(e, e.data.get("pose")),
+                _optional_distance(e),
+                None if mesh is None else str(mesh),
+            )
         )
     for k, item in enumerate(_entries(doc, "attached", source)):
         e = _Entry(source, f"attached[{k}]", item)
@@ -335,10 +464,10 @@ def parse_scene(text: str, source: str = "<scene>", folder: Path | None = None) 
         _known_keys(e, {"name", "link", "pose", "allowed_links"})
         link = e.data.get("link")
         if not isinstance(link, str):
-            e.fail(f"needs a 'link' name, got {link!r}")
+            e.fail(f"needs a 'link' name, got {_shown(link)}")
         allowed = e.data.get("allowed_links", [])
         if not isinstance(allowed, list) or not all(isinstance(a, str) for a in allowed):
-            e.fail(f"allowed_links must be a list of link names, got {allowed!r}")
+            e.fail(f"allowed_links must be a list of link names, got {_shown(allowed)}")
         out["attached"].append(
             (name, link, _shape(e, folder), _pose(e, e.data.get("pose")), allowed)
         )
@@ -379,10 +508,11 @@ def load_scene(
                 try:
                     robot.get_frame_id(lk)  # type: ignore[attr-defined]
                 except StackIKError as exc:
-                    raise MalformedScene(str(path), f"attached[{k}] ({name!r}): {exc}") from None
-    obstacles = [(n, shape, pose, d, str(path)) for n, shape, pose, d in scene["obstacles"]]
+                    raise MalformedScene(
+                        str(path), f"attached[{k}] ({_shown(name)}): {exc}"
+                    ) from None
     try:  # (all or nothing: a mistake leaves the world as it was)
-        world.add_objects(obstacles, scene["attached"])
+        world.add_objects(scene["obstacles"], scene["attached"])
     except StackIKError as exc:
         raise MalformedScene(str(path), str(exc)) from None
     return [entry[0] for entry in scene["obstacles"] + scene["attached"]]
