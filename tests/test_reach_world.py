@@ -16,11 +16,17 @@ URDF, with the obstacle added on the universe joint) and closed forms:
   pickles nothing, and the process pool gives the serial executor's results bit for bit;
 - a store records the world: resuming with another world is a ``StudyMismatch``, with
   the same world it resumes;
+- the collision constraint's exclusions and per-pair minimums apply by name to the world
+  it reads only: another world's obstacle named like one of its objects is checked at
+  its own or the global minimum (coal); those named by the robot alone apply to any world;
+- a world whose objects take the robot's names, or name links it lacks, is refused; a
+  world distance that is not a number is a collision;
 - wrong argument types are ``InvalidInput`` naming the argument.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pickle
 from pathlib import Path
@@ -31,9 +37,10 @@ import pinocchio as pin
 import pytest
 
 from stackik import KinematicsSolver, RobotModel, World
-from stackik.errors import InvalidInput
+from stackik.errors import FrameNotFound, InvalidInput, NonFiniteInput
 from stackik.reach import CapabilityMap, ReachResult, ReachStudy, Reason
 from stackik.reach.describe import StudyMismatch
+from stackik.reach.executors import WorkerContext
 
 pytest.importorskip("zarr")
 
@@ -242,7 +249,7 @@ def test_an_attached_tool_collides_with_the_world(panda, solver):
         FRAME,
         coal.Box(0.01, 0.01, 0.3),
         tip,
-        allowed_links=["panda_hand", "panda_leftfinger", "panda_rightfinger"],
+        allowed_links=["panda_hand"],  # (this Panda has no fingers: a study refuses them)
     )
     plain = ReachStudy(panda, FRAME, T, solver, [], world=make_world()).run(
         "serial", progress=False
@@ -694,3 +701,176 @@ def test_a_study_without_evaluators_titles_its_plot_without_a_score(tmp_path, pa
     fig = res.plot(tmp_path / "score.png")
     title = fig._suptitle.get_text()
     assert "no evaluators" in title and "mean score" not in title
+
+
+# -- whose names: the constraint's world or another ------------------------------------------------
+def far_below() -> np.ndarray:
+    T = np.eye(4)
+    T[2, 3] = -5.0
+    return T
+
+
+def robot_world_distance(check: CoalCheck, q: np.ndarray, moving_only: bool = False) -> float:
+    """Smallest coal distance of the robot geometries (or those off the base) to the block."""
+    d = check.world_distances(q)
+    if moving_only:
+        d = d[[g.parentJoint != 0 for g in check.geom.geometryObjects[: check.n_world]]]
+    return float(d.min())
+
+
+def test_an_exclusion_of_the_constraints_world_leaves_another_worlds_namesake_checked():
+    """The robot's world holds a ball called "block" 5 m below, which the constraint
+    excludes; the study's world has a block of its own under the targets. The study's
+    block is checked: its name means another object (targets 5 and 10 cm inside it were
+    REACHABLE, the robot 6 and 11 cm deep in it by coal)."""
+    T = poses_at(np.array([[0.5, 0.0, 0.25], [0.5, 0.05, 0.2], [0.5, 0.0, 0.45]]))
+    assert depth_inside(T[:2, :3, 3]).min() >= 0.05 - 1e-9  # closed form
+    robot = RobotModel(PANDA, srdf_path=PANDA_SRDF, load_visuals=False)
+    robot.add_obstacle("block", coal.Sphere(0.05), far_below())
+    s = KinematicsSolver(robot)
+    s.configure_collision_constraint(MIN_DISTANCE, exclude_pairs=[("*", "block")])
+    res = ReachStudy(robot, FRAME, T, s, [], world=make_world()).run("serial", progress=False)
+    assert list(res.reason) == [Reason.WORLD_COLLISION] * 2 + [Reason.REACHABLE]
+    check = CoalCheck(block_pose())
+    assert robot_world_distance(check, res.q[2]) >= MIN_DISTANCE - 1e-9
+    # In the world it reads, the exclusion holds: the block it names is not checked.
+    robot.world.set_obstacle_pose("block", block_pose())
+    own = ReachStudy(robot, FRAME, T, s, []).run("serial", progress=False)
+    assert own.reachable.all()
+    assert robot_world_distance(check, own.q[0]) < 0.0  # (coal: inside the block)
+
+
+def test_another_worlds_obstacle_keeps_its_own_or_the_global_minimum():
+    """The global minimum is 5 cm; the robot's world holds an unrelated "block" 5 m below
+    with a minimum of its own of 0 and a per-pair minimum of 0 to the hand. The study's
+    block has no minimum of its own: every reached target keeps 5 cm from it (coal), as
+    for a robot whose world has no such name (targets 2.1 cm from it were REACHABLE)."""
+    md = 0.05
+    T = poses_at(np.array([[0.5, y, z] for z in (0.33, 0.35, 0.38, 0.42) for y in (-0.1, 0, 0.1)]))
+    robot = RobotModel(PANDA, srdf_path=PANDA_SRDF, load_visuals=False)
+    robot.add_obstacle("block", coal.Sphere(0.05), far_below(), min_distance=0.0)
+    s = KinematicsSolver(robot)
+    s.configure_collision_constraint(md)
+    s.set_collision_pair_min_distance("panda_hand", "block", 0.0)
+    res = ReachStudy(robot, FRAME, T, s, [], world=make_world()).run("serial", progress=False)
+    plain = RobotModel(PANDA, srdf_path=PANDA_SRDF, load_visuals=False)
+    ps = KinematicsSolver(plain)
+    ps.configure_collision_constraint(md)
+    ref = ReachStudy(plain, FRAME, T, ps, [], world=make_world()).run("serial", progress=False)
+    np.testing.assert_array_equal(res.reason, ref.reason)
+    np.testing.assert_array_equal(res.q, ref.q)
+    reached = np.flatnonzero(res.reachable)
+    assert 0 < reached.size < len(T)
+    check = CoalCheck(block_pose())
+    for k in reached:
+        assert robot_world_distance(check, res.q[k]) >= md - 1e-9, k
+
+
+def test_exclusions_and_minimums_named_by_the_robot_alone_apply_to_another_world():
+    """``("panda_hand", "*")`` names the robot alone: it applies to any world's objects.
+    A name of the constraint's world (its ball) does not reach the study's ball."""
+    T = poses_at(np.array([[0.5, 0.0, 0.25]]))  # 5 cm inside the block
+    robot = RobotModel(PANDA, srdf_path=PANDA_SRDF, load_visuals=False)
+    robot.add_obstacle("ball", coal.Sphere(0.05), far_below())
+    hand = ["panda_hand", "panda_link7", "panda_link6", "panda_link5"]
+    s = KinematicsSolver(robot)
+    s.configure_collision_constraint(MIN_DISTANCE, exclude_pairs=[(h, "*") for h in hand])
+    s.set_collision_pair_min_distance("link4", "*", 0.03)  # (part of a link name)
+    s.set_collision_pair_min_distance("panda_link3", "ball", 0.0)
+    cell = make_world()
+    cell.add_obstacle("ball", coal.Sphere(0.05), block_pose(0.6))
+    study = ReachStudy(robot, FRAME, T, s, [], world=cell)
+    res = study.run("serial", progress=False)
+    assert res.reason[0] == Reason.REACHABLE  # (the hand's links may enter the block)
+    check = CoalCheck(block_pose())
+    d = check.world_distances(res.q[0])
+    geoms = check.geom.geometryObjects[: check.n_world]
+    for k, g in enumerate(geoms):
+        if not any(g.name.startswith(h + "_") or g.name == h for h in hand):
+            limit = 0.03 if g.name.startswith("panda_link4") else MIN_DISTANCE
+            assert d[k] >= limit - 1e-9, g.name
+    # The pairs and minimums the study checks, by name.
+    verifier = study.worker_context().chunk_solver().verifier
+    assert verifier.world is not None
+    gs = verifier.world.pipeline.geometry(verifier.world.state)
+    checked = {
+        (gs.names[a], gs.names[b]): float(t)
+        for (a, b), t in zip(verifier.world.pairs, verifier.world.thresholds, strict=True)
+    }
+    assert checked and not any(gs.links[a] in hand for a, _ in verifier.world.pairs)
+    for (a, b), t in checked.items():
+        assert t == (0.03 if a.startswith("panda_link4") else MIN_DISTANCE), (a, b)
+    assert ("panda_link3_0", "ball") in checked  # (at the global minimum, not 0)
+
+
+def test_a_copy_of_the_constraints_world_is_that_world():
+    """A ``World.from_state`` copy of the world the constraint reads has its objects (one
+    layout): the constraint's exclusions apply to it, as to that world itself."""
+    T = poses_at(np.array([[0.5, 0.0, 0.25]]))
+    robot = RobotModel(PANDA, srdf_path=PANDA_SRDF, load_visuals=False)
+    robot.add_obstacle("block", coal.Box(*(2 * HALF)), block_pose())
+    s = KinematicsSolver(robot)
+    s.configure_collision_constraint(MIN_DISTANCE, exclude_pairs=[("*", "block")])
+    copy = World.from_state(robot.world.state)
+    study = ReachStudy(robot, FRAME, T, s, [], world=copy)
+    assert study.worker_context().same_world
+    own = ReachStudy(robot, FRAME, T, s, []).run("serial", progress=False)
+    res = study.run("serial", progress=False)
+    assert own.reason[0] == res.reason[0] == Reason.REACHABLE
+    np.testing.assert_array_equal(res.q, own.q)
+    # Another world with its own block: checked (its block is another object).
+    assert not ReachStudy(robot, FRAME, T, s, [], world=make_world()).worker_context().same_world
+
+
+def test_a_world_that_does_not_fit_the_robot_is_refused(tmp_path, panda, solver):
+    """A standalone world knows no robot: the study refuses objects named like the robot's
+    links or geometries (an obstacle called "panda_link3_0" was never checked: the robot
+    9 cm deep in it, REACHABLE) and attached objects on, or allowed to touch, links the
+    robot lacks (an unknown allowed link was silently accepted)."""
+    T = poses_at(np.array([[0.5, 0.0, 0.45]]))
+    for name in ("panda_link3_0", "panda_link3", "panda_hand_tcp"):
+        world = World()
+        world.add_obstacle(name, coal.Sphere(0.08), block_pose())
+        with pytest.raises(InvalidInput, match=name) as err:
+            ReachStudy(panda, FRAME, T, solver, [], world=world)
+        assert err.value.what == "world"
+    # An object added after the study was made: refused when the run takes its snapshot,
+    # before anything is stored.
+    world = make_world()
+    study = ReachStudy(panda, FRAME, T, solver, [], world=world)
+    world.add_obstacle("panda_link5_0", coal.Sphere(0.05), block_pose(1.0))
+    store = tmp_path / "study.zarr"
+    with pytest.raises(InvalidInput, match="panda_link5_0"):
+        study.run("serial", store=store, progress=False)
+    assert not store.exists()
+    for link, allowed in (("tool0", ()), ("panda_hand", ("panda_link7", "wrist_3_link"))):
+        world = make_world()
+        world.attach_object("tool", link, coal.Sphere(0.02), allowed_links=allowed)
+        unknown = link if link == "tool0" else "wrist_3_link"
+        with pytest.raises(FrameNotFound, match=f"'tool'.*'{unknown}'") as err:
+            ReachStudy(panda, FRAME, T, solver, [], world=world)
+        assert err.value.name == unknown
+    # A fitting world is accepted.
+    world = make_world()
+    world.attach_object("tool", "panda_hand", coal.Sphere(0.02), allowed_links="panda_link7")
+    ReachStudy(panda, FRAME, T, solver, [], world=world)
+
+
+def test_a_world_distance_that_is_not_a_number_is_a_collision(panda, solver):
+    """A world whose snapshot has a NaN obstacle position (``World.from_state`` refuses
+    one; this world is forged past it) cannot certify any configuration: every target is
+    WORLD_COLLISION (NaN compared below zero as False: every target was REACHABLE)."""
+    T = poses_at(np.array([[0.5, 0.0, 0.45], [0.45, 0.1, 0.5]]))  # above the block
+    study = ReachStudy(panda, FRAME, T, solver, [], world=make_world())
+    context = study.worker_context()
+    assert study.run("serial", progress=False).reachable.all()
+    state = context.world.state
+    translations = state.translations.copy()
+    translations[0, 0] = np.nan
+    forged = World()
+    forged._state = dataclasses.replace(state, translations=translations)
+    with pytest.raises(NonFiniteInput, match="'block'"):
+        World.from_state(forged.state)
+    bad = WorkerContext(context.solver, context.spec, context.envelope, forged, True)
+    out = bad.chunk_solver().solve(0, T)
+    assert np.all(out.reason == Reason.WORLD_COLLISION)

@@ -7,6 +7,7 @@ differences of those distances.
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 import threading
 import warnings
@@ -942,6 +943,40 @@ def test_a_copy_of_the_world_carries_no_motion_from_the_original():
     robot.set_world(copy)
     solver.solve_velocity(q)
     np.testing.assert_array_equal(cc._obs_vel[copy.state.layout.slot("ball")], np.zeros(6))
+
+
+def test_a_snapshot_copy_refuses_poses_and_velocities_that_are_not_finite():
+    """``World.from_state`` checks a hand-made snapshot as the setters check what they
+    publish (a NaN position passed, and a reachability study on the copy reached targets
+    inside the obstacle); a world's own snapshot is copied as it is."""
+    world = World()
+    world.add_obstacle("block", coal.Box(0.3, 0.4, 0.3), pose(0.5, 0.0, 0.15))
+    world.add_obstacle("ball", coal.Sphere(0.05), pose(0.3, 0.3, 0.4))
+    world.set_obstacle_velocity("ball", [0.1, 0.0, 0.0])
+    state = world.state
+    copy = World.from_state(state)
+    assert copy.state is state
+    np.testing.assert_array_equal(copy.get_obstacle_pose("ball").homogeneous, pose(0.3, 0.3, 0.4))
+
+    def replaced(field: str, row: int, index: tuple[int, ...], value: float):
+        a = getattr(state, field).copy()
+        a[(row, *index)] = value
+        return dataclasses.replace(state, **{field: a})
+
+    cases = [
+        (replaced("translations", 1, (0,), np.nan), NonFiniteInput, "'ball' pose"),
+        (replaced("translations", 0, (2,), np.inf), NonFiniteInput, "'block' pose"),
+        (replaced("rotations", 0, (1, 1), np.nan), NonFiniteInput, "'block' pose"),
+        (replaced("rotations", 1, (0, 0), 2.0), InvalidTransform, "'ball' pose"),
+        (replaced("translations", 0, (0,), 1e150), InvalidTransform, "'block' pose"),
+        (replaced("linear_velocity", 1, (1,), np.nan), NonFiniteInput, "'ball' linear"),
+        (replaced("angular_velocity", 0, (2,), -np.inf), NonFiniteInput, "'block' angular"),
+        (replaced("linear_velocity", 0, (0,), 1e7), InvalidInput, "'block' linear"),
+        (dataclasses.replace(state, translations=state.translations[:1]), ShapeError, "transl"),
+    ]
+    for bad, error, words in cases:
+        with pytest.raises(error, match=words):
+            World.from_state(bad)
 
 
 def test_the_staged_step_measures_obstacle_motion_as_the_one_call_step(tmp_path):

@@ -1070,6 +1070,25 @@ class CollisionConstraint(Constraint):
             self._gs.names,
         )
 
+    def name_rules(self) -> tuple[list[NamePair], list[tuple[NamePair, float | None]]]:
+        """Its ``exclude_pairs`` and its per-pair overrides, by the names they were given.
+
+        For checks of a world this constraint does not read (a reachability study of
+        another :class:`~stackik.World`), which decide what those names mean there.
+
+        Returns:
+            ``(exclude_pairs, overrides)``: the exclusions as given, and each override
+            kept by name as ``((name_a, name_b), minimum [m])`` in the order set (the
+            newest last: it wins on the pairs both name); minimum None for names cleared
+            since (their pairs back at the default). An override still waiting to take
+            effect in the velocity steps counts at its value, as in :meth:`watch`.
+        """
+        overrides = [
+            (key, None if entry is None else entry[0])
+            for key, entry in self.settings._overrides.items()
+        ]
+        return list(self._exclude), overrides
+
     def _requested_minimums(self) -> np.ndarray:
         """Each watched pair's minimum distance [m], pending overrides included (a copy).
 

@@ -52,6 +52,7 @@ __all__ = [
     "WorldLayout",
     "WorldState",
     "check_shape",
+    "check_state",
     "load_mesh",
 ]
 
@@ -489,6 +490,41 @@ def _with_poses(
     return new
 
 
+def check_state(state: WorldState) -> None:
+    """Check a snapshot's arrays: one row per obstacle, rigid finite poses, finite velocities.
+
+    Raises:
+        ShapeError: An array without one row per obstacle of the layout.
+        NonFiniteInput, InvalidTransform, InvalidInput: An obstacle's pose or velocity
+            (as :meth:`World.set_obstacle_pose` and :meth:`World.set_obstacle_velocity`
+            refuse them; the message names the obstacle).
+    """
+    obstacles = state.layout.obstacles
+    n = len(obstacles)
+    arrays = (
+        ("rotations", state.rotations, (n, 3, 3)),
+        ("translations", state.translations, (n, 3)),
+        ("linear_velocity", state.linear_velocity, (n, 3)),
+        ("angular_velocity", state.angular_velocity, (n, 3)),
+        ("velocity_known", state.velocity_known, (n,)),
+    )
+    for what, a, shape in arrays:
+        if np.shape(a) != shape:
+            raise ShapeError(f"world state {what}", shape, np.shape(a))
+    H = np.zeros((n, 4, 4))
+    H[:, :3, :3] = state.rotations
+    H[:, :3, 3] = state.translations
+    H[:, 3, 3] = 1.0
+    k = first_fault(H, 0)
+    while k >= 0:  # (as_se3 raises, or accepts a pose within its tolerance)
+        _converted(H[k], obstacles[k].name)
+        k = first_fault(H, k + 1)
+    for what, v in (("linear", state.linear_velocity), ("angular", state.angular_velocity)):
+        if v.size and not float(np.abs(v).max()) <= _validate.MAX_MAGNITUDE:
+            for row, o in zip(v, obstacles, strict=True):
+                _velocity(row, f"obstacle {o.name!r} {what} velocity")
+
+
 class World:
     """Obstacles and attached objects shared by robots and solvers (see the module doc).
 
@@ -522,14 +558,23 @@ class World:
         The snapshot's arrays are read only, so the copy shares them; later updates of
         the world the snapshot came from do not reach it (and the other way round).
         A reachability study runs on such a copy, so every chunk sees the same world.
+        The snapshot is checked as :meth:`set_obstacle_poses` and
+        :meth:`set_obstacle_velocity` check what they publish (a snapshot of a world
+        always passes; one assembled by hand, say with ``dataclasses.replace``, may not).
 
         Raises:
-            InvalidInput: ``state`` is not a :class:`WorldState`.
+            InvalidInput: ``state`` is not a :class:`WorldState`, or a velocity beyond
+                1e6 (the message names the obstacle).
+            ShapeError: Its arrays do not have one row per obstacle of its layout.
+            NonFiniteInput, InvalidTransform: An obstacle's pose or velocity is not finite,
+                or its pose not a rigid transform within 1e6 m (the message names the
+                obstacle).
         """
         if not isinstance(state, WorldState):
             raise InvalidInput(
                 f"state must be a WorldState, got {type(state).__name__}", what="state"
             )
+        check_state(state)
         world = cls()
         world._state = state
         return world

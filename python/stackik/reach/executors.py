@@ -62,16 +62,20 @@ class WorkerContext:
         world: The study's world, a frozen snapshot taken when the run started
             (:meth:`~stackik.model.world.World.from_state`; None: no world). It travels
             in the payload, once per worker, never with a chunk.
+        same_world: Whether ``world`` is a snapshot of the world the solver's collision
+            constraint reads (decided when the run started, where both are the user's
+            objects: a worker's copies are separate objects).
     """
 
     solver: Any
     spec: StudySpec
     envelope: ReachEnvelope | None
     world: World | None = None
+    same_world: bool = False
 
     def chunk_solver(self) -> ChunkSolver:
         """A chunk solver on this context (built once per worker)."""
-        return ChunkSolver(self.solver, self.spec, self.envelope, self.world)
+        return ChunkSolver(self.solver, self.spec, self.envelope, self.world, self.same_world)
 
     def payload(self) -> bytes:
         """The context pickled for worker processes, its robot without visual geometry.

@@ -132,6 +132,10 @@ class ChunkSolver:
         spec: The study's spec.
         envelope: The reach envelope of the frame (None: no rejection).
         world: The study's frozen world (None: none; its robot-world pairs are checked).
+        same_world: Whether ``world`` is a snapshot of the world the solver's collision
+            constraint reads: its exclusions and per-pair minimums then apply to it by
+            name; otherwise only those named by the robot alone do (see
+            :func:`~stackik.reach.verify.study_world_watch`).
     """
 
     def __init__(
@@ -140,6 +144,7 @@ class ChunkSolver:
         spec: StudySpec,
         envelope: ReachEnvelope | None,
         world: World | None = None,
+        same_world: bool = False,
     ) -> None:
         self.spec = spec
         robot = solver.robot
@@ -159,6 +164,11 @@ class ChunkSolver:
         watch = gik.collision_watch()  # (one snapshot: its pairs, names and geometries)
         col = solver.get_constraint("collision")
         with_col = watch is not None and isinstance(col, CollisionConstraint)
+        rules = None
+        if with_col and not same_world:  # (its names of world objects mean its own world's)
+            assert watch is not None and watch.state is not None
+            exclude, overrides = col.name_rules()
+            rules = (exclude, overrides, frozenset(watch.state.layout.names()))
         self.verifier = CandidateVerifier(
             robot,
             self.setup,
@@ -175,6 +185,7 @@ class ChunkSolver:
                 watch.names if with_col and watch is not None else None,
                 float(col.min_distance) if with_col else 0.0,
                 watch.geometry_names if with_col and watch is not None else (),
+                rules,
             ),
         )
         self.base_inverse = None

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from .. import _validate
-from ..errors import InvalidInput
+from ..constraints.collision import CollisionConstraint
+from ..errors import FrameNotFound, InvalidInput
 from ..ik.global_ import GlobalIK
 from ..model import RobotModel
 from ..model.world import World, WorldState
@@ -26,7 +27,7 @@ from .solve import ChunkResult
 from .store import ReachStore, stackik_version
 from .targets import TargetSet, as_target_set
 
-__all__ = ["ReachStudy", "spatial_order"]
+__all__ = ["ReachStudy", "check_world_fits", "spatial_order"]
 
 #: Default number of targets per chunk.
 DEFAULT_CHUNK_SIZE = 2048
@@ -106,12 +107,16 @@ class ReachStudy:
             run). Every configuration is checked against every robot-world pair (see
             :class:`~stackik.reach.Reason` ``WORLD_COLLISION``); the snapshot's
             obstacles and poses are stored in the header, and a store resumes only
-            with the same world.
+            with the same world. The collision constraint's exclusions and per-pair
+            minimums apply to it by name only when it is the world the constraint
+            reads (see the reachability guide, "Studies in a workcell").
 
     Raises:
-        InvalidInput: Bad arguments (the message names which), or ``world`` other than
-            the world of a solver that has its own.
-        FrameNotFound, JointNotFound: Unknown frame or locked joint.
+        InvalidInput: Bad arguments (the message names which), ``world`` other than
+            the world of a solver that has its own, or a world whose obstacles or
+            attached objects take names of the robot's links or collision geometries.
+        FrameNotFound, JointNotFound: Unknown frame or locked joint, or an attached
+            object of the world on (or allowed to touch) a link the robot lacks.
     """
 
     def __init__(
@@ -152,6 +157,8 @@ class ReachStudy:
             raise InvalidInput("the solver is built on another robot", what="solver")
         self.world = _study_world(world, solver.world if solver.world is not robot.world else None)
         self.robot = robot
+        if self.world is not None:  # (the robot's own world refuses what does not fit it)
+            check_world_fits(robot, self.world.state)
         self.solver = solver
         self.frame = frame
         self.targets = as_target_set(targets)
@@ -279,7 +286,14 @@ class ReachStudy:
             The :class:`ReachResult` of every target.
 
         Raises:
-            InvalidInput: Unknown executor, bad worker count.
+            InvalidInput: Unknown executor, bad worker count; a world whose objects
+                take names of the robot's links or geometries (as when the study was
+                made: the world may have changed since).
+            FrameNotFound: An attached object of the world on (or allowed to touch) a
+                link the robot lacks.
+            NonFiniteInput, InvalidTransform, ShapeError: The world's snapshot holds a
+                pose or velocity that is not finite, or malformed arrays
+                (:meth:`~stackik.model.world.World.from_state`).
             StudyMismatch: ``store`` holds a study with other settings (robot, frame,
                 solver, evaluators, targets, ...).
         """
@@ -294,6 +308,7 @@ class ReachStudy:
         resume, progress = _validate.flag(resume, "resume"), _validate.flag(progress, "progress")
         t0 = time.perf_counter()
         state = self.world_state()  # one snapshot for the whole run
+        frozen = self._freeze(state)  # (checked before anything is stored)
         header = self.header(state)
         st = self._open_store(store, header, resume) if store is not None else None
         done = st.done if st is not None else np.zeros(self.n_chunks, dtype=bool)
@@ -305,7 +320,7 @@ class ReachStudy:
         stats: dict[str, Any] = {"chunks": 0, "cpu_time": 0.0, "chunk_time": 0.0, "timings": {}}
         # The envelope is built only when a chunk is left to solve.
         results = (
-            run_chunks(self.worker_context(state), jobs, executor, workers, address)
+            run_chunks(self._context(state, frozen), jobs, executor, workers, address)
             if len(jobs)
             else iter(())
         )
@@ -341,12 +356,38 @@ class ReachStudy:
         Args:
             state: The world snapshot of the run (default: the current one); the context
                 holds a frozen copy of it (None when the world is empty).
+
+        Raises:
+            InvalidInput, FrameNotFound, NonFiniteInput, InvalidTransform, ShapeError:
+                The snapshot does not fit the robot or is malformed (as :meth:`run`).
         """
-        source = self.world if self.world is not None else self.robot.world
-        state = source.state if state is None else state
+        state = self.world_state() if state is None else state
+        return self._context(state, self._freeze(state))
+
+    def _source(self) -> World:
+        """The world the study reads: its own, or the robot's."""
+        return self.world if self.world is not None else self.robot.world
+
+    def _freeze(self, state: WorldState) -> World | None:
+        """A frozen copy of a snapshot of the study's world (None when it is empty), checked."""
         layout = state.layout
-        frozen = type(source).from_state(state) if layout.obstacles or layout.attached else None
-        return WorkerContext(self.solver, self.spec, self.envelope(), frozen)
+        if not (layout.obstacles or layout.attached):
+            return None
+        check_world_fits(self.robot, state)
+        return type(self._source()).from_state(state)
+
+    def _context(self, state: WorldState, frozen: World | None) -> WorkerContext:
+        """The workers' context of a run on ``frozen``, a copy of the snapshot ``state``.
+
+        The frozen copy is the collision constraint's world (its exclusions and per-pair
+        minimums apply to it by name) when it was taken from the very world the
+        constraint reads, or from a snapshot of it with the same objects (one layout).
+        """
+        col = self.solver.get_constraint("collision")
+        same = isinstance(col, CollisionConstraint) and (
+            col.world is self._source() or col.world.state.layout is state.layout
+        )
+        return WorkerContext(self.solver, self.spec, self.envelope(), frozen, same)
 
     def _open_store(self, path: str | os.PathLike[str], header: dict, resume: bool) -> ReachStore:
         p = Path(path)
@@ -435,6 +476,44 @@ def _result_in_memory(data: dict[str, Any], targets: TargetSet) -> ReachResult:
     result = ReachResult.from_arrays(data)
     result.targets = targets  # the caller's set (metadata kept exactly as given)
     return result
+
+
+def check_world_fits(robot: RobotModel, state: WorldState) -> None:
+    """Refuse a world snapshot whose objects clash with the robot.
+
+    A world bound to the robot (``robot.world``, a solver's ``set_world``) refuses such
+    objects when they are added; a standalone :class:`~stackik.World` knows no robot,
+    so a study checks its world against the robot it studies.
+
+    Raises:
+        InvalidInput: An obstacle or attached object takes the name of a link (frame)
+            or collision geometry of the robot (a name in a pair list would mean two
+            things; such an obstacle would not be told from the robot's geometry).
+        FrameNotFound: An attached object is carried by, or allowed to touch, a link the
+            robot does not have (the message names the object and the link).
+    """
+    layout = state.layout
+    frames = robot.get_frame_names()
+    taken = set(frames).union(robot.get_collision_geometry_names())
+    clash = sorted(taken.intersection(layout.names()))
+    if clash:
+        raise InvalidInput(
+            f"the study's world has objects named like links or collision geometries of "
+            f"the robot: {clash} (rename them: a name must mean one thing)",
+            what="world",
+            value=clash,
+        )
+    known = set(frames)
+    for a in layout.attached:
+        for k, link in enumerate((a.link, *a.allowed_links)):
+            if link not in known:
+                err = FrameNotFound(link, frames)
+                role = "is carried by" if k == 0 else "is allowed to touch"
+                err.message = (
+                    f"attached object {a.name!r} of the study's world {role} {link!r}, "
+                    f"which the robot does not have: {err.message}"
+                )
+                raise err
 
 
 def _study_world(given: World | None, own: World | None) -> World | None:

@@ -11,7 +11,9 @@ A chain configuration that converged is accepted when, on the full robot:
    (or its attached objects) and the study's world (its obstacles; the attached objects
    against the rest of the robot) is at least its minimum distance apart: the
    constraint's for that pair, else the obstacle's own, else the constraint's global
-   one (0 m without a collision constraint);
+   one (0 m without a collision constraint); the constraint's exclusions and per-pair
+   minimums apply by name only to the world it reads (another world's objects are not
+   the ones its names mean; see :func:`study_world_watch`);
 4. the centre of mass lies in every active CoM support polygon of the solver (shrunk by
    the constraint's margin);
 5. the study's ``validate(q)`` callback accepts it.
@@ -44,7 +46,7 @@ from ..constraints.com_polygon import ComPolygonConstraint
 from ..ik.checks import CollisionWatch
 from ..model.collision import CollisionState
 from ..model.kinematics import joint_placements_copy, joint_placements_view
-from ..model.pipeline import CollisionPipeline, build_geometry_set, world_watch
+from ..model.pipeline import CollisionPipeline, GeometrySet, build_geometry_set, world_watch
 from ..model.world import World
 
 if TYPE_CHECKING:
@@ -54,8 +56,10 @@ if TYPE_CHECKING:
 __all__ = [
     "CandidateVerifier",
     "ComCheck",
+    "NameRules",
     "SelfCollisionCheck",
     "WorldCollisionCheck",
+    "robot_named",
     "study_world_watch",
 ]
 
@@ -309,7 +313,7 @@ class CandidateVerifier:
                 continue
             if not free:
                 codes[i] = COLLISION
-            elif self.world is not None and self.world.margin(data) < 0.0:
+            elif self.world is not None and not self.world.margin(data) >= 0.0:  # (NaN: hit)
                 codes[i] = WORLD
             elif not self._constraints_ok(q):
                 codes[i] = CONSTRAINT
@@ -340,6 +344,16 @@ class CandidateVerifier:
         return d
 
 
+#: A collision constraint's ``(exclude_pairs, overrides)`` (see
+#: :meth:`~stackik.constraints.collision.CollisionConstraint.name_rules`) and the object
+#: names of the world it reads.
+NameRules = tuple[
+    Sequence[tuple[str, str]],
+    Sequence[tuple[tuple[str, str], float | None]],
+    frozenset[str],
+]
+
+
 def study_world_watch(
     robot: RobotModel,
     world: World | None,
@@ -347,29 +361,38 @@ def study_world_watch(
     names: list[tuple[str, str]] | None,
     min_distance: float,
     constraint_geometries: Sequence[str] = (),
+    rules: NameRules | None = None,
 ) -> CollisionWatch | None:
     """The robot-world pairs of a study and their minimum distances (None: nothing to check).
 
-    Every pair of :meth:`~stackik.model.pipeline.GeometrySet.world_pairs` is checked,
-    except:
+    Every pair of :meth:`~stackik.model.pipeline.GeometrySet.world_pairs` is checked at
+    the obstacle's own minimum distance, else ``min_distance``, except:
 
     - pairs that no configuration moves: both sides fixed to the world (a robot link or
       attached object on the universe joint, such as a fixed base resting on a table,
       against an obstacle): their distance is the same for every target;
-    - pairs the collision constraint leaves out (``exclude_pairs``): both geometries
-      are in its geometry set (``constraint_geometries``) but it does not watch the pair.
+    - when ``world`` is the world the collision constraint reads (``rules`` None): the
+      pairs it leaves out (``exclude_pairs``: both geometries are in its geometry set,
+      ``constraint_geometries``, but it does not watch the pair), and the pairs it
+      watches take its minimum distance (by name: per-pair overrides);
+    - when it is another world (``rules`` given): only the constraint's exclusions and
+      per-pair overrides named by the robot alone apply (see :func:`robot_named`); its
+      names of world objects mean objects of its own world, not the study's.
 
     Args:
         robot: The robot description.
         world: The study's frozen world (None or empty: no pairs).
         constraint: The solver's collision watch (its world pairs give their minimum
             distances by name: per-pair overrides), or None without a collision
-            constraint.
+            constraint; unused with ``rules``.
         names: The constraint's pair names, aligned with ``constraint.geometry_pairs``.
         min_distance: Minimum distance of a pair nothing else sets [m] (the constraint's
             global one; 0 without a constraint).
         constraint_geometries: Names of the constraint's geometry set (robot, attached
             objects and obstacles of the world it reads); empty without a constraint.
+        rules: The constraint's own ``(exclude_pairs, overrides)`` and the object names
+            of the world it reads, when ``world`` is another world (None: the same
+            world, or no constraint).
     """
     if world is None:
         return None
@@ -377,24 +400,79 @@ def study_world_watch(
     if not (layout.obstacles or layout.attached):
         return None
     known: dict[tuple[str, str], float] = {}
-    if constraint is not None and names is not None and constraint.geometry_thresholds is not None:
-        known = {n: float(t) for n, t in zip(names, constraint.geometry_thresholds, strict=True)}
+    if rules is None and constraint is not None and names is not None:
+        if constraint.geometry_thresholds is not None:
+            thresholds = constraint.geometry_thresholds
+            known = {n: float(t) for n, t in zip(names, thresholds, strict=True)}
     empty = np.zeros(0, dtype=np.int64)
     watch = world_watch(robot, world, empty, np.zeros(0), min_distance, known)
     assert watch.geometry_pairs is not None and watch.geometry_thresholds is not None
     gs = build_geometry_set(robot, world.state)
-    seen = set(constraint_geometries)
-    keep = np.ones(len(watch.geometry_pairs), dtype=bool)
-    for k, (a, b) in enumerate(watch.geometry_pairs):
-        if gs.joint[a] <= 0 and gs.joint[b] <= 0:
-            keep[k] = False  # fixed to the world on both sides
-            continue
-        pair = (gs.names[a], gs.names[b])
-        if pair not in known and pair[0] in seen and pair[1] in seen:
-            keep[k] = False  # excluded by the collision constraint
-    watch.geometry_pairs = watch.geometry_pairs[keep]
+    pairs = watch.geometry_pairs
+    keep = (gs.joint[pairs[:, 0]] > 0) | (gs.joint[pairs[:, 1]] > 0)  # (else fixed on both sides)
+    if rules is None:
+        seen = set(constraint_geometries)
+        for k, (a, b) in enumerate(pairs):
+            pair = (gs.names[a], gs.names[b])
+            if pair not in known and pair[0] in seen and pair[1] in seen:
+                keep[k] = False  # excluded by the collision constraint
+    else:
+        keep &= ~_apply_robot_rules(gs, pairs, watch.geometry_thresholds, rules)
+    watch.geometry_pairs = pairs[keep]
     watch.geometry_thresholds = watch.geometry_thresholds[keep]
     return watch if len(watch.geometry_pairs) else None
+
+
+def robot_named(gs: GeometrySet, name: str, theirs: frozenset[str], part: bool) -> set[int]:
+    """The geometries of ``gs`` a name of the robot alone stands for (empty: none).
+
+    ``"*"`` stands for every geometry; a geometry or link name of the robot for its
+    geometries; with ``part`` (a per-pair override's name) any other name for the robot
+    geometries whose link name contains it. A name of an object of the constraint's world
+    (``theirs``) stands for none here: that object is not in this world, even if one of
+    its objects has the same name.
+    """
+    if name == "*":
+        return set(range(gs.size))
+    if name in theirs:
+        return set()
+    robot = range(gs.robot_count)
+    ids = {g for g in robot if gs.names[g] == name} or {g for g in robot if gs.links[g] == name}
+    if not ids and part:
+        ids = {g for g in robot if name in gs.links[g]}
+    return ids
+
+
+def _between(pairs: np.ndarray, ids_a: set[int], ids_b: set[int]) -> np.ndarray:
+    """Which pairs join a geometry of ``ids_a`` to one of ``ids_b`` (either way round)."""
+    f, s = pairs[:, 0], pairs[:, 1]
+    ia, ib = np.isin(f, list(ids_a)), np.isin(s, list(ids_b))
+    ja, jb = np.isin(s, list(ids_a)), np.isin(f, list(ids_b))
+    return (ia & ib) | (ja & jb)
+
+
+def _apply_robot_rules(
+    gs: GeometrySet, pairs: np.ndarray, thresholds: np.ndarray, rules: NameRules
+) -> np.ndarray:
+    """Apply a constraint's rules named by the robot alone to another world's pairs.
+
+    Per-pair overrides set ``thresholds`` in place, in the order they were set (a
+    cleared one: back to the default, the obstacle's own or the global minimum).
+
+    Returns:
+        Which pairs its ``exclude_pairs`` leave out.
+    """
+    exclude, overrides, theirs = rules
+    default = thresholds.copy()
+    dropped = np.zeros(len(pairs), dtype=bool)
+    for a, b in exclude:
+        ids_a, ids_b = robot_named(gs, a, theirs, False), robot_named(gs, b, theirs, False)
+        dropped |= _between(pairs, ids_a, ids_b)
+    for (a, b), value in overrides:
+        ids_a, ids_b = robot_named(gs, a, theirs, True), robot_named(gs, b, theirs, True)
+        hit = _between(pairs, ids_a, ids_b)
+        thresholds[hit] = default[hit] if value is None else value
+    return dropped
 
 
 def pose_errors(R: np.ndarray, p: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
