@@ -184,13 +184,38 @@ def test_a_movable_pair_below_its_minimum_is_still_pushed_out_at_the_recovery_ra
     robot.update_kinematics(READY)
     hand = robot.get_frame_pose("panda_hand").translation
     T = np.eye(4)
-    T[:3, 3] = hand + np.array([0.0, 0.0, 0.11])  # just above the hand, inside 20 mm
+    T[:3, 3] = hand + np.array([0.0, 0.0, 0.19])  # above the hand: 8 mm from panda_link6
     robot.add_obstacle("ball", coal.Sphere(0.03), T)
     solver = reaching_solver(robot, exclude_pairs=[("panda_link0", "table")])
     res = solver.solve_velocity(READY)
     assert res.status == SolverStatus.COLLISION_VIOLATED, res.status_message
-    assert "/ball" in res.status_message
+    assert "panda_link6_2/ball at distance 8.00 mm" in res.status_message
     assert ": the step pushes it out at the recovery rate (solver: " in res.status_message
+    # (and it does: coal, placed by Pinocchio, before and after the step)
+    before, after = (
+        ball_distance(robot, q, "panda_link6_2", T)
+        for q in (READY, pin.integrate(robot.model, READY, res.solution * 0.01))
+    )
+    assert abs(before - 0.008) < 1e-6
+    assert after > before + 1e-4
+
+
+def ball_distance(robot: RobotModel, q: np.ndarray, geometry: str, T: np.ndarray) -> float:
+    """coal's distance of a robot geometry (placed by Pinocchio) to a 3 cm ball at ``T``."""
+    gm = robot.collision_model
+    gd = pin.GeometryData(gm)
+    pin.updateGeometryPlacements(robot.model, robot.model.createData(), gm, gd, q)
+    g = gm.getGeometryId(geometry)
+    M = gd.oMg[g]
+    req, out = coal.DistanceRequest(), coal.DistanceResult()
+    return coal.distance(
+        gm.geometryObjects[g].geometry,
+        coal.Transform3s(M.rotation, M.translation),
+        coal.Sphere(0.03),
+        coal.Transform3s(np.eye(3), T[:3, 3]),
+        req,
+        out,
+    )
 
 
 def test_a_long_warning_lists_five_pairs_and_keeps_them_all():
@@ -209,3 +234,41 @@ def test_a_long_warning_lists_five_pairs_and_keeps_them_all():
     assert f" and {len(pairs) - 5} more (the warning's pairs)" in str(warning)
     assert str(warning).count(" mm (minimum ") == 5
     assert str(warning).rstrip(".").endswith(", ...]")
+
+
+def test_a_least_violating_step_does_not_claim_to_push_the_pair_out():
+    """The hand inside a 0.4 m box: no step clears every pair (``INFEASIBLE``), and the
+    least-violating step can close a pair further; the message says so instead of
+    promising the recovery rate."""
+    robot = panda_on_table()
+    robot.update_kinematics(READY)
+    T = np.eye(4)
+    T[:3, 3] = robot.get_frame_pose("panda_hand").translation
+    robot.add_obstacle("crate", coal.Box(0.4, 0.4, 0.4), T)
+    solver = reaching_solver(robot, exclude_pairs=[("panda_link0", "table")])
+    res = solver.solve_velocity(READY)
+    assert res.status == SolverStatus.COLLISION_VIOLATED, res.status_message
+    assert "(solver: " in res.status_message and "least-violating" in res.status_message
+    assert "/crate" in res.status_message
+    assert "the step pushes it out at the recovery rate" not in res.status_message
+    assert "its rows ask for the recovery rate, but the constraints admit no step" in (
+        res.status_message
+    )
+    # (the hand's geometries are inside the crate: coal, placed by Pinocchio)
+    gm = robot.collision_model
+    data = robot.model.createData()
+    gd = pin.GeometryData(gm)
+    pin.updateGeometryPlacements(robot.model, data, gm, gd, READY)
+    g = gm.getGeometryId("panda_hand_0")
+    req, out = coal.DistanceRequest(), coal.DistanceResult()
+    req.enable_signed_distance = True
+    M = gd.oMg[g]
+    depth = coal.distance(
+        gm.geometryObjects[g].geometry,
+        coal.Transform3s(M.rotation, M.translation),
+        coal.Box(0.4, 0.4, 0.4),
+        coal.Transform3s(np.eye(3), T[:3, 3]),
+        req,
+        out,
+    )
+    assert depth < -0.05

@@ -796,8 +796,9 @@ class VelocityEngine:
         """
         if result.status in _NO_SOLUTION:
             return
+        feasible = result.status is not SolverStatus.INFEASIBLE
         for c in self._colliders:
-            found = c.violation()
+            found = c.violation(feasible)
             if found is not None:
                 outcome = result.status_message or str(result.status)
                 result.status = SolverStatus.COLLISION_VIOLATED

@@ -1520,7 +1520,7 @@ class CollisionConstraint(Constraint):
             return 1.0
         return float(np.clip(np.min(slack[crossing] / motion[crossing]), 0.0, 1.0))
 
-    def violation(self) -> str | None:
+    def violation(self, feasible: bool = True) -> str | None:
         """The deepest pair below its minimum distance at the last step, or None.
 
         A pair below ``min_distance`` by more than :data:`VIOLATION_TOLERANCE` is always
@@ -1528,6 +1528,12 @@ class CollisionConstraint(Constraint):
         urgent); the message names it with its distance and minimum, and says what the
         step does about it: it pushes the pair out at the recovery rate, or, when no
         joint velocity changes the pair's distance (its rows are zeros), cannot.
+
+        Args:
+            feasible: Whether the step satisfied its constraint rows. False (the solver
+                returned the least-violating step of an empty constraint set): the
+                message says the rows ask for the recovery but the step may fall short
+                of it, another pair may even close.
         """
         hits = self._rec[1]
         if not hits or min(self._sel[10][:hits, ck.HF_SLACK].tolist()) >= -VIOLATION_TOLERANCE:
@@ -1536,9 +1542,14 @@ class CollisionConstraint(Constraint):
         if found is None:
             return None
         message, k = found
-        if self._rows_bound(k):
+        if not self._rows_bound(k):
+            return message + self._unmoved_note(k)
+        if feasible:
             return f"{message}: the step pushes it out at the recovery rate"
-        return message + self._unmoved_note(k)
+        return (
+            f"{message}: its rows ask for the recovery rate, but the constraints admit no "
+            "step together, so the least-violating step may fall short of it"
+        )
 
     def violation_at(self, q: np.ndarray) -> str | None:
         """The deepest watched pair below its minimum distance at ``q``, or None.
