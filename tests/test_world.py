@@ -8,10 +8,12 @@ differences of those distances.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import pickle
 import threading
 import warnings
 from pathlib import Path
+from typing import NamedTuple
 
 import coal
 import numpy as np
@@ -1422,6 +1424,215 @@ def test_a_cartesian_path_through_an_obstacle_stops_at_it():
     assert 0.0 < s < 1.0
     on_line = [q for q in free.configurations if min_obstacle_distance(robot, q) < 0.01]
     assert on_line  # (coal: the free path's own points cross the wall's margin)
+
+
+# -- paths: the motion between checked configurations -------------------------------------------
+def _line_substeps(T0: pin.SE3, T1: pin.SE3, n: int, lin: float = 0.005, ang: float = 0.02) -> int:
+    """The number of sub-steps of a line (its documented cut: at most ``lin``, ``ang``)."""
+    dp = np.linalg.norm(T1.translation - T0.translation)
+    dw = np.linalg.norm(pin.log3(T1.rotation @ T0.rotation.T))
+    return (n - 1) * int(np.ceil(max(dp / lin, dw / ang) / (n - 1)))
+
+
+def _on_line(T0: pin.SE3, T1: pin.SE3, s: float) -> pin.SE3:
+    """The frame's pose at fraction ``s`` of the straight line (closed form)."""
+    dw = pin.log3(T1.rotation @ T0.rotation.T)
+    return pin.SE3(
+        pin.exp3(s * dw) @ T0.rotation, T0.translation + s * (T1.translation - T0.translation)
+    )
+
+
+def _coal(a: object, Ma: pin.SE3, b: object, Mb: pin.SE3) -> float:
+    req, res = _request()
+    tf_a = coal.Transform3s(Ma.rotation, Ma.translation)
+    return float(coal.distance(a, tf_a, b, coal.Transform3s(Mb.rotation, Mb.translation), req, res))
+
+
+class _Tunnel(NamedTuple):
+    """A line that passes through a thin obstacle between two sub-steps (:func:`_tunnel`)."""
+
+    robot: RobotModel
+    solver: KinematicsSolver
+    target: pin.SE3
+    n: int
+    options: dict
+    rigid: list  # (shape, placement on the TCP) of what crosses the obstacle
+    obstacle: tuple  # (shape, pose)
+    minimum: float
+
+
+def _tunnel(case: str) -> _Tunnel:
+    """A Panda whose straight line crosses a thin obstacle between sub-steps.
+
+    ``"rod"``: a rotation-only line swings a 1 m lance (attached capsule, radius 4 mm)
+    through a 2 mm rod, minimum 1 mm. ``"plate"``: a 0.3 m translation carries a 1 mm
+    probe attached 0.25 m below the hand through a 1 mm plate, minimum 0. ``"hand"``: a
+    0.2 m translation cut into 0.1 m sub-steps moves the hand itself through a 1 mm
+    plate, minimum 0.
+    """
+    robot = load_panda()
+    solver = KinematicsSolver(robot)
+    T0 = pin.SE3(robot.create_kinematics(PANDA_READY).frame_pose(TCP))
+    options: dict = {}
+    if case == "rod":
+        n, minimum = 6, 0.001
+        rigid = [(coal.Capsule(0.004, 1.0), pin.SE3(np.eye(3), np.array([0.0, 0.0, 0.6])))]
+        T1 = pin.SE3(pin.exp3(np.array([0.5, 0.0, 0.0])) @ T0.rotation, T0.translation)
+        subs = _line_substeps(T0, T1, n)
+        theta = 0.5 * (subs // 2 + 0.5) / subs  # (midway between two sub-steps)
+        at = T0.translation + pin.exp3(np.array([theta, 0, 0])) @ T0.rotation @ [0, 0, 0.9]
+        obstacle = (coal.Capsule(0.002, 0.3), pin.SE3(pin.exp3(np.array([0, np.pi / 2, 0])), at))
+    elif case == "plate":
+        n, minimum = 7, 0.0
+        on_tcp = pin.SE3(np.eye(3), T0.rotation.T @ np.array([0.0, 0.0, -0.25]))
+        rigid = [(coal.Sphere(0.001), on_tcp)]
+        T1 = pin.SE3(T0.rotation, T0.translation + np.array([0.0, 0.3, 0.0]))
+        at = T0.translation + np.array([0.0, 0.0125, -0.25])
+        obstacle = (coal.Box(0.02, 0.001, 0.02), pin.SE3(np.eye(3), at))
+    else:
+        n, minimum = 2, 0.0
+        options = {"max_linear_step": 0.1, "max_joint_jump": 0.6}
+        gm = robot.collision_model
+        data = robot.model.createData()
+        gd = pin.GeometryData(gm)
+        pin.updateGeometryPlacements(robot.model, data, gm, gd, PANDA_READY)
+        hand = robot.model.getFrameId("panda_hand")
+        rigid = [
+            (o.geometry, T0.actInv(gd.oMg[g]))
+            for g, o in enumerate(gm.geometryObjects)
+            if o.parentFrame == hand
+        ]
+        T1 = pin.SE3(T0.rotation, T0.translation + np.array([0.2, 0.0, 0.0]))
+        at = T0.translation + np.array([0.0428, 0.0, 0.0412])
+        obstacle = (coal.Box(0.001, 0.16, 0.08), pin.SE3(np.eye(3), at))
+    if case != "hand":
+        robot.attach_object("tool", TCP, *rigid[0])
+    robot.add_obstacle("thin", *obstacle, min_distance=minimum)
+    solver.configure_collision_constraint(minimum)
+    return _Tunnel(robot, solver, T1, n, options, rigid, obstacle, minimum)
+
+
+@pytest.mark.parametrize("case", ["rod", "plate", "hand"])
+def test_a_cartesian_path_does_not_tunnel_through_a_thin_obstacle(case):
+    """Every sub-step of the line is clear of a thin rod (plate) while the attached tool
+    (the hand) passes through it between two of them: coal on their placement along the
+    line, closed form (they are rigid on the TCP). The path stops there; it came back
+    SUCCESS."""
+    t = _tunnel(case)
+    T0 = pin.SE3(t.robot.create_kinematics(PANDA_READY).frame_pose(TCP))
+    subs = _line_substeps(T0, t.target, t.n, t.options.get("max_linear_step", 0.005))
+
+    def gap(s: float) -> float:
+        T = _on_line(T0, t.target, s)
+        return min(_coal(shape, T * M, *t.obstacle) for shape, M in t.rigid) - t.minimum
+
+    assert min(gap(j / subs) for j in range(subs + 1)) > 0.0  # (no sub-step sees it)
+    res = t.solver.generate_path(PANDA_READY, t.target, TCP, t.n, **t.options)
+    k = res.bad_index
+    assert res.status == SolverStatus.CONSTRAINT_VIOLATION and res.reason == "collision"
+    assert f"the line collides between point {k - 1} and point {k}" in res.status_message
+    assert len(res.configurations) == k
+    # it really enters the obstacle inside the reported stretch of the line
+    assert min(gap(s) for s in np.linspace((k - 1) / (t.n - 1), k / (t.n - 1), 801)) < -0.001
+
+
+def _watched_gaps(
+    robot: RobotModel, solver: KinematicsSolver, q: np.ndarray, held: dict
+) -> np.ndarray:
+    """coal's distance minus minimum of every watched pair at ``q``.
+
+    Robot geometries placed by Pinocchio, attached objects on their frame (``held``:
+    name -> (shape, frame, placement)), obstacles at their world pose; the pairs and their
+    minimums are the constraint's watch.
+    """
+    gm = robot.collision_model
+    data = robot.model.createData()
+    gd = pin.GeometryData(gm)
+    pin.updateGeometryPlacements(robot.model, data, gm, gd, q)
+    pin.updateFramePlacements(robot.model, data)
+    shapes = {o.name: (o.geometry, gd.oMg[g]) for g, o in enumerate(gm.geometryObjects)}
+    for name, (shape, frame, M) in held.items():
+        shapes[name] = (shape, data.oMf[robot.model.getFrameId(frame)] * M)
+    world = robot.world
+    for name in world.get_obstacle_names():
+        shapes[name] = (world.get_obstacle(name).geometry, world.get_obstacle_pose(name))
+    watch = solver.get_constraint("collision").watch()
+    gaps = [_coal(*shapes[a], *shapes[b]) for a, b in watch.names]
+    return np.array(gaps) - watch.geometry_thresholds
+
+
+def test_every_accepted_path_stays_at_its_minimums_between_its_points():
+    """Joint-linear interpolation between consecutive returned configurations (what a
+    controller executes) keeps every watched pair (the robot's own, the held probe, the
+    world) at or above its minimum by coal, densely sampled; also for the points a path
+    that stops returns. A line through the thin plate used to be accepted."""
+    t = _tunnel("plate")
+    robot, solver, (probe, on_tcp) = t.robot, t.solver, t.rigid[0]
+    T0 = pin.SE3(robot.create_kinematics(PANDA_READY).frame_pose(TCP))
+    probe_at = T0.translation + np.array([0.0, 0.0, -0.25])
+    # a ball the probe passes 3 mm beyond its 5 mm minimum on the line to -y
+    robot.add_obstacle("ball", coal.Sphere(0.04), pose(*(probe_at + np.array([0.049, -0.1, 0.0]))))
+    robot.add_obstacle("table", coal.Box(1.0, 1.0, 0.02), pose(0.4, 0.0, -0.05))
+    solver.configure_collision_constraint(0.005)
+    held = {"tool": (probe, TCP, on_tcp)}
+    lines = [
+        (np.array([0.0, 0.3, 0.0]), np.zeros(3)),  # (through the plate)
+        (np.array([0.0, -0.2, 0.0]), np.zeros(3)),  # (past the ball)
+        (np.array([0.1, -0.1, -0.08]), np.array([0.0, 0.0, 0.4])),
+        (np.array([-0.1, 0.0, 0.1]), np.array([0.3, 0.0, 0.0])),
+        (np.zeros(3), np.array([0.0, 0.5, 0.0])),
+    ]
+    accepted = 0
+    for dp, dw in lines:
+        T1 = pin.SE3(pin.exp3(dw) @ T0.rotation, T0.translation + dp)
+        res = solver.generate_path(PANDA_READY, T1, TCP, 5)
+        accepted += res.success
+        for qa, qb in itertools.pairwise(res.configurations):
+            samples = max(40, int(np.ceil(np.abs(qb - qa).max() / 0.002)))
+            for t in np.linspace(0.0, 1.0, samples + 1):
+                q = pin.interpolate(robot.model, qa, qb, t)
+                assert _watched_gaps(robot, solver, q, held).min() >= -1e-9, (dp, dw, t)
+    assert accepted >= 3
+
+
+def test_a_free_path_is_the_same_with_and_without_the_motion_check():
+    """The check only rejects: a path clear of everything succeeds with exactly the
+    configurations (bit for bit) of the same solver without a collision constraint."""
+    robot = load_panda()
+    robot.add_obstacle("table", coal.Box(1.0, 1.0, 0.02), pose(0.4, 0.0, -0.05))
+    robot.add_obstacle("ball", coal.Sphere(0.04), pose(0.45, -0.3, 0.35))
+    T0 = pin.SE3(robot.create_kinematics(PANDA_READY).frame_pose(TCP))
+    T1 = pin.SE3(
+        pin.exp3(np.array([0.2, -0.1, 0.3])) @ T0.rotation,
+        T0.translation + np.array([0.15, 0.2, -0.1]),
+    )
+    plain = KinematicsSolver(robot).generate_path(PANDA_READY, T1, TCP, 11)
+    solver = KinematicsSolver(robot)
+    solver.configure_collision_constraint(0.01)
+    checked = solver.generate_path(PANDA_READY, T1, TCP, 11)
+    assert plain.success and checked.success, checked.status_message
+    assert checked.configurations.tobytes() == plain.configurations.tobytes()
+
+
+def test_a_motion_not_proven_clear_within_the_split_depth_counts_as_a_collision(monkeypatch):
+    """Conservative: the hand passes 12 mm beyond its 1 cm minimum from a ball, which the
+    default halvings prove clear; allowed none, the same path is rejected."""
+    from stackik.ik import checks
+
+    robot = load_panda()
+    T0 = pin.SE3(robot.create_kinematics(PANDA_READY).frame_pose(TCP))
+    robot.add_obstacle("ball", coal.Sphere(0.05), pose(0.3, 0.4, 0.6))
+    T1 = pin.SE3(T0.rotation, T0.translation + np.array([0.0, 0.4, 0.0]))
+    solver = KinematicsSolver(robot)
+    solver.configure_collision_constraint(0.01)
+    res = solver.generate_path(PANDA_READY, T1, TCP, 31)
+    assert res.success, res.status_message
+    gaps = [min_obstacle_distance(robot, q) for q in res.configurations]
+    assert 0.02 < min(gaps) < 0.025  # (close: the levers' bound alone proves nothing)
+    monkeypatch.setattr(checks, "MOTION_SPLIT_DEPTH", 0)
+    res = solver.generate_path(PANDA_READY, T1, TCP, 31)
+    assert res.status == SolverStatus.CONSTRAINT_VIOLATION and res.reason == "collision"
+    assert "between point" in res.status_message
 
 
 def test_a_joint_off_the_chain_outside_its_limits_fails_the_limits_check():

@@ -22,18 +22,30 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from ..constraints._collision_pairs import pair_levers
 from ..model import RobotModel
 from ..model.kinematics import joint_placements_copy, joint_placements_view
-from ..model.pipeline import CollisionPipeline, CollisionWatch
+from ..model.pipeline import CollisionPipeline, CollisionWatch, GeometrySet
 from .chains import ChainSetup
 
-__all__ = ["POSE_SLACK", "CandidateChecker", "CollisionWatch", "Validator", "Workspace"]
+__all__ = [
+    "MOTION_SPLIT_DEPTH",
+    "POSE_SLACK",
+    "CandidateChecker",
+    "CollisionWatch",
+    "Validator",
+    "Workspace",
+]
 
 Validator = Callable[[np.ndarray], bool]
 
 #: Slack of the pose test of a candidate over the tolerance [m or rad] (compiled FK and
 #: Pinocchio's differ by rounding only).
 POSE_SLACK = 1e-9
+
+#: Halvings of a joint motion :meth:`CandidateChecker.motion_clear` makes at most before
+#: it counts a pair it cannot prove clear as a collision (pieces of 1/1024 of the motion).
+MOTION_SPLIT_DEPTH = 10
 
 
 class Workspace:
@@ -65,6 +77,7 @@ class Workspace:
         self._data: pin.Data | None = None
         self._view: np.ndarray | None = None
         self._pipeline: CollisionPipeline | None = None
+        self._levers: tuple[GeometrySet, np.ndarray, np.ndarray] | None = None
 
     def prepare(self) -> None:
         """Create the scratch data now (a query's budget should not pay for it)."""
@@ -93,26 +106,63 @@ class Workspace:
             self._view = joint_placements_view(self._data)
         return self._data
 
-    def min_margin(self, q: np.ndarray, watch: CollisionWatch) -> float:
-        """Smallest ``distance - threshold`` [m] over the watched pairs at ``q``.
+    def margins(
+        self, q: np.ndarray, watch: CollisionWatch, rows: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Each watched pair's ``distance - threshold`` [m] at ``q``.
 
         The forward kinematics runs into :attr:`data`; distances are the collision
-        pipeline's exact ones (compiled; coal for triangle meshes). ``inf`` without
+        pipeline's exact ones (compiled; coal for triangle meshes). Empty without
         collision geometry or pairs.
+
+        Args:
+            q: Robot configuration (size nq).
+            watch: The pairs and their minimum distances.
+            rows: Only these watched pairs (indices into ``watch.geometry_pairs``), in
+                this order; None: every one.
         """
         if self._revision != self._robot.revision:
             self._rebuild()
-        if watch.geometry_pairs is None or not len(watch.geometry_pairs):
-            return math.inf
+        pairs, thresholds = watch.geometry_pairs, watch.geometry_thresholds
+        if pairs is None or not len(pairs):
+            return np.zeros(0)
+        assert thresholds is not None
+        if rows is not None:
+            pairs, thresholds = pairs[rows], thresholds[rows]
         pipeline = self.pipeline
         pipeline.world = watch.world
         data = self.data
         pin.forwardKinematics(self._robot.model, data, q)
         view = self._view
         pipeline.place(view if view is not None else joint_placements_copy(data), watch.state)
-        d = pipeline.distances(watch.geometry_pairs)
-        assert watch.geometry_thresholds is not None
-        return float(np.min(d - watch.geometry_thresholds))
+        return pipeline.distances(pairs) - thresholds
+
+    def min_margin(self, q: np.ndarray, watch: CollisionWatch) -> float:
+        """Smallest ``distance - threshold`` [m] over the watched pairs at ``q``.
+
+        See :meth:`margins`; ``inf`` without collision geometry or pairs.
+        """
+        m = self.margins(q, watch)
+        return float(np.min(m)) if m.size else math.inf
+
+    def pair_levers(self, watch: CollisionWatch) -> np.ndarray:
+        """Motion levers of the watched pairs, ``(P, nv)`` [m per rad or m].
+
+        Pair ``k``'s distance changes by at most ``levers[k] . |dv|`` along any joint
+        motion of tangent ``dv`` (the collision constraint's own bound:
+        :func:`~stackik.constraints._collision_pairs.pair_levers`). Kept while the
+        geometry set and the pairs are the same.
+        """
+        pairs = watch.geometry_pairs
+        if pairs is None or not len(pairs):
+            return np.zeros((0, self._robot.nv))
+        gs = self.pipeline.geometry(watch.state)
+        cached = self._levers
+        if cached is not None and cached[0] is gs and np.array_equal(cached[1], pairs):
+            return cached[2]
+        levers = pair_levers(self._robot, gs, pairs)
+        self._levers = (gs, pairs.copy(), levers)
+        return levers
 
     def frame_pose(self, q: np.ndarray, fid: int) -> pin.SE3:
         """World pose of frame ``fid`` at ``q`` (a copy)."""
@@ -173,6 +223,8 @@ class CandidateChecker:
         off[np.asarray(setup.chain.idx_q, dtype=np.int64)] = False
         off &= np.isfinite(lo) & np.isfinite(hi)
         self._off = (np.flatnonzero(off), lo[off].copy(), hi[off].copy())
+        self._kept: list[tuple[bytes, np.ndarray]] = []  # (q's bytes, margins), last two
+        self._lever: np.ndarray | None = None  # (the watched pairs' levers, on first use)
 
     def coupled(self, q: np.ndarray, qc: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
         """A candidate with every kept mimic follower set from its leader.
@@ -232,10 +284,95 @@ class CandidateChecker:
 
     def collision_ok(self, q: np.ndarray) -> bool:
         """No watched pair below its minimum distance (True without a constraint)."""
+        m = self.margins(q)
+        return m is None or not m.size or float(np.min(m)) >= 0.0
+
+    def margins(self, q: np.ndarray) -> np.ndarray | None:
+        """Each watched pair's ``distance - min_distance`` [m] at ``q`` (None: no constraint).
+
+        The last two configurations' are kept: a path checks a configuration, then the
+        motion to it from the one before (:meth:`motion_clear`).
+        """
         watch = self.watch
         if watch is None:
+            return None
+        key = q.tobytes()
+        kept = self._kept
+        for qk, mk in kept:
+            if qk == key:
+                return mk
+        m = self.workspace.margins(q, watch)
+        kept.append((key, m))
+        if len(kept) > 2:
+            del kept[0]
+        return m
+
+    def motion_clear(
+        self, qa: np.ndarray, qb: np.ndarray, margins_a: np.ndarray | None = None
+    ) -> bool:
+        """No watched pair below its minimum anywhere on the joint motion from ``qa`` to ``qb``.
+
+        The motion is the joint-space segment ``q(t) = qa (+) t (qb (-) qa)``, ``t`` in
+        [0, 1] (linear for revolute and prismatic joints): what a controller
+        interpolating the two configurations executes. Conservative advancement: pair
+        ``k`` closes by at most ``lever_k . |qb (-) qa|`` over the segment (its levers
+        bound how fast any point of its geometries moves per joint), so it stays at or
+        above its minimum when its margins at the two ends add up to at least that. A
+        pair that does not is checked again on each half of the segment, down to
+        :data:`MOTION_SPLIT_DEPTH` halvings; still unproven there, the motion counts as a
+        collision (conservative: a pair that comes within ``lever_k . |qb (-) qa| /
+        2**depth`` [m] of its minimum can be rejected though it never goes below it).
+        Only the pairs still open are queried on the halves. True without a constraint.
+
+        Args:
+            qa: Configuration at the start of the motion (size nq).
+            qb: Configuration at its end.
+            margins_a: :meth:`margins` at ``qa`` when the caller has them (None: computed
+                or taken from the last two configurations').
+
+        Returns:
+            Whether the whole motion keeps every watched pair at its minimum or above.
+        """
+        watch, mb = self.watch, self.margins(qb)
+        ma = self.margins(qa) if margins_a is None else margins_a
+        if watch is None or ma is None or mb is None or not ma.size:
             return True
-        return self.workspace.min_margin(q, watch) >= 0.0
+        if ma.min() < 0.0 or mb.min() < 0.0:
+            return False
+        if self._lever is None:
+            self._lever = self.workspace.pair_levers(watch)
+        lever = self._lever
+        open_ = ma + mb < lever @ np.abs(pin.difference(self.model, qa, qb))
+        if not open_.any():
+            return True  # (the common case: every pair proven at once)
+        rows = np.flatnonzero(open_)
+        return self._split_clear(watch, lever, [(qa, qb, rows, ma[rows], mb[rows], 0)])
+
+    def _split_clear(
+        self,
+        watch: CollisionWatch,
+        lever: np.ndarray,
+        stack: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]],
+    ) -> bool:
+        """:meth:`motion_clear` of the pairs not proven on whole segments: halve them.
+
+        Each entry: the segment's ends, the watched pairs still open on it, their margins
+        at the two ends [m], and the halvings made so far.
+        """
+        model = self.model
+        while stack:
+            qa, qb, rows, ma, mb, depth = stack.pop()
+            if depth == MOTION_SPLIT_DEPTH:
+                return False
+            qm = pin.interpolate(model, qa, qb, 0.5)
+            mm = self.workspace.margins(qm, watch, rows)
+            if mm.min() < 0.0:
+                return False
+            for q0, q1, m0, m1 in ((qm, qb, mm, mb), (qa, qm, ma, mm)):
+                open_ = m0 + m1 < lever[rows] @ np.abs(pin.difference(model, q0, q1))
+                if open_.any():
+                    stack.append((q0, q1, rows[open_], m0[open_], m1[open_], depth + 1))
+        return True
 
     def reason(self, q: np.ndarray, qc: np.ndarray, check_pose: bool = True) -> str:
         """``""`` when ``q`` passes every test, else the first failed test's name.

@@ -6,9 +6,17 @@ straight line: position interpolated linearly, orientation by slerp
 ``max_linear_step`` and ``max_angular_step``, each solved locally (Levenberg-Marquardt
 from the previous configuration, no restart, inside the margin-shrunk limits); a
 sub-step whose joints move more than ``max_joint_jump`` is a branch jump and stops the
-path. Every path point is checked on the robot like a global-IK candidate, and every
-sub-step between two points for collision: a line through an obstacle stops there even
-when no point falls inside it.
+path. Every path point is checked on the robot like a global-IK candidate. The motion
+between checked configurations is checked for collision as a whole, not only at its
+ends: each joint-space segment from a sub-step's configuration to the next, and from a
+point to the next (what a controller interpolating the returned configurations executes),
+must keep every watched pair (robot, attached objects, world) at or above its minimum
+distance by conservative advancement
+(:meth:`~stackik.ik.checks.CandidateChecker.motion_clear`). A line through an obstacle
+stops between the points it falls between, however thin the obstacle. The check is
+conservative (a segment it cannot prove clear within
+:data:`~stackik.ik.checks.MOTION_SPLIT_DEPTH` halvings counts as a collision) and only
+rejects: it never changes a configuration.
 """
 
 from __future__ import annotations
@@ -157,22 +165,47 @@ def _walk(
         raise _PathStop(
             SolverStatus.INVALID_INPUT, 0, why, f"the start configuration fails the {why} check"
         )
+    q_prev = q_point = q_start
+    m_point = checker.margins(q_start)
     for k in range(1, line.n):
         for j in range(1, line.steps_per + 1):
             s = ((k - 1) * line.steps_per + j) / (line.steps_per * (line.n - 1))
             qc = _sub_step(chain, line, qc, s, k, jump, tol_p, tol_o)
-            if j < line.steps_per and not checker.collision_ok(chain.to_full(qc, q_start)):
-                raise _PathStop(
-                    SolverStatus.CONSTRAINT_VIOLATION, k, "collision",
-                    f"the line collides between point {k - 1} and point {k} (s = {s:.4f})",
-                )  # fmt: skip
-        q = chain.to_full(qc, q_start)
+            q = chain.to_full(qc, q_start)
+            if j < line.steps_per:
+                q_prev = _moved(checker, q_prev, q, k, s)
         why = checker.reason(q, qc, check_pose=False)
         if why:
             raise _PathStop(
                 SolverStatus.CONSTRAINT_VIOLATION, k, why, f"point {k} fails the {why} check"
             )
+        q_prev = _moved(checker, q_prev, q, k, s)
+        if line.steps_per > 1:  # (the motion a controller interpolating the points makes)
+            _moved(checker, q_point, q, k, s, m_point)
+        q_point, m_point = q, checker.margins(q)
         configs.append(q)
+
+
+def _moved(
+    checker: CandidateChecker,
+    q_prev: np.ndarray,
+    q: np.ndarray,
+    k: int,
+    s: float,
+    m_prev: np.ndarray | None = None,
+) -> np.ndarray:
+    """``q`` when the joint motion to it from ``q_prev`` is clear; raise :class:`_PathStop`.
+
+    The motion between two checked configurations is checked as a whole (conservative
+    advancement, :meth:`CandidateChecker.motion_clear`; ``m_prev``: the margins at
+    ``q_prev`` when known), not only its ends.
+    """
+    if not checker.motion_clear(q_prev, q, m_prev):
+        raise _PathStop(
+            SolverStatus.CONSTRAINT_VIOLATION, k, "collision",
+            f"the line collides between point {k - 1} and point {k} (s = {s:.4f})",
+        )  # fmt: skip
+    return q
 
 
 def _sub_step(
