@@ -90,6 +90,7 @@ from ._collision_pairs import (
     joint_columns,
     name_key,
     override_ids,
+    pair_levers,
     unwatched_reason,
 )
 from .base import Constraint, _check_snapshot, _row_index, register_constraint
@@ -100,6 +101,7 @@ __all__ = [
     "CollisionConstraint",
     "CollisionSettings",
     "CollisionTuningMode",
+    "pair_levers",
 ]
 
 #: Cap of a pair's learned linearization error [m] (see the module docstring).

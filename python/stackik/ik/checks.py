@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from ..constraints._collision_pairs import pair_levers
+from ..constraints.collision import pair_levers
 from ..model import RobotModel
 from ..model.kinematics import joint_placements_copy, joint_placements_view
 from ..model.pipeline import CollisionPipeline, CollisionWatch, GeometrySet
@@ -150,7 +150,7 @@ class Workspace:
 
         Pair ``k``'s distance changes by at most ``levers[k] . |dv|`` along any joint
         motion of tangent ``dv`` (the collision constraint's own bound:
-        :func:`~stackik.constraints._collision_pairs.pair_levers`). Kept while the
+        :func:`~stackik.constraints.collision.pair_levers`). Kept while the
         geometry set and the pairs are the same.
         """
         pairs = watch.geometry_pairs
