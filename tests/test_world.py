@@ -9,11 +9,18 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
+import os
 import pickle
+import re
+import struct
+import subprocess
+import sys
 import threading
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import coal
 import numpy as np
@@ -2708,3 +2715,437 @@ def test_a_robot_without_collision_geometry_or_attached_object_has_nothing_to_wa
         solver.configure_collision_constraint(0.02)
     assert solver.evaluate_min_collision_distance(np.array([0.0])) is None
     assert solver.evaluate_collision_debug(np.array([0.0])) is None
+
+
+# -- mesh obstacles: float32 plates, unfinished meshes, hulls without faces, pickling --------------
+#: A ball of radius 0.05 m whose centre is the configuration (three prismatic joints).
+_BALL = """<robot name="ball">
+  <link name="base"/><link name="lx"/><link name="ly"/>
+  <link name="ball"><collision><geometry><sphere radius="0.05"/></geometry></collision></link>
+  <joint name="x" type="prismatic"><parent link="base"/><child link="lx"/><axis xyz="1 0 0"/>
+    <limit lower="-5" upper="5" effort="1" velocity="1"/></joint>
+  <joint name="y" type="prismatic"><parent link="lx"/><child link="ly"/><axis xyz="0 1 0"/>
+    <limit lower="-5" upper="5" effort="1" velocity="1"/></joint>
+  <joint name="z" type="prismatic"><parent link="ly"/><child link="ball"/><axis xyz="0 0 1"/>
+    <limit lower="-5" upper="5" effort="1" velocity="1"/></joint>
+</robot>"""
+
+
+def _python(code: str, *args: str) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter with this checkout importable (a crash there fails
+    the test instead of ending pytest)."""
+    path = os.pathsep.join([str(ROBOTS.parent / "python"), os.environ.get("PYTHONPATH", "")])
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": path},
+        timeout=600,
+    )
+
+
+def _vec3s(points: np.ndarray) -> coal.StdVec_Vec3s:
+    out = coal.StdVec_Vec3s()
+    for p in np.asarray(points, dtype=float):
+        out.append(p)
+    return out
+
+
+def _tilted_plate(path: Path, seed: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """A flat square plate (a grid of triangles) in a tilted plane, written as a binary STL.
+
+    The review's plates (seeds 4, 10 and 21 crashed the process): binary STL stores
+    float32, which leaves the vertices about 1e-8 m off their plane.
+
+    Returns:
+        The plate's rotation (its normal is the third column), centre [m] and side [m].
+    """
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 7))
+    side = float(rng.choice([0.05, 0.3, 1.0]))
+    R = pin.rpy.rpyToMatrix(*rng.uniform(-3, 3, 3))
+    t = rng.uniform(-1, 1, 3)
+    g = np.linspace(-side / 2, side / 2, n)
+    P = np.array([[x, y, 0.0] for x in g for y in g]) @ R.T + t
+    cells = [(i, j) for i in range(n - 1) for j in range(n - 1)]
+    tris = [(i * n + j, (i + 1) * n + j, i * n + j + 1) for i, j in cells]
+    tris += [(i * n + j + 1, (i + 1) * n + j, (i + 1) * n + j + 1) for i, j in cells]
+    with open(path, "wb") as f:
+        f.write(b"\0" * 80 + struct.pack("<I", len(tris)))
+        for tri in tris:
+            f.write(struct.pack("<12fH", *R[:, 2], *P[list(tri)].ravel(), 0))
+    return R, t, side
+
+
+#: Loads a mesh file as an obstacle and as a URDF collision mesh (hulls; prints "ok").
+_LOAD_PLATE = """
+import sys, stackik
+from stackik.model.world import World
+path = sys.argv[1]
+World().add_obstacle_mesh("plate", path)
+stackik.RobotModel.from_urdf_string(
+    '<robot name="r"><link name="base"/><link name="plate"><collision><geometry>'
+    f'<mesh filename="{path}"/></geometry></collision></link>'
+    '<joint name="j" type="revolute"><parent link="base"/><child link="plate"/>'
+    '<axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint></robot>'
+)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("seed", [4, 10, 21, 0])
+def test_a_tilted_plate_from_a_binary_stl_is_a_1_mm_hull(tmp_path, seed):
+    """A flat plate in a tilted plane, from a binary STL (float32: its vertices ~1e-8 m off
+    the plane), crashed the process (SIGSEGV in coal's qhull) as an obstacle or a URDF
+    collision mesh: the rank test called it solid and qhull's warning about the narrow
+    set crashed coal. It is flat (within float32 rounding), so its hull is the plate
+    given 1 mm of thickness: the hull coal builds of the file's own vertices pushed
+    0.5 mm both ways along their plane's normal, and distances to it are coal's."""
+    path = tmp_path / "plate.stl"
+    R, t, side = _tilted_plate(path, seed)
+    child = _python(_LOAD_PLATE, str(path))
+    assert child.returncode == 0, child.stderr[-2000:]  # (was -11 for 4, 10 and 21)
+    assert child.stdout.split() == ["ok"]
+    record = np.dtype([("normal", "<f4", 3), ("v", "<f4", (3, 3)), ("attr", "<u2")])
+    V = np.unique(np.frombuffer(path.read_bytes()[84:], record)["v"].reshape(-1, 3), axis=0)
+    V = V.astype(float)
+    normal = np.linalg.svd(V - V.mean(axis=0))[2][2]
+    assert abs(normal @ R[:, 2]) > 1.0 - 1e-12
+    thick = np.vstack([V + 5e-4 * normal, V - 5e-4 * normal])
+    reference = coal.ConvexBase.convexHull(_vec3s(thick), True, "Qt")
+    hull = np.asarray(load_mesh(path).points())
+    spread = np.ptp(V @ normal)  # (float32 rounding: about 1e-7 m)
+    assert spread < 2e-7
+    assert np.ptp(hull @ normal) == pytest.approx(1e-3 + spread, abs=1e-12)
+    assert np.abs(hull[:, None, :] - thick[None]).sum(axis=2).min(axis=1).max() < 1e-12
+    robot = RobotModel.from_urdf_string(_BALL)
+    robot.add_obstacle_mesh("plate", path)
+    rng = np.random.default_rng(seed)
+    for k in range(60):
+        inside = k < 30  # (over the plate: the closed form holds)
+        u, v = rng.uniform(-0.45, 0.45, 2) * side * (1.0 if inside else 3.0)
+        a = rng.choice([-0.2, -0.049, -0.02, 0.0, 0.01, 0.03, 0.06, 0.3])
+        c = t + R @ np.array([u, v, a])
+        robot.update_kinematics(c)
+        d = robot.compute_min_collision_distance()
+        req, res = _request()
+        req.epa_tolerance, req.epa_max_iterations = 1e-12, 1000  # (coal's own: 1e-8 deep)
+        ball = coal.Transform3s(np.eye(3), c)
+        expected = coal.distance(coal.Sphere(0.05), ball, reference, coal.Transform3s(), req, res)
+        assert d == pytest.approx(expected, abs=1e-9)
+        if inside:
+            assert d == pytest.approx(abs(a) - 0.05 - 5e-4, abs=1e-7)  # (float32: 6e-8)
+
+
+#: Hulls nearly flat point sets of every noise level around float32's; prints a JSON list of
+#: [relative noise, the hull's extent across the set's plane, the points' own extent] [m].
+_NEAR_FLAT = """
+import json
+import numpy as np
+from stackik.model.collision import convex_hull
+rng = np.random.default_rng(0)
+out = []
+for k in range(400):
+    n = int(rng.integers(4, 40))
+    size = 10.0 ** rng.uniform(-3, 1)
+    noise = 10.0 ** rng.uniform(-10, -4)
+    R = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+    P = np.c_[rng.uniform(-size, size, (n, 2)), noise * size * rng.standard_normal(n)]
+    P = (P @ R.T + rng.uniform(-1, 1, 3) * size).astype(np.float32).astype(float)
+    hull = np.asarray(convex_hull(P).points())
+    out.append([noise, float(np.ptp(hull @ R[:, 2])), float(np.ptp(P @ R[:, 2]))])
+print(json.dumps(out))
+"""
+
+
+def test_nearly_flat_point_sets_are_hulled_without_crashing():
+    """Point sets flat to within 1e-10 to 1e-4 of their size, rounded to float32 as a mesh
+    file stores them: about one in ten crashed the process. None does now. A set flat
+    within 1e-7 of its size (float32 rounding) is thickened by 1 mm (its hull spans its
+    points' extent across their plane plus 1 mm); one spread by more than 1e-5 of its
+    size is hulled as it is (its hull spans its points' extent)."""
+    from stackik.model.collision import DEGENERATE_MESH_THICKNESS
+
+    child = _python(_NEAR_FLAT)
+    assert child.returncode == 0, child.stderr[-2000:]
+    results = np.array(json.loads(child.stdout.strip().splitlines()[-1]))
+    noise, hull, own = results.T
+    assert len(results) == 400
+    flat, solid = noise < 1e-7, noise > 1e-5
+    assert flat.sum() > 100 and solid.sum() > 50
+    np.testing.assert_allclose(hull[flat], own[flat] + DEGENERATE_MESH_THICKNESS, atol=1e-12)
+    np.testing.assert_allclose(hull[solid], own[solid], atol=1e-12)
+
+
+def _triangle_mesh(cls: type = coal.BVHModelOBBRSS, finish: bool = True) -> Any:
+    mesh = cls()
+    mesh.beginModel(1, 3)
+    mesh.addTriangle(np.array([0, 0, 0.0]), np.array([0.1, 0, 0.0]), np.array([0, 0.1, 0.0]))
+    if finish:
+        mesh.endModel()
+    return mesh
+
+
+def _point_cloud() -> Any:
+    mesh = coal.BVHModelOBBRSS()
+    mesh.beginModel(0, 4)
+    mesh.addVertices(np.array([[0, 0, 0], [0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1]], float))
+    mesh.endModel()
+    return mesh
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (
+            lambda: _triangle_mesh(finish=False),
+            "is not finished (build state BVH_BUILD_STATE_BEGUN",
+        ),
+        (_point_cloud, "has no triangles (a point cloud"),
+    ],
+)
+def test_an_unfinished_mesh_or_a_point_cloud_is_refused(make, words):
+    """A BVH mesh without endModel() was accepted and the first distance crashed the
+    process; a point cloud was accepted and every query then raised a bare ValueError
+    (solve_velocity too). Both are refused, naming the object, and nothing is added."""
+    robot = load_panda()
+    with pytest.raises(InvalidInput) as err:
+        robot.add_obstacle("tri", make())
+    assert str(err.value).startswith(f"obstacle 'tri': the mesh {words}")
+    with pytest.raises(InvalidInput, match=f"attached object 'part': the mesh {re.escape(words)}"):
+        robot.attach_object("part", "panda_hand", make())
+    with pytest.raises(InvalidInput, match=r"obstacles\[0\] \('tri'\): obstacle 'tri': the mesh"):
+        robot.world.add_objects([("tri", make(), None, None, None)])
+    assert robot.get_obstacle_names() == [] and robot.get_attached_object_names() == []
+    robot.add_obstacle("tri", _triangle_mesh(), pose(0.5, 0.0, 0.5))  # (finished: accepted)
+    solver = KinematicsSolver(robot)
+    solver.add_frame_task("tool", TCP, TaskType.FRAME_POSITION).set_target_position([0.4, 0, 0.4])
+    solver.configure_collision_constraint(0.02)
+    assert solver.solve_velocity(PANDA_READY).status == SolverStatus.SUCCESS
+
+
+def test_a_hull_without_faces_is_kept_by_its_points_and_pickles():
+    """A ConvexBase from convexHull(points, False, ...) is a shape add_obstacle accepts, but
+    coal cannot pickle it: pickling the robot raised a bare RuntimeError. The world keeps
+    it as a coal.Convex with the same points in the same order: the distances are coal's
+    to the given hull, and the robot pickles, its copy's distances bit-identical."""
+    rng = np.random.default_rng(3)
+    given = coal.ConvexBase.convexHull(_vec3s(rng.normal(size=(80, 3)) * 0.06), False, "")
+    held = coal.ConvexBase.convexHull(_vec3s(rng.normal(size=(20, 3)) * 0.02), False, "")
+    assert type(given) is coal.ConvexBase
+    robot = load_panda()
+    robot.update_kinematics(PANDA_READY)
+    hand = robot.get_frame_pose("panda_hand")
+    robot.add_obstacle("hull", given, hand * pin.SE3(pose(0.0, 0.1, 0.12)))
+    robot.attach_object("part", "panda_hand", held, pose(z=0.12))
+    kept = robot.world.get_obstacle("hull").geometry
+    assert type(kept) is coal.Convex
+    np.testing.assert_array_equal(np.asarray(kept.points()), np.asarray(given.points()))
+    part = robot.world.get_attached_object("part").geometry
+    np.testing.assert_array_equal(np.asarray(part.points()), np.asarray(held.points()))
+    copy = pickle.loads(pickle.dumps(robot))
+    M_hull = robot.get_obstacle_pose("hull")
+    for k in range(8):
+        q = PANDA_READY + 0.05 * k * np.array([0.3, -0.2, 0.1, 0.4, -0.3, 0.2, 0.1])
+        robot.update_kinematics(q)
+        copy.update_kinematics(q)
+        d = robot.compute_min_collision_distance()
+        assert copy.compute_min_collision_distance() == d
+        M_part = robot.get_frame_pose("panda_hand") * pin.SE3(pose(z=0.12))
+        expected = _coal_distance(held, M_part, given, M_hull)
+        gm = robot.collision_model
+        data = robot.model.createData()
+        gd = pin.GeometryData(gm)
+        pin.updateGeometryPlacements(robot.model, data, gm, gd, q)
+        for g, obj in enumerate(gm.geometryObjects):
+            expected = min(expected, _coal_distance(obj.geometry, gd.oMg[g], given, M_hull))
+        own = min(robot.compute_collision_distances())
+        assert min(d, own) == pytest.approx(min(expected, own), abs=1e-8)
+    again = pickle.loads(pickle.dumps(given))  # (on its own: a Convex with its points)
+    assert type(again) is coal.Convex
+    np.testing.assert_array_equal(np.asarray(again.points()), np.asarray(given.points()))
+
+
+def _box_mesh(cls: type, half: Sequence[float]) -> Any:
+    """A box as a triangle mesh built by hand (12 triangles) [m]."""
+    corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+    faces = [(0, 1, 3), (0, 3, 2), (4, 6, 7), (4, 7, 5), (0, 4, 5), (0, 5, 1),
+             (2, 3, 7), (2, 7, 6), (0, 2, 6), (0, 6, 4), (1, 5, 7), (1, 7, 3)]  # fmt: skip
+    mesh = cls()
+    mesh.beginModel(len(faces), len(corners))
+    mesh.addVertices(corners * np.asarray(half))
+    mesh.addTriangles(np.array(faces, dtype=np.int64))
+    mesh.endModel()
+    return mesh
+
+
+def _pickled_world_readings(
+    robot: RobotModel, solver: KinematicsSolver, qs: np.ndarray
+) -> list[list[object]]:
+    """At each configuration: the robot's smallest distance, every watched pair's name and
+    distance, and the solver's step (in that order, from the state they are in)."""
+    out: list[list[object]] = []
+    for q in qs:
+        robot.update_kinematics(q)
+        pairs = [
+            [i.geometry_a, i.geometry_b, i.distance]
+            for i in solver.evaluate_collision_debug_list(q)
+        ]
+        out.append(
+            [
+                robot.compute_min_collision_distance(),
+                pairs,
+                solver.solve_velocity(q).solution.tolist(),
+            ]
+        )
+    return out
+
+
+def _mesh_scene(folder: Path, file_mesh: bool) -> tuple[RobotModel, KinematicsSolver, np.ndarray]:
+    """The Panda with triangle meshes in its world, a solver that stepped, configurations.
+
+    ``obb``: a plate built by hand as a coal.BVHModelOBB, 9 cm below the hand at the
+    ready pose; ``part``: a coal.BVHModelOBB box carried by the hand; with ``file_mesh``,
+    ``exact``: a 10 cm cube loaded from ``folder/cube.obj`` as an exact mesh. The
+    configurations move the hand into the plate.
+    """
+    robot = load_panda()
+    robot.update_kinematics(PANDA_READY)
+    hand = robot.get_frame_pose("panda_hand")
+    robot.add_obstacle(
+        "obb", _box_mesh(coal.BVHModelOBB, [0.1, 0.1, 0.02]), hand * pin.SE3(pose(z=0.09))
+    )
+    if file_mesh:
+        cube = _cube_mesh(folder, "cube.obj")
+        robot.add_obstacle_mesh(
+            "exact", cube, hand * pin.SE3(pose(0.0, 0.2, 0.05)), scale=0.1, convex=False
+        )
+    part = _box_mesh(coal.BVHModelOBB, [0.01, 0.01, 0.04])
+    robot.attach_object("part", "panda_hand", part, pose(z=0.1))
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.configure_collision_constraint(0.02)
+    solver.add_frame_task("tool", TCP, TaskType.FRAME_POSITION).set_target_position(
+        hand.translation - np.array([0.0, 0.0, 0.1])
+    )
+    solver.solve_velocity(PANDA_READY)  # (the solver's geometry set is built, and pickled)
+    qs = PANDA_READY + 0.02 * np.arange(6)[:, None] * np.array(
+        [0.3, -0.2, 0.1, 0.4, -0.3, 0.2, 0.1]
+    )
+    return robot, solver, qs
+
+
+#: Builds :func:`_mesh_scene`, pickles it, and prints the readings of the original and of
+#: its copy (JSON). coal's distances to a mesh can differ between processes in their last
+#: bits (its results depend on the process's history), so both are read here.
+_PICKLED_SCENE = """
+import json, pickle, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+from stackik import _jit
+_jit.load()
+import test_world
+robot, solver, qs = test_world._mesh_scene(Path(sys.argv[1]), sys.argv[3] == "file")
+copy, copied = pickle.loads(pickle.dumps((robot, solver)))
+mine = test_world._pickled_world_readings(robot, solver, qs)
+print(json.dumps([mine, test_world._pickled_world_readings(copy, copied, qs)]))
+"""
+
+
+@pytest.mark.parametrize("meshes", ["obb", "file"])
+def test_a_pickled_world_of_meshes_gives_the_same_distances(tmp_path, meshes):
+    """A robot whose world held a coal.BVHModelOBB obstacle pickled (through coal's own
+    archive of that mesh), and its copy crashed the process at the first query in
+    contact; an OBB part held near a mesh loaded from a file (an OBBRSS) raised a bare
+    ValueError in every query (coal pairs the two types with no distance). The world
+    keeps an OBB mesh as an OBBRSS of the same triangles, and pickles its meshes
+    (obstacles and attached objects, also in a solver's geometry) as their vertices and
+    triangles: the copy reads the same distances, pair lists and steps, bit for bit, and
+    every mesh pair is coal's distance between the same triangles."""
+    child = _python(_PICKLED_SCENE, str(tmp_path), str(Path(__file__).parent), meshes)
+    assert child.returncode == 0, child.stderr[-2000:]  # (was -11, and 1: a ValueError)
+    mine, copy = json.loads(child.stdout.strip().splitlines()[-1])
+    assert copy == mine
+    assert min(d for d, _, _ in mine) < 0.0  # (in contact: where the copy crashed)
+    robot, _, qs = _mesh_scene(tmp_path, meshes == "file")  # (the same, for coal)
+    kept = robot.world.get_obstacle("obb").geometry
+    assert type(kept) is coal.BVHModelOBBRSS
+    plate = _box_mesh(coal.BVHModelOBBRSS, [0.1, 0.1, 0.02])
+    np.testing.assert_array_equal(np.asarray(kept.vertices()), np.asarray(plate.vertices()))
+    shapes = {"obb": (plate, robot.get_obstacle_pose("obb"))}
+    if meshes == "file":
+        cube = load_mesh(tmp_path / "cube.obj", 0.1, convex=False)
+        shapes["exact"] = (cube, robot.get_obstacle_pose("exact"))
+    gm = robot.collision_model
+    for q, (_, pairs, _) in zip(qs, mine, strict=True):
+        data = robot.model.createData()
+        pin.framesForwardKinematics(robot.model, data, q)
+        gd = pin.GeometryData(gm)
+        pin.updateGeometryPlacements(robot.model, data, gm, gd, q)
+        carried = {o.name: (o.geometry, gd.oMg[g]) for g, o in enumerate(gm.geometryObjects)}
+        M_part = data.oMf[robot.model.getFrameId("panda_hand")] * pin.SE3(pose(z=0.1))
+        carried["part"] = (_box_mesh(coal.BVHModelOBBRSS, [0.01, 0.01, 0.04]), M_part)
+        assert {(a, b) for a, b, _ in pairs if b in shapes} == {
+            (a, b) for a in carried for b in shapes
+        }
+        for a, b, d in pairs:
+            if b in shapes:
+                expected = _coal_distance(*carried[a], *shapes[b])
+                assert d == pytest.approx(expected, abs=2e-6), (a, b)
+
+
+def test_a_large_exact_mesh_pickles_as_its_vertices_and_triangles(tmp_path):
+    """A world's exact mesh of 20,000 triangles pickled through coal's archive of its
+    tree (about 37 MB and 2 s): it pickles to under 1 MB now, and comes back with the
+    same vertices."""
+    big = tmp_path / "sphere.obj"
+    theta, phi = np.meshgrid(np.linspace(0.0, np.pi, 101), np.linspace(0.0, 2 * np.pi, 101))
+    ring = np.c_[
+        (np.sin(theta) * np.cos(phi)).ravel(),
+        (np.sin(theta) * np.sin(phi)).ravel(),
+        np.cos(theta).ravel(),
+    ]
+    faces = [
+        (i * 101 + j + 1, (i + 1) * 101 + j + 1, i * 101 + j + 2)
+        for i in range(100)
+        for j in range(100)
+    ]
+    faces += [
+        (i * 101 + j + 2, (i + 1) * 101 + j + 1, (i + 1) * 101 + j + 2)
+        for i in range(100)
+        for j in range(100)
+    ]
+    big.write_text(
+        "".join(f"v {x} {y} {z}\n" for x, y, z in ring)
+        + "".join(f"f {a} {b} {c}\n" for a, b, c in faces)
+    )
+    world = World()
+    world.add_obstacle_mesh("sphere", big, scale=0.2, convex=False)
+    mesh = world.get_obstacle("sphere").geometry
+    assert mesh.num_tris > 19000  # (the loader drops the poles' collapsed triangles)
+    assert len(pickle.dumps(world)) < 1e6
+    same = pickle.loads(pickle.dumps(mesh))
+    assert type(same) is coal.BVHModelOBBRSS
+    np.testing.assert_array_equal(np.asarray(same.vertices()), np.asarray(mesh.vertices()))
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-7, [1e-7, 1e-7, 1e-8]])
+def test_a_mesh_scaled_to_nothing_is_refused(tmp_path, scale):
+    """A mesh scale of 1e-300 silently became a 1 mm cube (the thickening of degenerate
+    meshes): a mesh smaller than 1 um in every axis at its scale is refused, naming the
+    file and the scale. One that is flat in one axis only still loads (1 mm thick)."""
+    cube = _cube_mesh(tmp_path, "cube.obj")
+    world = World()
+    for convex in (True, False):
+        with pytest.raises(
+            InvalidInput, match=r"cube\.obj' at scale .* \(below 1e-06 m in every axis\)"
+        ) as err:
+            world.add_obstacle_mesh("speck", cube, scale=scale, convex=convex)
+        assert err.value.what == "scale"
+    assert world.get_obstacle_names() == []
+    world.add_obstacle_mesh("sheet", cube, scale=[0.2, 0.2, 1e-300])
+    points = np.asarray(world.get_obstacle("sheet").geometry.points())
+    np.testing.assert_allclose(np.ptp(points, axis=0), [0.2, 0.2, 1e-3], rtol=1e-12)
+    world.add_obstacle_mesh("small", cube, scale=1e-5)  # (10 um: small, but a part)
+    np.testing.assert_allclose(
+        np.ptp(np.asarray(world.get_obstacle("small").geometry.points()), axis=0), 1e-5
+    )

@@ -34,22 +34,50 @@ from ..errors import CollisionGeometryNotFound, InvalidInput
 #: the process on it), and a flat plate is a legitimate collision shape.
 DEGENERATE_MESH_THICKNESS = 1e-3
 
+#: Spread below which a direction of a vertex set counts as missing, relative to the size
+#: of its coordinates: the set is then flat (or a line, or a point) and is thickened by
+#: :data:`DEGENERATE_MESH_THICKNESS`. Mesh files store float32 (binary STL always, and
+#: assimp, which coal's loader uses, transforms in float32): each coordinate is rounded to
+#: 2**-24 (6e-8) of its magnitude, so a plate in a tilted plane lies up to about 1e-7 of
+#: its coordinates off that plane. Such a sliver is rounding, not shape (and qhull, inside
+#: coal, crashed the process on it). 1e-6 is 16 float32 steps: 1 um for a part within
+#: 1 m of its origin, far below the thickness it is given.
+FLAT_TOLERANCE = 1e-6
+
+#: qhull options of a hull: triangulated output ("Qt"); "Pp" keeps qhull from printing its
+#: precision warnings (a narrow or nearly flat set), which crashes the process in coal's
+#: build of qhull (its error stream is unusable). "Pp" changes nothing else: the hull is
+#: the one "Qt" gives.
+QHULL_OPTIONS = "Qt Pp"
+
+#: qhull options of the retry from joggled input (see :func:`convex_hull`).
+QHULL_JOGGLED = "QJ Pp"
+
 
 def _affine_rank(points: np.ndarray) -> int:
-    """Dimension of the affine hull of ``points`` (0 for a point, 3 for a solid)."""
+    """Dimension of the affine hull of ``points`` (0 for a point, 3 for a solid).
+
+    A principal direction counts when the points' RMS spread along it exceeds
+    :data:`FLAT_TOLERANCE` of the size of the set: the larger of its RMS spread along its
+    main direction and its largest coordinate magnitude (float32 rounding scales with the
+    coordinates, so a part drawn far from its origin is rounded more coarsely). A set
+    spread by less than 1e-12 (singular value) is a point.
+    """
     if len(points) < 2:
         return 0
     centred = points - points.mean(axis=0)
-    s = np.linalg.svd(centred, compute_uv=False)
-    scale = max(float(s[0]), 1e-300)
-    return int(np.sum(s > 1e-9 * scale)) if s[0] > 1e-12 else 0
+    s = np.linalg.svd(centred, compute_uv=False)  # (s_i = sqrt(n) * RMS spread along axis i)
+    size = max(float(s[0]), np.sqrt(len(points)) * float(np.abs(points).max()))
+    return int(np.sum(s > max(FLAT_TOLERANCE * size, 1e-12)))
 
 
 def thicken(points: np.ndarray, thickness: float = DEGENERATE_MESH_THICKNESS) -> np.ndarray:
     """Points of a degenerate set pushed ``thickness / 2`` both ways along its missing axes.
 
     A plane gains its normal, a line two perpendicular axes, a point all three: the
-    result has a proper 3-D convex hull that contains the original points.
+    result has a proper 3-D convex hull that contains the original points. A set that
+    is flat only within :data:`FLAT_TOLERANCE` (float32 rounding) is pushed along its
+    least spread axis.
     """
     centred = points - points.mean(axis=0)
     _, _, vt = np.linalg.svd(centred, full_matrices=True)
@@ -61,14 +89,37 @@ def thicken(points: np.ndarray, thickness: float = DEGENERATE_MESH_THICKNESS) ->
     return np.vstack(out)
 
 
-def convex_hull(points: np.ndarray) -> coal.ConvexBase:
+def _qhull(points: np.ndarray) -> coal.Convex:
+    """The hull (with triangles) coal builds of a non-degenerate point set ``(n, 3)`` [m].
+
+    Raises:
+        InvalidInput: qhull (or coal) cannot hull the points.
+    """
+    vertices = coal.StdVec_Vec3s()
+    for p in points:
+        vertices.append(p)
+    try:
+        return coal.ConvexBase.convexHull(vertices, True, QHULL_OPTIONS)
+    except RuntimeError as exc:
+        if "Too many neighbors" not in str(exc):
+            raise InvalidInput(f"the convex hull failed: {_coal_message(exc)}") from None
+    try:
+        return coal.ConvexBase.convexHull(vertices, True, QHULL_JOGGLED)
+    except RuntimeError as exc:
+        raise InvalidInput(f"the convex hull failed: {_coal_message(exc)}") from None
+
+
+def convex_hull(points: np.ndarray) -> coal.Convex:
     """Convex hull of mesh vertices with coal (qhull), degenerate sets thickened first.
 
-    qhull's triangulated output ("Qt") can give a vertex more neighbours than coal
-    stores (coal: "Too many neighbors", e.g. the centre of a finely tessellated disc);
-    the hull is then built from joggled input ("QJ": every facet simplicial, points
-    moved by about 1e-11 of the mesh size; qhull's joggle is seeded, so the result is
-    the same in every run).
+    A set that is flat, a line or a point (within :data:`FLAT_TOLERANCE`: a plate read
+    from a binary STL is flat only to float32 rounding) is thickened by
+    :data:`DEGENERATE_MESH_THICKNESS` first (:func:`thicken`). qhull's triangulated
+    output ("Qt") can give a vertex more neighbours than coal stores (coal: "Too many
+    neighbors", e.g. the centre of a finely tessellated disc); the hull is then built
+    from joggled input ("QJ": every facet simplicial, points moved by about 1e-11 of the
+    mesh size; qhull's joggle is seeded, so the result is the same in every run).
+    qhull's precision warnings are not printed ("Pp", :data:`QHULL_OPTIONS`).
 
     Raises:
         InvalidInput: No vertices, non-finite ones, or qhull cannot hull them.
@@ -78,18 +129,58 @@ def convex_hull(points: np.ndarray) -> coal.ConvexBase:
         raise InvalidInput("a collision mesh has no vertices or non-finite ones")
     if len(pts) < 4 or _affine_rank(pts) < 3:
         pts = thicken(pts)
+    return _qhull(pts)
+
+
+def as_convex(geometry: coal.ConvexBase) -> coal.Convex:
+    """A ``coal.Convex`` (which pickles) with the points of a hull that has no faces.
+
+    ``coal.ConvexBase.convexHull(points, False, ...)`` gives a ``ConvexBase``, which
+    coal cannot pickle: see :func:`convex_with_points` (its swept-sphere radius is kept).
+    A ``Convex`` is returned as it is.
+
+    Raises:
+        InvalidInput: qhull cannot hull its points.
+    """
+    if isinstance(geometry, coal.Convex):
+        return geometry
+    hull = convex_with_points(np.asarray(geometry.points(), dtype=float).reshape(-1, 3))
+    radius = float(geometry.getSweptSphereRadius())
+    if radius:
+        hull.setSweptSphereRadius(radius)
+    return hull
+
+
+def convex_with_points(points: np.ndarray) -> coal.Convex:
+    """A ``coal.Convex`` with exactly these hull vertices, in this order, and their faces.
+
+    The same points in the same order give the same support points, so the compiled
+    distances of a ``ConvexBase`` with these points. Should qhull not return every point
+    unmoved (a point inside the hull, a joggled or thickened hull), the hull itself is
+    returned (:func:`convex_hull`: the same solid within 1e-11 of its size, or thickened
+    when flat).
+
+    Args:
+        points: ``(n, 3)`` vertices [m].
+
+    Raises:
+        InvalidInput: qhull cannot hull the points.
+    """
+    pts = np.asarray(points, dtype=float).reshape(-1, 3)
+    if len(pts) < 4 or not np.isfinite(pts).all() or _affine_rank(pts) < 3:
+        return convex_hull(pts)
+    hull = _qhull(pts)
+    index = {tuple(p): k for k, p in enumerate(pts.tolist())}
+    order = [index.get(tuple(p)) for p in np.asarray(hull.points()).reshape(-1, 3).tolist()]
+    if None in order or len(set(order)) != len(pts):
+        return hull
+    triangles = coal.StdVec_Triangle()
+    for t in map(hull.polygons, range(int(hull.num_polygons))):
+        triangles.append(coal.Triangle(order[t[0]], order[t[1]], order[t[2]]))
     vertices = coal.StdVec_Vec3s()
     for p in pts:
         vertices.append(p)
-    try:
-        return coal.ConvexBase.convexHull(vertices, True, "Qt")
-    except RuntimeError as exc:
-        if "Too many neighbors" not in str(exc):
-            raise InvalidInput(f"the convex hull failed: {_coal_message(exc)}") from None
-    try:
-        return coal.ConvexBase.convexHull(vertices, True, "QJ")
-    except RuntimeError as exc:
-        raise InvalidInput(f"the convex hull failed: {_coal_message(exc)}") from None
+    return coal.Convex(vertices, triangles)
 
 
 def _coal_message(exc: Exception) -> str:

@@ -1026,7 +1026,8 @@ class RobotModel:
         Args:
             name: Unique name (not a link or collision geometry name of the robot).
             shape: A coal ``Box``, ``Sphere``, ``Capsule``, ``Cylinder``, ``Cone``,
-                ``Ellipsoid``, ``Plane``, ``Halfspace``, ``ConvexBase`` or BVH mesh.
+                ``Ellipsoid``, ``Plane``, ``Halfspace``, ``ConvexBase`` or finished BVH
+                triangle mesh.
             pose: World pose (``pinocchio.SE3``, ``stackik.SE3`` or 4x4) [m].
             min_distance: Distance [m] to keep from it (None: the collision constraint's).
         """

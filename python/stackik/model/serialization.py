@@ -16,10 +16,18 @@ the libraries' own serialization:
   the process (EmbodiK ships one). :func:`geometry_state` pickles each geometry object
   field by field with its concrete shape, which coal pickles without the registry.
 - **Triangle meshes.** coal pickles a mesh (``BVHModel``) as a text archive of its
-  bounding-volume tree: about 40 MB and 4 s for one 20,000-triangle visual mesh. A mesh
-  is pickled as its vertices and triangles instead (about 50x smaller) and its tree is
-  built again on unpickling, the way coal's mesh loader builds it: the same vertices
-  and triangles give the same tree, node for node.
+  bounding-volume tree: about 40 MB and 4 s for one 20,000-triangle visual mesh, and its
+  archive of a ``BVHModelOBB`` is broken (the copy crashes the process in a distance
+  query). A mesh is pickled as its vertices and triangles instead (about 50x smaller)
+  and its tree is built again on unpickling, the way coal's mesh loader builds it: the
+  same vertices and triangles give the same tree, node for node, and the same
+  distances, bit for bit. This holds for the meshes of a geometry model and for every
+  finished triangle mesh pickled on its own (``coal.BVHModelOBB`` and
+  ``coal.BVHModelOBBRSS``: a world's obstacles and attached objects, or user code).
+- **Hulls without faces.** coal cannot pickle a ``coal.ConvexBase`` (what
+  ``ConvexBase.convexHull(points, False, ...)`` returns): it is pickled as its points and
+  comes back as a ``coal.Convex`` with the same points in the same order
+  (:func:`~stackik.model.collision.as_convex`).
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import copyreg
 from dataclasses import dataclass
 from typing import Any
 
+import coal
 import numpy as np
 import pinocchio as pin
 
@@ -277,6 +286,31 @@ def mesh_from_state(state: tuple[str, type, np.ndarray, np.ndarray]) -> Any:
     return mesh
 
 
+def _reduce_mesh(mesh: Any) -> tuple[Any, ...]:
+    """A finished triangle mesh as its vertices and triangles (else coal's own pickle)."""
+    finished = mesh.build_state == coal.BVHBuildState.BVH_BUILD_STATE_PROCESSED
+    state = mesh_state(mesh) if finished else None
+    if state is None:
+        return mesh.__reduce_ex__(2)  # (coal's archive of an unfinished mesh or a cloud)
+    return mesh_from_state, (state,)
+
+
+def _convex_with_points(points: np.ndarray, radius: float) -> Any:
+    """The ``coal.Convex`` of a pickled ``ConvexBase``: its points, in order, and faces."""
+    from .collision import convex_with_points
+
+    hull = convex_with_points(points)
+    if radius:
+        hull.setSweptSphereRadius(radius)
+    return hull
+
+
+def _reduce_convex_base(hull: Any) -> tuple[Any, ...]:
+    """A hull without faces (``coal.ConvexBase``, which coal cannot pickle) as its points."""
+    points = np.array(hull.points(), dtype=float).reshape(-1, 3)
+    return _convex_with_points, (points, float(hull.getSweptSphereRadius()))
+
+
 def _shape(stored: Any) -> Any:
     if isinstance(stored, tuple) and stored and stored[0] == "mesh":
         return mesh_from_state(stored)
@@ -304,9 +338,17 @@ def _reduce_geometry(gm: pin.GeometryModel) -> tuple[Any, ...]:
 
 
 def register() -> None:
-    """Register the picklers of ``pinocchio.Model`` and ``pinocchio.GeometryModel``."""
+    """Register the picklers of Pinocchio models, geometry models and coal meshes and hulls.
+
+    ``pinocchio.Model``, ``pinocchio.GeometryModel``, ``coal.BVHModelOBB``,
+    ``coal.BVHModelOBBRSS`` and ``coal.ConvexBase`` (this exact class: a ``coal.Convex``
+    pickles as coal pickles it).
+    """
     copyreg.pickle(pin.Model, _reduce_model)
     copyreg.pickle(pin.GeometryModel, _reduce_geometry)
+    for mesh in (coal.BVHModelOBB, coal.BVHModelOBBRSS):
+        copyreg.pickle(mesh, _reduce_mesh)
+    copyreg.pickle(coal.ConvexBase, _reduce_convex_base)
 
 
 register()

@@ -42,8 +42,9 @@ from .. import _pickling, _validate
 from ..errors import InvalidInput, MeshNotFound, ObstacleNotFound, ShapeError, StackIKError
 from ..spatial import as_se3, is_rigid
 from ._pose_kernel import first_fault, place_poses, pose_ok, stamped_twist, stamped_twists
-from .collision import convex_hull
+from .collision import as_convex, convex_hull
 from .meshes import collada_unit
+from .serialization import mesh_from_state, mesh_state
 
 __all__ = [
     "AttachedObject",
@@ -72,6 +73,10 @@ SHAPE_TYPES: tuple[type, ...] = (
 
 #: Largest size accepted for a shape dimension [m].
 MAX_SIZE = _validate.MAX_MAGNITUDE
+
+#: Smallest extent a loaded mesh must have in at least one axis [m]: a mesh scaled below
+#: it (1 um) in every axis is a wrong scale, not a part (a flat or thin mesh is fine).
+MIN_MESH_EXTENT = 1e-6
 
 
 def _sizes(geometry: Any) -> list[tuple[str, float]]:
@@ -104,11 +109,34 @@ def _check_points(geometry: Any, what: str) -> None:
     if not (geometry.num_points if convex else geometry.num_vertices):
         # (asked first: coal crashes when the points of an empty shape are read)
         raise InvalidInput(f"{what}: the shape has no vertices", what=what)
+    if not convex:
+        _check_mesh(geometry, what)
     pts = np.asarray(geometry.points() if convex else geometry.vertices(), dtype=float)
     if pts.size == 0:
         raise InvalidInput(f"{what}: the shape has no vertices", what=what)
     if not np.isfinite(pts).all() or np.abs(pts).max() > MAX_SIZE:
-        raise InvalidInput(f"{what}: vertices must be finite and within {MAX_SIZE:g} m")
+        raise InvalidInput(f"{what}: vertices must be finite and within {MAX_SIZE:g} m", what=what)
+
+
+def _check_mesh(geometry: Any, what: str) -> None:
+    """A BVH mesh must be finished (``endModel()``) and made of triangles.
+
+    coal crashes the process on the first distance to an unfinished mesh, and refuses
+    (a bare ``ValueError``, in every later query) a point cloud.
+    """
+    state = geometry.build_state
+    if state != coal.BVHBuildState.BVH_BUILD_STATE_PROCESSED:
+        raise InvalidInput(
+            f"{what}: the mesh is not finished (build state {state.name}; call endModel() "
+            "after adding its triangles)",
+            what=what,
+        )
+    if geometry.getModelType() != coal.BVHModelType.BVH_MODEL_TRIANGLES or not geometry.num_tris:
+        raise InvalidInput(
+            f"{what}: the mesh has no triangles (a point cloud: coal computes no distance to "
+            "it; give its convex hull, stackik.model.collision.convex_hull(points))",
+            what=what,
+        )
 
 
 def check_shape(geometry: object, what: str = "shape") -> coal.CollisionGeometry:
@@ -116,7 +144,10 @@ def check_shape(geometry: object, what: str = "shape") -> coal.CollisionGeometry
 
     Raises:
         InvalidInput: Not a supported coal shape, or a dimension that is not finite, not
-            positive or beyond 1e6 m (a plane normal that is not a unit vector).
+            positive or beyond 1e6 m (a plane normal that is not a unit vector); a hull
+            or mesh without vertices, or with vertices not finite or beyond 1e6 m; a BVH
+            mesh that is not finished (no ``endModel()``) or has no triangles (a point
+            cloud).
     """
     if not isinstance(geometry, SHAPE_TYPES):
         names = sorted(t.__name__ for t in SHAPE_TYPES)
@@ -133,6 +164,33 @@ def check_shape(geometry: object, what: str = "shape") -> coal.CollisionGeometry
         _check_plane(geometry, what)
     elif isinstance(geometry, (coal.ConvexBase, coal.BVHModelBase)):
         _check_points(geometry, what)
+    return geometry
+
+
+def _stored_shape(geometry: coal.CollisionGeometry, what: str) -> coal.CollisionGeometry:
+    """The shape a world keeps for a checked one: itself, or the same solid or surface.
+
+    - A ``ConvexBase`` that is not a ``coal.Convex`` (``convexHull(points, False, ...)``)
+      cannot be pickled by coal: it is kept as a ``coal.Convex`` with the same points in
+      the same order (:func:`~stackik.model.collision.as_convex`).
+    - A ``coal.BVHModelOBB`` mesh is kept as a ``coal.BVHModelOBBRSS`` with the same
+      vertices and triangles, the type coal's mesh loader builds: coal computes no
+      distance between the two types (a bare ``ValueError`` in every query of such a
+      pair: an OBB part held near a mesh loaded from a file), and prints a line for
+      every distance to an OBB mesh. The distances are the same.
+
+    Raises:
+        InvalidInput: qhull cannot hull its points (naming ``what``).
+    """
+    if isinstance(geometry, coal.ConvexBase) and not isinstance(geometry, coal.Convex):
+        try:
+            return as_convex(geometry)
+        except InvalidInput as exc:
+            raise InvalidInput(f"{what}: {exc}", what=what) from None
+    if isinstance(geometry, coal.BVHModelBase) and type(geometry) is not coal.BVHModelOBBRSS:
+        state = mesh_state(geometry)
+        if state is not None:  # (checked: a finished triangle mesh)
+            return mesh_from_state(("mesh", coal.BVHModelOBBRSS, state[2], state[3]))
     return geometry
 
 
@@ -180,7 +238,9 @@ def load_mesh(
     Raises:
         MeshNotFound: The file does not exist.
         ShapeError: A scale of neither one number nor three.
-        InvalidInput: Bad scale, or a file coal cannot read or that has no vertices.
+        InvalidInput: Bad scale, a file coal cannot read or that has no vertices, or a
+            mesh that spans less than 1 um (:data:`MIN_MESH_EXTENT`) in every axis at
+            its scale (a flat or thin one is fine: its hull is given 1 mm of thickness).
     """
     from .loading import check_path
 
@@ -197,9 +257,28 @@ def load_mesh(
     except (RuntimeError, ValueError) as exc:
         raise InvalidInput(f"coal cannot read mesh {str(path)!r}: {exc}", what="path") from exc
     check_shape(mesh, f"mesh {str(path)!r}")
+    vertices = np.asarray(mesh.vertices(), dtype=float)
+    _check_extent(vertices, str(path), scale)
     if not convex:
         return mesh
-    return convex_hull(np.asarray(mesh.vertices(), dtype=float))
+    return convex_hull(vertices)
+
+
+def _check_extent(vertices: np.ndarray, path: str, scale: object) -> None:
+    """Refuse a loaded mesh smaller than :data:`MIN_MESH_EXTENT` in every axis.
+
+    Raises:
+        InvalidInput: Naming the file, the scale and the extent.
+    """
+    extent = vertices.max(axis=0) - vertices.min(axis=0)
+    if float(extent.max()) < MIN_MESH_EXTENT:
+        raise InvalidInput(
+            f"mesh {path!r} at scale {scale!r} spans {float(extent.max()):.3g} m at most "
+            f"(below {MIN_MESH_EXTENT:g} m in every axis): nothing of physical size is left "
+            "(a wrong scale or unit?)",
+            what="scale",
+            value=scale,
+        )
 
 
 @dataclass(frozen=True)
@@ -751,7 +830,11 @@ class World:
         Args:
             name: Unique name.
             shape: A coal ``Box``, ``Sphere``, ``Capsule``, ``Cylinder``, ``Cone``,
-                ``Ellipsoid``, ``Plane``, ``Halfspace``, ``ConvexBase`` or BVH mesh.
+                ``Ellipsoid``, ``Plane``, ``Halfspace``, ``ConvexBase`` or BVH mesh (a
+                finished triangle mesh: ``endModel()`` called). A ``ConvexBase`` without
+                faces is kept as a ``coal.Convex`` with the same points (coal cannot
+                pickle it), a ``BVHModelOBB`` as a ``BVHModelOBBRSS`` with the same
+                triangles (coal pairs the two types with no distance).
             pose: World pose (``pinocchio.SE3``, ``stackik.SE3`` or 4x4); identity when
                 omitted.
             min_distance: Minimum distance [m] to keep from it (None: the collision
@@ -759,8 +842,9 @@ class World:
             source: Where the shape came from (a mesh file), for descriptions.
 
         Raises:
-            InvalidInput: Name in use or empty, unsupported or absurd shape, bad distance,
-                a ``source`` that is not a string.
+            InvalidInput: Name in use or empty, unsupported or absurd shape (an
+                unfinished mesh or a point cloud among them), bad distance, a ``source``
+                that is not a string.
             ShapeError, NonFiniteInput, InvalidTransform: Bad pose.
         """
         with self._lock:
@@ -813,7 +897,7 @@ class World:
         """
         name, shape, pose, min_distance, source = entry
         self._free_name(name)
-        check_shape(shape, f"obstacle {name!r}")
+        shape = _stored_shape(check_shape(shape, f"obstacle {name!r}"), f"obstacle {name!r}")
         T = pin.SE3.Identity() if pose is None else as_se3(pose, f"obstacle {name!r} pose")
         d = None
         if min_distance is not None:
@@ -1139,7 +1223,8 @@ class World:
         _check_name(link, "link")
         allowed = allowed_link_names(allowed_links)
         self._free_name(name)
-        check_shape(shape, f"attached object {name!r}")
+        what = f"attached object {name!r}"
+        shape = _stored_shape(check_shape(shape, what), what)
         if isinstance(shape, (coal.Plane, coal.Halfspace)):
             kind = type(shape).__name__
             raise InvalidInput(
