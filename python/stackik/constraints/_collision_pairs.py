@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pinocchio as pin
 
+from .. import _validate
 from ..errors import CollisionGeometryNotFound
 from ..model import RobotModel
 from ..model.joints import JointKind
@@ -256,7 +258,8 @@ def _geometry_levers(robot: RobotModel, gs: GeometrySet) -> tuple[np.ndarray, ..
 
     ``lever[g, k]`` bounds how far a point of geometry g moves per unit of velocity
     coordinate k: 1 for translations; for rotations the distance from the joint to the
-    geometry's bounding sphere, at most the joint placements along the path plus the
+    geometry's bounding sphere, at most the joint placements along the path, the
+    farthest travel of the translating joints below it (:func:`_joint_travel`) and the
     sphere's offset and radius. Obstacles have none (their motion is their own).
     """
     m = robot.model
@@ -264,7 +267,11 @@ def _geometry_levers(robot: RobotModel, gs: GeometrySet) -> tuple[np.ndarray, ..
     shapes = gs.shapes
     center = np.einsum("gij,gj->gi", gs.local_rot, shapes.center) + gs.local_trans
     offset = np.linalg.norm(center, axis=1) + np.where(np.isfinite(shapes.radius), shapes.radius, 0)
-    step = [float(np.linalg.norm(m.jointPlacements[k].translation)) for k in range(m.njoints)]
+    travel = _joint_travel(robot)
+    step = [
+        float(np.linalg.norm(m.jointPlacements[k].translation)) + travel[k]
+        for k in range(m.njoints)
+    ]
     n = gs.size
     lever = np.zeros((n, m.nv))
     rigid = np.zeros((n, m.nv), dtype=np.bool_)
@@ -275,18 +282,75 @@ def _geometry_levers(robot: RobotModel, gs: GeometrySet) -> tuple[np.ndarray, ..
         path = list(m.supports[int(gs.joint[g])])[1:]
         for pos, i in enumerate(path):
             reach = sum(step[k] for k in path[pos + 1 :]) + offset[g]
-            _add_lever(lever[g], rigid[g], coupled[g], infos[i - 1], reach)
+            _add_lever(lever[g], rigid[g], coupled[g], infos[i - 1], reach, travel[i] > 0.0)
     return lever, rigid, coupled
 
 
+def _farthest(lower: np.ndarray, upper: np.ndarray) -> float:
+    """Largest magnitude of a coordinate within its limits [m] (capped at 1e6 m when unbounded)."""
+    far = float(np.max(np.maximum(np.abs(lower), np.abs(upper)), initial=0.0))
+    return min(far, _validate.MAX_MAGNITUDE) if math.isfinite(far) else _validate.MAX_MAGNITUDE
+
+
+def _mimic_translates(robot: RobotModel, jid: int) -> bool:
+    """Whether a mimic follower translates its child (Pinocchio hides the joint it copies).
+
+    Read from its placement in its parent, ``liMi``, at the neutral configuration and
+    with the leader's coordinate moved by 0.1.
+    """
+    m = robot.model
+    d = m.createData()
+    q = pin.neutral(m)
+    pin.forwardKinematics(m, d, q)
+    before = d.liMi[jid].translation.copy()
+    q[robot.joint_infos[jid - 1].idx_q] += 0.1
+    pin.forwardKinematics(m, d, q)
+    return bool(np.linalg.norm(d.liMi[jid].translation - before) > 1e-9)
+
+
+def _joint_travel(robot: RobotModel) -> list[float]:
+    """Per Pinocchio joint id, how far it can carry its child from its placement [m].
+
+    0 for rotations; for a prismatic joint (or a translating mimic follower, or a
+    planar joint's x and y) the farthest value its limits allow (1e6 m when unbounded).
+    A revolute joint above such a joint reaches that much farther.
+    """
+    m = robot.model
+    lo, hi = m.lowerPositionLimit, m.upperPositionLimit
+    out = [0.0] * m.njoints
+    for info in robot.joint_infos:
+        q = slice(info.idx_q, info.idx_q + 1)
+        if info.kind == JointKind.PRISMATIC:
+            out[info.pin_id] = _farthest(lo[q], hi[q])
+        elif info.kind == JointKind.PLANAR:
+            out[info.pin_id] = _farthest(
+                lo[info.idx_q : info.idx_q + 2], hi[info.idx_q : info.idx_q + 2]
+            )
+        elif info.kind == JointKind.MIMIC and _mimic_translates(robot, info.pin_id):
+            lead = _farthest(lo[q], hi[q])
+            out[info.pin_id] = min(
+                abs(info.mimic_scaling) * lead + abs(info.mimic_offset), _validate.MAX_MAGNITUDE
+            )
+    return out
+
+
 def _add_lever(
-    lever: np.ndarray, rigid: np.ndarray, coupled: np.ndarray, info: object, reach: float
+    lever: np.ndarray,
+    rigid: np.ndarray,
+    coupled: np.ndarray,
+    info: object,
+    reach: float,
+    translates: bool = False,
 ) -> None:
-    """Lever of one joint on a geometry's path (``reach``: its distance bound) [m]."""
+    """Lever of one joint on a geometry's path (``reach``: its distance bound) [m].
+
+    ``translates``: a mimic follower that translates (its lever is its multiplier).
+    """
     kind, lo = info.kind, info.idx_v  # type: ignore[attr-defined]
     n = info.nv  # type: ignore[attr-defined]
     if kind == JointKind.MIMIC:
-        lever[lo] += abs(info.mimic_scaling) * reach  # type: ignore[attr-defined]
+        arm = 1.0 if translates else reach
+        lever[lo] += abs(info.mimic_scaling) * arm  # type: ignore[attr-defined]
         coupled[lo] = True
         return
     rigid[lo : lo + n] = True
