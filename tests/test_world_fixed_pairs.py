@@ -254,6 +254,8 @@ def test_a_least_violating_step_does_not_claim_to_push_the_pair_out():
     assert "its rows ask for the recovery rate, but the constraints admit no step" in (
         res.status_message
     )
+    # the solver's note names its most violated row, as without the violation report
+    assert "; most violated: collision pair " in res.status_message
     # (the hand's geometries are inside the crate: coal, placed by Pinocchio)
     gm = robot.collision_model
     data = robot.model.createData()

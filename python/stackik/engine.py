@@ -766,9 +766,9 @@ class VelocityEngine:
             self._last_layout = layout
             self._last_result = result
             self._report_stall(layout, result)
-            self._report_violation(result)
-            if result.status == SolverStatus.INFEASIBLE and p:
+            if result.status == SolverStatus.INFEASIBLE and p:  # (before a violation's status)
                 result.status_message += "; most violated: " + self._worst_row(result, p)
+            self._report_violation(result)
             t3 = time.perf_counter()
             result.computation_time_ms = (t3 - t0) * 1e3
             result.solver_computation_time_ms = (t3 - t2) * 1e3
