@@ -165,3 +165,58 @@ def test_a_translating_mimic_followers_lever_is_its_multiplier(multiplier: float
     lever = pair_levers(robot, gs, np.array([(finger, gs.names.index("post"))]))[0]
     j4 = robot.joint_infos[robot.model.getJointId("j4") - 1].idx_v
     assert lever[j4] == pytest.approx(abs(multiplier))  # (j4 is not on its path: the mimic alone)
+
+
+#: A revolute base carrying a planar joint (x, y in the plane, a turn about z) and a ball.
+PLANAR = (
+    '<robot name="slider">'
+    + link("base")
+    + link("table")
+    + link("puck", 0.03, "0.1 0 0")
+    + joint("j1", "revolute", "base", "table", "0 0 1", "0 0 0.1", 'lower="-3" upper="3"')
+    + '<joint name="p" type="planar"><parent link="table"/><child link="puck"/>'
+    '<origin xyz="0.2 0 0"/><axis xyz="0 0 1"/></joint>' + "</robot>"
+)
+
+
+def test_the_levers_bound_the_speed_above_a_planar_joint_at_its_corners():
+    robot = RobotModel.from_urdf_string(PLANAR)
+    lo, hi = robot.get_joint_limits()
+    lo[1:3], hi[1:3] = -1.0, 1.0  # (x and y; the turn's cos and sin keep theirs)
+    lo[3:5], hi[3:5] = -1.0, 1.0
+    robot.set_joint_limits(lo, hi)
+    robot.add_obstacle("post", coal.Sphere(0.05), np.eye(4))
+    gs = build_geometry_set(robot, robot.world.state)
+    puck = gs.names.index("puck_0")
+    lever = pair_levers(robot, gs, np.array([(puck, gs.names.index("post"))]))[0]
+    rng = np.random.default_rng(3)
+    corners = [(1.0, 1.0), (-1.0, 1.0), (1.0, -1.0), (-1.0, -1.0)]
+    for x, y in corners + [tuple(rng.uniform(-1, 1, 2)) for _ in range(100)]:
+        a = rng.uniform(-np.pi, np.pi)
+        q = np.array([rng.uniform(-3, 3), x, y, np.cos(a), np.sin(a)])
+        assert np.all(speeds(robot, q, 0) <= lever + 1e-9), (q, speeds(robot, q, 0), lever)
+
+
+def test_widened_joint_limits_lengthen_the_constraints_levers():
+    robot = telescope()
+    lo, hi = robot.get_joint_limits()
+    hi[1] = 0.05  # (j2: a short telescope)
+    robot.set_joint_limits(lo, hi)
+    solver = KinematicsSolver(robot)
+    solver.configure_collision_constraint(0.0)
+    q = np.array([0.0, 0.02, 0.0, 0.0, 0.01])
+    solver.solve_velocity(q)
+    hi[1] = 1.0  # (widened after the constraint built its pairs)
+    robot.set_joint_limits(lo, hi)
+    q = np.array([0.0, 0.9, 0.0, 0.0, 0.01])
+    solver.solve_velocity(q)
+    col = solver.get_constraint("collision")
+    names = col.pair_names()
+    k = (
+        names.index(("l2_0", "post"))
+        if ("l2_0", "post") in names
+        else names.index(("post", "l2_0"))
+    )
+    l2 = robot.collision_model.getGeometryId("l2_0")
+    assert speeds(robot, q, l2)[0] <= col._pairs.lever[k][0] + 1e-9
+    assert col._pairs.lever[k][0] >= 0.1 + 1.0 + 0.05 + 0.02

@@ -3149,3 +3149,20 @@ def test_a_mesh_scaled_to_nothing_is_refused(tmp_path, scale):
     np.testing.assert_allclose(
         np.ptp(np.asarray(world.get_obstacle("small").geometry.points()), axis=0), 1e-5
     )
+
+
+def test_an_unpickled_mesh_keeps_its_local_bounding_box():
+    """A mesh pickled as its vertices and triangles gets coal's local box back."""
+    rng = np.random.default_rng(5)
+    v = rng.normal(size=(40, 3))
+    f = np.array([[i, i + 1, i + 2] for i in range(38)])
+    mesh = coal.BVHModelOBBRSS()
+    mesh.beginModel(len(f), len(v))
+    mesh.addVertices(v)
+    mesh.addTriangles(f)
+    mesh.endModel()
+    mesh.computeLocalAABB()
+    copy = pickle.loads(pickle.dumps(mesh))
+    assert copy.aabb_radius == pytest.approx(mesh.aabb_radius, abs=1e-12)
+    assert np.allclose(copy.aabb_center, mesh.aabb_center, atol=1e-12)
+    assert copy.aabb_radius > 0.0

@@ -311,9 +311,12 @@ def _mimic_translates(robot: RobotModel, jid: int) -> bool:
 def _joint_travel(robot: RobotModel) -> list[float]:
     """Per Pinocchio joint id, how far it can carry its child from its placement [m].
 
-    0 for rotations; for a prismatic joint (or a translating mimic follower, or a
-    planar joint's x and y) the farthest value its limits allow (1e6 m when unbounded).
-    A revolute joint above such a joint reaches that much farther.
+    0 for rotations; for a prismatic joint (or a translating mimic follower) the
+    farthest value its limits allow, for a planar joint the length of its farthest x and
+    y together (1e6 m when unbounded). A revolute joint above such a joint reaches that
+    much farther. The bound is the limits', not the configuration's: a prismatic joint
+    given a range of hundreds of metres makes the levers of the joints above it that
+    long (a looser broadphase, and shorter position-IK steps near obstacles).
     """
     m = robot.model
     lo, hi = m.lowerPositionLimit, m.upperPositionLimit
@@ -322,10 +325,10 @@ def _joint_travel(robot: RobotModel) -> list[float]:
         q = slice(info.idx_q, info.idx_q + 1)
         if info.kind == JointKind.PRISMATIC:
             out[info.pin_id] = _farthest(lo[q], hi[q])
-        elif info.kind == JointKind.PLANAR:
-            out[info.pin_id] = _farthest(
-                lo[info.idx_q : info.idx_q + 2], hi[info.idx_q : info.idx_q + 2]
-            )
+        elif info.kind == JointKind.PLANAR:  # (x and y together: their combined length)
+            x = _farthest(lo[info.idx_q : info.idx_q + 1], hi[info.idx_q : info.idx_q + 1])
+            y = _farthest(lo[info.idx_q + 1 : info.idx_q + 2], hi[info.idx_q + 1 : info.idx_q + 2])
+            out[info.pin_id] = min(math.hypot(x, y), _validate.MAX_MAGNITUDE)
         elif info.kind == JointKind.MIMIC and _mimic_translates(robot, info.pin_id):
             lead = _farthest(lo[q], hi[q])
             out[info.pin_id] = min(

@@ -828,10 +828,17 @@ class RobotModel:
         return self._model.lowerPositionLimit.copy(), self._model.upperPositionLimit.copy()
 
     def set_joint_limits(self, lower: object, upper: object) -> None:
-        """Set position limits (size nq, ``lower <= upper``, inf allowed) [rad or m]."""
+        """Set position limits (size nq, ``lower <= upper``, inf allowed) [rad or m].
+
+        What was derived from the limits is derived again at its owners' next use (the
+        description's :attr:`revision` moves on): the collision pairs' motion levers
+        (a prismatic joint's travel lengthens the lever of the revolute joints above it)
+        and the reach envelopes.
+        """
         lo, hi = _validate.bounds(lower, upper, self.nq, "joint limits")
         self._model.lowerPositionLimit = lo.copy()
         self._model.upperPositionLimit = hi.copy()
+        self._changed()
 
     def get_velocity_limits(self) -> np.ndarray:
         """Velocity limits (size nv) [rad/s or m/s]; a floating base gets finite defaults."""
