@@ -283,7 +283,7 @@ def mesh_from_state(state: tuple[str, type, np.ndarray, np.ndarray]) -> Any:
     mesh.addVertices(np.ascontiguousarray(vertices, dtype=float))
     mesh.addTriangles(np.ascontiguousarray(faces, dtype=np.int64))
     mesh.endModel()
-    mesh.computeLocalAABB()  # (coal's loader and its own archive keep the local box too)
+    mesh.computeLocalAABB()  # (coal's own archive keeps the local box: so does this copy)
     return mesh
 
 
