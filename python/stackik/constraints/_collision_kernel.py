@@ -250,28 +250,31 @@ def _rotation_vector(R: np.ndarray, prev: np.ndarray, ang: float, vel: np.ndarra
 
 
 @kernel
-def refresh_cache(pf: np.ndarray, pi: np.ndarray, cfg: np.ndarray) -> None:
+def refresh_cache(pf: np.ndarray, pi: np.ndarray, cfg: np.ndarray) -> bool:
     """Pair cache: a full scan every ``CFG_CACHE_INTERVAL`` steps, candidates in between.
 
-    On a scan step every bound is forgotten (every pair is checked) and the candidates
-    are cleared; otherwise the ``CFG_CACHE_CAP`` candidates with the smallest last
-    distance are listed whatever their bound (the motion bounds still list every other
-    pair that could come near).
+    On a scan step every pair is listed (checked) and the candidates are cleared; the
+    pairs keep their distance bounds, so that a query budget still takes the pairs
+    with the smallest bounds first. Otherwise the ``CFG_CACHE_CAP`` candidates with the
+    smallest last distance are listed whatever their bound (the motion bounds still
+    list every other pair that could come near).
+
+    Returns:
+        Whether this is a scan step (list every pair).
     """
     interval = int(cfg[CFG_CACHE_INTERVAL])
     if interval <= 0:
-        return
+        return False
     npairs = pf.shape[0]
     if int(cfg[CFG_STEP]) % interval == 0:
         for k in range(npairs):
-            pf[k, PF_LOW] = -np.inf
             pi[k, PI_CANDIDATE] = 0
-        return
+        return True
     count = 0
     for k in range(npairs):
         count += pi[k, PI_CANDIDATE]
     if count == 0:
-        return
+        return False
     idx = np.empty(count, dtype=np.int64)
     n = 0
     for k in range(npairs):
@@ -290,6 +293,7 @@ def refresh_cache(pf: np.ndarray, pi: np.ndarray, cfg: np.ndarray) -> None:
             pf[k, PF_LOW] = min(pf[k, PF_LOW], pf[k, PF_MIN] + threshold_add + pf[k, PF_EXTRA])
         else:
             pi[k, PI_CANDIDATE] = 0
+    return False
 
 
 @kernel
@@ -315,7 +319,7 @@ def advance_bounds(
     Returns:
         The number of pair slots written to ``listed`` (bound within activation).
     """
-    refresh_cache(pf, pi, cfg)
+    scan = refresh_cache(pf, pi, cfg)
     disp, extra = moving
     npairs, nv = lever.shape
     act = cfg[CFG_ACTIVATION]
@@ -334,7 +338,7 @@ def advance_bounds(
         if pf[k, PF_PENDING] < np.inf and pf[k, PF_LOW] >= pf[k, PF_PENDING]:
             pf[k, PF_MIN] = pf[k, PF_PENDING]
             pf[k, PF_PENDING] = np.inf
-        if pf[k, PF_LOW] <= pf[k, PF_MIN] + act + pf[k, PF_EXTRA]:
+        if scan or pf[k, PF_LOW] <= pf[k, PF_MIN] + act + pf[k, PF_EXTRA]:
             listed[count] = k
             count += 1
     return count
