@@ -15,27 +15,9 @@ import coal
 import numpy as np
 import pinocchio as pin
 
+from inline_urdf import joint, link
 from stackik import KinematicsSolver, RobotModel, TaskType
 from stackik.errors import CollisionMarginWarning
-
-INERTIA = (
-    '<inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" '
-    'iyz="0"/></inertial>'
-)
-
-
-def link(name: str, geometry: str = "", xyz: str = "0 0 0") -> str:
-    col = f'<collision><origin xyz="{xyz}"/><geometry>{geometry}</geometry></collision>'
-    return f'<link name="{name}">{INERTIA}{col if geometry else ""}</link>'
-
-
-def joint(name: str, kind: str, parent: str, child: str, xyz: str, lo: float, hi: float) -> str:
-    return (
-        f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
-        f'<origin xyz="{xyz}"/><axis xyz="0 0 1"/><limit lower="{lo}" upper="{hi}" '
-        'effort="10" velocity="1"/></joint>'
-    )
-
 
 #: A SCARA: two revolute joints, a prismatic quill, a revolute tool.
 SCARA = (
@@ -45,10 +27,10 @@ SCARA = (
     + link("l2", '<box size="0.3 0.07 0.05"/>', "0.15 0 0")
     + link("quill", '<cylinder radius="0.02" length="0.3"/>')
     + link("tool", '<sphere radius="0.03"/>', "0 0 -0.03")
-    + joint("j1", "revolute", "base", "l1", "0 0 0.45", -2.5, 2.5)
-    + joint("j2", "revolute", "l1", "l2", "0.4 0 0.06", -2.5, 2.5)
-    + joint("j3", "prismatic", "l2", "quill", "0.3 0 -0.05", -0.3, 0.0)
-    + joint("j4", "revolute", "quill", "tool", "0 0 -0.16", -3, 3)
+    + joint("j1", "revolute", "base", "l1", "0 0 0.45", (-2.5, 2.5))
+    + joint("j2", "revolute", "l1", "l2", "0.4 0 0.06", (-2.5, 2.5))
+    + joint("j3", "prismatic", "l2", "quill", "0.3 0 -0.05", (-0.3, 0.0))
+    + joint("j4", "revolute", "quill", "tool", "0 0 -0.16", (-3, 3))
     + "</robot>"
 )
 Q0 = np.array([0.0591081235, 2.2523184816, -0.2567521162, 2.6918966828])

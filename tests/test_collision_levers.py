@@ -15,33 +15,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from inline_urdf import joint, link, sphere
 from stackik import KinematicsSolver, RobotModel, SolverStatus
 from stackik.constraints.collision import pair_levers
 from stackik.model.pipeline import build_geometry_set
-
-INERTIA = (
-    '<inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" '
-    'iyz="0"/></inertial>'
-)
-
-
-def link(name: str, radius: float | None = None, xyz: str = "0 0 0") -> str:
-    geometry = (
-        f'<collision><origin xyz="{xyz}"/><geometry><sphere radius="{radius}"/></geometry>'
-        "</collision>"
-        if radius
-        else ""
-    )
-    return f'<link name="{name}">{INERTIA}{geometry}</link>'
-
-
-def joint(name: str, kind: str, parent: str, child: str, axis: str, xyz: str, limits: str) -> str:
-    return (
-        f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
-        f'<origin xyz="{xyz}"/><axis xyz="{axis}"/><limit {limits} effort="10" velocity="1"/>'
-        "</joint>"
-    )
-
 
 #: Revolute about z; prismatic along x (0.1 to 1.1 m out); revolute; prismatic along y
 #: (-0.4 to 0.3 m); a finger whose prismatic joint mimics the last one twice over.
@@ -49,14 +26,14 @@ URDF = (
     '<robot name="telescope">'
     + link("base")
     + link("l1")
-    + link("l2", 0.02, "0.05 0 0")
-    + link("l3", 0.03)
-    + link("l4", 0.01, "0 0.02 0")
-    + link("finger", 0.015)
-    + joint("j1", "revolute", "base", "l1", "0 0 1", "0 0 0.2", 'lower="-3" upper="3"')
-    + joint("j2", "prismatic", "l1", "l2", "1 0 0", "0.1 0 0", 'lower="0" upper="1.0"')
-    + joint("j3", "revolute", "l2", "l3", "0 0 1", "0.1 0 0", 'lower="-2" upper="2"')
-    + joint("j4", "prismatic", "l3", "l4", "0 1 0", "0 0 0", 'lower="-0.4" upper="0.3"')
+    + link("l2", sphere(0.02), "0.05 0 0")
+    + link("l3", sphere(0.03))
+    + link("l4", sphere(0.01), "0 0.02 0")
+    + link("finger", sphere(0.015))
+    + joint("j1", "revolute", "base", "l1", "0 0 0.2", (-3, 3))
+    + joint("j2", "prismatic", "l1", "l2", "0.1 0 0", (0, 1.0), "1 0 0")
+    + joint("j3", "revolute", "l2", "l3", "0.1 0 0", (-2, 2))
+    + joint("j4", "prismatic", "l3", "l4", "0 0 0", (-0.4, 0.3), "0 1 0")
     + '<joint name="jf" type="prismatic"><parent link="l3"/><child link="finger"/>'
     '<origin xyz="0.05 0 0"/><axis xyz="1 0 0"/><mimic joint="j4" multiplier="2" '
     'offset="0.01"/><limit lower="-1" upper="1" effort="10" velocity="1"/></joint>' + "</robot>"
@@ -172,8 +149,8 @@ PLANAR = (
     '<robot name="slider">'
     + link("base")
     + link("table")
-    + link("puck", 0.03, "0.1 0 0")
-    + joint("j1", "revolute", "base", "table", "0 0 1", "0 0 0.1", 'lower="-3" upper="3"')
+    + link("puck", sphere(0.03), "0.1 0 0")
+    + joint("j1", "revolute", "base", "table", "0 0 0.1", (-3, 3))
     + '<joint name="p" type="planar"><parent link="table"/><child link="puck"/>'
     '<origin xyz="0.2 0 0"/><axis xyz="0 0 1"/></joint>' + "</robot>"
 )
