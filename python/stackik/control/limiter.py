@@ -337,7 +337,9 @@ class JointMotionLimiter:
             size; a bad ``dt``.
 
     The limiter starts at rest at the robot's current configuration clipped into the
-    position limits; :meth:`reset` sets the real start.
+    position limits; :meth:`reset` sets the real start. The position limits are read
+    when the limiter is made (a later :meth:`RobotModel.set_joint_limits
+    <stackik.RobotModel.set_joint_limits>` needs a new limiter).
     """
 
     def __init__(
