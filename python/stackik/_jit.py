@@ -22,8 +22,9 @@ Cache location:
 
 Fallback:
     Without numba, or with ``STACKIK_DISABLE_JIT=1`` (or numba's ``NUMBA_DISABLE_JIT``),
-    the same functions run as plain Python: identical results, about a thousand times
-    slower. Useful for debugging.
+    the same functions run as plain Python: identical results, 10 to 100 times slower
+    per step (a Panda step with a world of obstacles: 7.9 ms against 0.26 ms compiled).
+    Useful for debugging.
 
 Warm-up:
     Modules register small warm-up callables with :func:`register_warmup`; they call
