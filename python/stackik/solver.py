@@ -35,7 +35,13 @@ from .constraints import (
     TightFramePoseConstraint,
     TightPointConstraint,
 )
-from .constraints.collision import CollisionSettings, CollisionTuningMode
+from .constraints.collision import (
+    CACHE_CANDIDATE_MARGIN,
+    CACHE_MAX_CANDIDATES,
+    CACHE_REFRESH_INTERVAL,
+    CollisionSettings,
+    CollisionTuningMode,
+)
 from .constraints.limits import (
     SATURATION_EXIT_FRACTION,
     SATURATION_EXIT_MARGIN,
@@ -1346,9 +1352,9 @@ class KinematicsSolver:
     def enable_collision_pair_cache(
         self,
         enable: bool,
-        full_refresh_interval: int = 20,
-        candidate_distance_margin: float = 0.03,
-        max_cached_candidates: int = 128,
+        full_refresh_interval: int = CACHE_REFRESH_INTERVAL,
+        candidate_distance_margin: float = CACHE_CANDIDATE_MARGIN,
+        max_cached_candidates: int = CACHE_MAX_CANDIDATES,
     ) -> None:
         """Candidate pair caching between periodic full scans (conservative: see the docs)."""
         self._collision_knobs().enable_pair_cache(

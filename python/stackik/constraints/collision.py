@@ -96,6 +96,9 @@ from ._collision_pairs import (
 from .base import Constraint, _check_snapshot, _row_index, register_constraint
 
 __all__ = [
+    "CACHE_CANDIDATE_MARGIN",
+    "CACHE_MAX_CANDIDATES",
+    "CACHE_REFRESH_INTERVAL",
     "MAX_LEARNED_ERROR",
     "VIOLATION_TOLERANCE",
     "CollisionConstraint",
@@ -104,6 +107,11 @@ __all__ = [
     "pair_levers",
 ]
 
+#: The pair cache's defaults (EmbodiK's, and the ``BALANCED`` mode's): a full scan every
+#: 20 steps, candidates within 0.03 m of their activation distance, at most 128 of them.
+CACHE_REFRESH_INTERVAL = 20
+CACHE_CANDIDATE_MARGIN = 0.03
+CACHE_MAX_CANDIDATES = 128
 #: Cap of a pair's learned linearization error [m] (see the module docstring).
 MAX_LEARNED_ERROR = 0.01
 #: A pair closer than its minimum distance by more than this [m] is a violation: the
@@ -368,9 +376,9 @@ class CollisionSettings:
     def enable_pair_cache(
         self,
         enable: bool,
-        full_refresh_interval: int = 20,
-        candidate_distance_margin: float = 0.03,
-        max_cached_candidates: int = 128,
+        full_refresh_interval: int = CACHE_REFRESH_INTERVAL,
+        candidate_distance_margin: float = CACHE_CANDIDATE_MARGIN,
+        max_cached_candidates: int = CACHE_MAX_CANDIDATES,
     ) -> None:
         """Candidate caching between periodic full scans.
 
@@ -400,7 +408,7 @@ class CollisionSettings:
             self.enable_pair_cache(False)
             self.refinement_budget_us = 0
         elif mode == CollisionTuningMode.BALANCED:
-            self.enable_pair_cache(True, 20, 0.03, 128)
+            self.enable_pair_cache(True)  # (the defaults)
             self.refinement_budget_us = 0
         else:
             self.enable_pair_cache(True, 50, 0.02, 64)
@@ -643,9 +651,9 @@ class CollisionConstraint(Constraint):
     def enable_pair_cache(
         self,
         enable: bool,
-        full_refresh_interval: int = 20,
-        candidate_distance_margin: float = 0.03,
-        max_cached_candidates: int = 128,
+        full_refresh_interval: int = CACHE_REFRESH_INTERVAL,
+        candidate_distance_margin: float = CACHE_CANDIDATE_MARGIN,
+        max_cached_candidates: int = CACHE_MAX_CANDIDATES,
     ) -> None:
         """Candidate caching between periodic full scans (see :class:`CollisionSettings`)."""
         self.settings.enable_pair_cache(
