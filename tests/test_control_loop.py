@@ -215,6 +215,112 @@ def test_watchdog_stops_smoothly_holds_and_resumes():
     assert np.linalg.norm(v[-1]) > 0.1  # it was moving when the targets stopped
 
 
+def _held_arm_and_a_ball(collision: bool):
+    """The tool sent one target, then silence; at rest, a ball flies through the hand.
+
+    The ball (radius 4 cm) moves at 0.3 m/s along -x, its velocity given to the world,
+    from 35 cm in front of the stopped tool to 35 cm behind it. Returns the commanded
+    configurations, the ball's centre at each tick, the loop's states and the loop.
+    """
+    import coal
+
+    loop = panda_loop(collision=collision, target_timeout=0.05)
+    robot = loop.solver.robot
+    tool = robot.create_kinematics(Q0).frame_pose("panda_hand_tcp")
+    loop.set_target("tool", tool)
+    for _ in range(200):  # stopped by the watchdog, at rest
+        loop.step()
+    assert loop.state is stackik.LoopState.HOLDING
+    start = tool.translation + np.array([0.35, 0.0, 0.0])
+    velocity = np.array([-0.3, 0.0, 0.0])
+    robot.add_obstacle("ball", coal.Sphere(0.04), pin.SE3(np.eye(3), start))
+    Q, centres, states = [loop.q], [start], []
+    for k in range(1, 3500):
+        centre = start + velocity * (k * DT) if k <= 2333 else start + velocity * 2.333
+        robot.set_obstacle_pose("ball", pin.SE3(np.eye(3), centre))
+        robot.set_obstacle_velocity("ball", velocity if k <= 2333 else np.zeros(3))
+        Q.append(loop.step().configuration)
+        centres.append(centre)
+        states.append(loop.state)
+    return np.array(Q), np.array(centres), states, loop
+
+
+def _ball_distances(Q: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """coal's distance from the robot (Pinocchio placements) to the ball, per tick."""
+    import coal
+
+    model = pin.buildModelFromUrdf(str(PANDA))
+    data = model.createData()
+    geom = pin.buildGeomFromUrdf(
+        model, str(PANDA), pin.GeometryType.COLLISION, package_dirs=[str(PANDA.parent)]
+    )
+    gdata = pin.GeometryData(geom)
+    ball = coal.Sphere(0.04)
+    out = np.empty(len(Q))
+    for k, (q, c) in enumerate(zip(Q, centres)):
+        pin.updateGeometryPlacements(model, data, geom, gdata, q)
+        to = coal.Transform3s(np.eye(3), c)
+        best = np.inf
+        for g, obj in enumerate(geom.geometryObjects):
+            M = gdata.oMg[g]
+            res = coal.DistanceResult()
+            req = coal.DistanceRequest()
+            d = coal.distance(
+                obj.geometry, coal.Transform3s(M.rotation, M.translation), ball, to, req, res
+            )
+            best = min(best, d)
+        out[k] = best
+    return out
+
+
+def test_a_held_arm_gives_way_to_an_obstacle_and_returns():
+    """HOLDING with a collision constraint keeps solving: the ball never gets closer."""
+    Q, centres, states, loop = _held_arm_and_a_ball(collision=True)
+    d = _ball_distances(Q, centres)
+    assert d.min() >= MIN_DISTANCE - COLLISION_TOL, d.min()
+    assert set(states) == {stackik.LoopState.HOLDING}  # no target came: it stayed held
+    assert_libfranka_ok(Q)
+    kin = loop.solver.robot.create_kinematics(Q0)
+    moved = []
+    for q in (Q[0], Q[-1], *Q[::50]):
+        kin.update(q)
+        moved.append(kin.frame_pose("panda_hand_tcp"))
+    held, end = moved[0], moved[1]
+    assert max(np.linalg.norm(T.translation - held.translation) for T in moved) > 0.05  # gave way
+    assert np.linalg.norm(end.translation - held.translation) < 1e-3  # ... and came back
+    assert np.linalg.norm(pin.log3(held.rotation.T @ end.rotation)) < 1e-3
+    # Before the ball came near, the held configuration did not change by a bit.
+    assert np.all(Q[:200] == Q[0])
+
+
+def test_a_held_arm_without_a_collision_constraint_holds_still():
+    """Without a collision constraint the hold is the limiter's: not a bit moves."""
+    Q, centres, _, _ = _held_arm_and_a_ball(collision=False)
+    assert np.all(Q == Q[0])
+    assert _ball_distances(Q, centres).min() < 0.0  # (the ball went through the hand)
+
+
+def test_a_target_ends_the_hold_and_restores_the_target_velocity():
+    loop = panda_loop(target_timeout=0.05)
+    tool = loop.solver.get_task("tool")
+    start = loop.solver.robot.create_kinematics(Q0).frame_pose("panda_hand_tcp")
+    loop.set_target("tool", start, velocity=np.zeros(6))
+    for _ in range(200):
+        loop.step()
+    assert loop.state is stackik.LoopState.HOLDING
+    assert tool.target_velocity is None and tool.error_override is not None  # held
+    goal = pin.SE3(start.rotation, start.translation + np.array([0.0, 0.1, 0.0]))
+    loop.set_target("tool", goal)
+    loop.step()
+    assert loop.state is stackik.LoopState.RUNNING
+    assert np.array_equal(tool.target_velocity, np.zeros(6))  # put back
+    for _ in range(1500):
+        loop.set_target("tool", goal)
+        loop.step()
+    reached = loop.solver.robot.create_kinematics(loop.q).frame_pose("panda_hand_tcp")
+    assert np.linalg.norm(reached.translation - goal.translation) < 1e-3
+
+
 def _device_run(smoothing: float) -> np.ndarray:
     """A device sending a moving pose every 4 ms (a staircase for the IK), with a jump."""
     loop = panda_loop(target_timeout=None, smoothing=smoothing)

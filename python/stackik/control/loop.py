@@ -5,7 +5,9 @@ One tick (:meth:`ControlLoop.step`):
 1. take the latest target of each task (published whole by :meth:`set_target`, from any
    thread);
 2. the watchdog: no target for ``target_timeout`` seconds -> STOPPING (the limiter
-   brakes every joint to rest within its acceleration and jerk limits) -> HOLDING; a
+   brakes every joint to rest within its acceleration and jerk limits) -> HOLDING (with
+   an active collision constraint the loop keeps solving, every task pulled back to
+   where the robot stopped: it gives way to an obstacle coming at it and returns); a
    new target -> RUNNING again, from whatever state the joints are in;
 3. RUNNING:
 
@@ -49,6 +51,7 @@ from ..errors import InvalidInput, StackIKError
 from ..results import SolverStatus
 from ..solver import KinematicsSolver, warmup
 from ._loop_kernel import lead_positions, smooth_stages
+from .hold import TaskHold
 from .limiter import JointCommand, JointMotionLimiter
 from .targets import Staged, stage
 from .timing import LoopStats, Recorder, quiet_runtime, set_realtime, wait_until
@@ -65,7 +68,9 @@ class LoopState(enum.Enum):
     Attributes:
         RUNNING: Following the targets.
         STOPPING: No target for ``target_timeout``: braking to rest.
-        HOLDING: At rest, holding the position until a target arrives.
+        HOLDING: Stopped, holding the position until a target arrives (giving way to
+            obstacles and returning, when the solver has an active collision
+            constraint).
     """
 
     RUNNING = "running"
@@ -198,6 +203,7 @@ class ControlLoop:
         self._stop = threading.Event()
         self._error: BaseException | None = None
         self._compensating = False  # the tasks carry error overrides (_present_errors)
+        self._hold: TaskHold | None = None  # HOLDING with a collision constraint (_stopped)
         self.reset(q0)
 
     @staticmethod
@@ -319,6 +325,7 @@ class ControlLoop:
         if self.is_running:
             raise InvalidInput("stop() the loop before reset()", what="reset")
         q = np.array(self._robot.check_configuration(q0, "q0"), dtype=float)
+        self._end_hold()
         self._limiter.reset(q)
         self._q = q
         self._views = self._limiter.state_views()
@@ -353,6 +360,8 @@ class ControlLoop:
 
     def _tick(self) -> JointCommand:
         tick = self._recorder.ticks
+        if self._hold is not None and self._pending:  # a target ends the hold
+            self._end_hold()
         if self._take_targets():
             self._last_target = tick
             if self._state is not LoopState.RUNNING:  # resume from the present motion
@@ -366,28 +375,60 @@ class ControlLoop:
         ):
             self._state = LoopState.STOPPING
             self._recorder.counts["watchdog"] += 1
-        if self._state is LoopState.RUNNING:
-            command = self._follow()
-        else:
-            command = self._limiter.brake()
-            if self._state is LoopState.STOPPING and self._limiter.at_rest:
-                self._state = LoopState.HOLDING
+        command = self._follow() if self._state is LoopState.RUNNING else self._stopped()
         command.configuration = self._configuration(command)
         self._command = command
         if self.on_command is not None:
             self.on_command(command)
         return command
 
-    def _follow(self) -> JointCommand:
-        """IK where the motion is headed, tasks from the present; then the limiter."""
-        p, v, a = self._views
-        self._motion.set_state(v, a, p)
-        q_solve: np.ndarray | None = self._q
-        cols = [
+    def _collision_constraints(self) -> list[CollisionConstraint]:
+        """The solver's active collision constraints."""
+        return [
             c
             for c in self._solver.engine.constraints_of("collision")
             if isinstance(c, CollisionConstraint) and c.active
         ]
+
+    def _stopped(self) -> JointCommand:
+        """A tick without targets: brake to rest (STOPPING), then hold (HOLDING).
+
+        At rest with an active collision constraint, the hold keeps solving
+        (:class:`~stackik.control.hold.TaskHold`): each task is pulled back to its value
+        where the robot stopped, so the robot gives way to an obstacle coming at it and
+        returns when it has passed; with nothing near, the command does not change by a
+        bit. Without one, the limiter holds the position.
+        """
+        if self._state is LoopState.HOLDING and self._collision_constraints():
+            if self._hold is None:
+                self._hold = TaskHold(self._solver, self._q)
+                for stage in self._smooth:  # (the smoothing starts from rest)
+                    stage[:] = self._views[1]
+            return self._follow(self._hold)
+        if self._hold is not None:  # (the collision constraint was switched off)
+            self._end_hold()
+        command = self._limiter.brake()
+        if self._state is LoopState.STOPPING and self._limiter.at_rest:
+            self._state = LoopState.HOLDING
+        return command
+
+    def _end_hold(self) -> None:
+        """Back to the tasks' own errors and target velocities."""
+        if self._hold is not None:
+            self._hold.release()
+            self._hold = None
+            self._compensating = False
+
+    def _follow(self, hold: TaskHold | None = None) -> JointCommand:
+        """IK where the motion is headed, tasks from the present; then the limiter.
+
+        With ``hold``, the tasks' errors are taken relative to the hold
+        (:meth:`TaskHold.pull`).
+        """
+        p, v, a = self._views
+        self._motion.set_state(v, a, p)
+        q_solve: np.ndarray | None = self._q
+        cols = self._collision_constraints()
         anticipating = bool(cols) if self.anticipate is None else bool(self.anticipate)
         self._lead_obstacles(cols, v, anticipating)
         offset = None
@@ -397,8 +438,13 @@ class ControlLoop:
             q_solve = None  # the solver's kinematics are at q_ahead already
             if cols:  # (both configurations are the loop's own: valid, normalized)
                 offset = self._solver.kinematics.difference(self._q, q_ahead)
+        elif hold is not None:
+            self._present_errors(self._q)
+            q_solve = None  # (at q)
         elif self._compensating:
             self._clear_error_overrides()
+        if hold is not None:
+            hold.pull()
         for c in cols:
             c.set_solve_offset(offset)
         result = self._solver.solve_velocity(q_solve)
