@@ -2066,6 +2066,45 @@ def test_scene_numbers_in_the_wrong_shape_are_refused(tmp_path, entry, what):
     assert world.get_obstacle_names() == []
 
 
+@pytest.mark.parametrize(
+    ("entry", "what"),
+    [
+        ("cylinder: {radius: '0.1', length: 1}", "cylinder radius"),
+        ("box: ['1', '0.6', '0.05']", "box"),
+        ("sphere: 0.1, pose: {xyz: ['0.5', '0', '2']}", "xyz"),
+        ("sphere: 0.1, min_distance: '0.02'", "min_distance"),
+        ('sphere: "0.1"', "sphere radius"),
+    ],
+)
+def test_scene_numbers_written_as_quoted_text_are_refused(tmp_path, entry, what):
+    """Sizes are numbers: a quoted value is text, and not read as the number it spells."""
+    path = tmp_path / "cell.yaml"
+    path.write_text(f"obstacles:\n - {{name: a, {entry}}}\n")
+    world = World()
+    with pytest.raises(MalformedScene, match="quoted value is text") as err:
+        load_scene(path, world)
+    assert "obstacles[0] ('a')" in str(err.value) and what in str(err.value)
+    assert world.get_obstacle_names() == []
+
+
+def test_scene_numbers_with_an_exponent_are_numbers(tmp_path):
+    """``1e-2`` (no dot, as YAML 1.2 writes it; text in YAML 1.1) is a number."""
+    path = tmp_path / "cell.yaml"
+    path.write_text(
+        "obstacles:\n"
+        " - {name: a, sphere: 2e-2, pose: {xyz: [1E-1, -2e0, .5e1]}, min_distance: 3e-2}\n"
+        " - {name: b, box: [1.5e-1, 2e-1, 1e-1]}\n"
+    )
+    world = World()
+    load_scene(path, world)
+    state = world.state
+    a = state.layout.obstacles[state.layout.slots["a"]]
+    assert a.geometry.radius == 0.02 and a.min_distance == 0.03
+    assert np.array_equal(state.translations[state.layout.slots["a"]], [0.1, -2.0, 5.0])
+    b = state.layout.obstacles[state.layout.slots["b"]]
+    assert np.array_equal(np.asarray(b.geometry.halfSide), [0.075, 0.1, 0.05])
+
+
 def test_scene_obstacles_name_their_mesh_file_as_source(tmp_path):
     """``Obstacle.source`` is the mesh file a mesh entry was loaded from, None otherwise
     (as for ``add_obstacle`` and ``add_obstacle_mesh``)."""

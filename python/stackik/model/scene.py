@@ -34,7 +34,8 @@ false``).
 identity when omitted. Obstacle poses are in the world frame, attached objects' in their
 link frame.
 
-Sizes are numbers in metres (``true``/``false`` is refused), vectors flat lists. A
+Sizes are numbers in metres (``true``/``false`` and quoted text such as ``'0.1'`` are
+refused; ``1e-3`` is a number, as in YAML 1.2), vectors flat lists. A
 quaternion or rotation matrix within :data:`ROUNDING` of unit or orthonormal (written to
 four decimals) is made exact; one farther off is refused. A plane or halfspace normal of
 any nonzero length is made unit (divided by its largest component first, so that its
@@ -53,6 +54,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import reprlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -97,6 +99,9 @@ def _keys(keys: Iterable[object]) -> str:
 ROUNDING = 1e-3
 
 #: The shape keys an entry may have (exactly one).
+#: Numbers with an exponent that YAML 1.1 leaves as text (``1e-3``, ``2E5``, ``1.5e3``).
+_EXPONENT = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$")
+
 SHAPE_KEYS = (
     "box",
     "sphere",
@@ -141,6 +146,11 @@ class _Entry:
             self.fail(
                 f"{what} must be {expected}, got {_shown(shown)} (true/false is not a number)"
             )
+        if _has_text(value):  # (numpy would read '0.1' as 0.1)
+            self.fail(
+                f"{what} must be {expected}, got {_shown(shown)} (a quoted value is text, "
+                "not a number)"
+            )
         try:
             arr = np.asarray(value, dtype=float)
         except (TypeError, ValueError):
@@ -165,6 +175,13 @@ def _has_bool(value: object) -> bool:
     if isinstance(value, (bool, np.bool_)):
         return True
     return isinstance(value, (list, tuple)) and any(_has_bool(v) for v in value)
+
+
+def _has_text(value: object) -> bool:
+    """Whether ``value`` is text or a (nested) list holding some."""
+    if isinstance(value, (str, bytes, np.str_)):
+        return True
+    return isinstance(value, (list, tuple)) and any(_has_text(v) for v in value)
 
 
 def _sizes(e: _Entry, values: np.ndarray, what: str) -> None:
@@ -404,6 +421,9 @@ def _scene_loader(yaml: Any, source: str) -> Any:
         return loader.construct_mapping(node, deep=deep)
 
     Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    # YAML 1.2 numbers: an exponent without a dot or without a sign (1e-3, 2E5, 1.5e3) is
+    # a number, where YAML 1.1 (the safe loader) reads it as text.
+    Loader.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT, list("-+0123456789."))
     return Loader
 
 
@@ -482,7 +502,10 @@ def load_scene(
     Args:
         path: The YAML scene file.
         world: The world to fill (a robot's ``robot.world``, or one of your own).
-        robot: When given, attached objects' links are checked against it.
+        robot: When given, attached objects' links are checked against it. Without
+            it they are checked against the robots already using ``world``; a world no
+            robot uses yet takes any link name, and the robot that takes the world
+            (``robot.set_world``) refuses one it lacks (``InvalidInput``).
 
     Returns:
         The names added, in file order.
