@@ -321,6 +321,45 @@ def test_a_target_ends_the_hold_and_restores_the_target_velocity():
     assert np.linalg.norm(reached.translation - goal.translation) < 1e-3
 
 
+def _held_panda(**kwargs) -> tuple[stackik.ControlLoop, pin.SE3]:
+    """A Panda loop stopped by its watchdog (collision constraint on), at rest."""
+    loop = panda_loop(target_timeout=0.05, **kwargs)
+    start = loop.solver.robot.create_kinematics(Q0).frame_pose("panda_hand_tcp")
+    loop.set_target("tool", start, velocity=np.array([0.01, 0.0, 0.0, 0.0, 0.0, 0.0]))
+    for _ in range(300):
+        loop.step()
+    assert loop.state is stackik.LoopState.HOLDING
+    return loop, start
+
+
+def test_a_held_robot_ignores_targets_masks_and_velocities_set_on_its_tasks():
+    """The hold keeps the tasks' values where the robot stopped, whatever their targets."""
+    loop, start = _held_panda()
+    tool = loop.solver.get_task("tool")
+    held = loop.q
+    tool.set_target_pose(pin.SE3(start.rotation, start.translation + np.array([0, 0.1, 0])))
+    tool.set_target_velocity(np.array([0.0, 0.05, 0.0, 0.0, 0.0, 0.0]))
+    Q = [loop.step().configuration for _ in range(300)]
+    tool.set_position_mask([0, 1, 0])
+    Q += [loop.step().configuration for _ in range(300)]
+    assert all(np.array_equal(q, held) for q in Q)  # not a bit moved
+    assert tool.target_velocity is None  # suspended while holding ...
+    loop.set_target("tool", start)
+    loop.step()
+    assert np.array_equal(tool.target_velocity, [0.0, 0.05, 0.0, 0.0, 0.0, 0.0])  # ... the latest
+
+
+def test_stopping_the_loops_thread_gives_the_tasks_back():
+    """After stop() in a hold, the tasks have their target velocities and no override."""
+    loop, _ = _held_panda()
+    tool = loop.solver.get_task("tool")
+    loop.start()
+    time.sleep(0.05)
+    loop.stop()
+    assert np.array_equal(tool.target_velocity, [0.01, 0.0, 0.0, 0.0, 0.0, 0.0])
+    assert tool.error_override is None
+
+
 def _device_run(smoothing: float) -> np.ndarray:
     """A device sending a moving pose every 4 ms (a staircase for the IK), with a jump."""
     loop = panda_loop(target_timeout=None, smoothing=smoothing)

@@ -45,7 +45,7 @@ from stackik.errors import (
     ObstacleNotFound,
     ShapeError,
 )
-from stackik.model.scene import load_scene
+from stackik.model.scene import load_scene, parse_scene
 from stackik.model.world import World, load_mesh
 
 ROBOTS = Path(__file__).resolve().parents[1] / "robots"
@@ -2103,6 +2103,23 @@ def test_scene_numbers_with_an_exponent_are_numbers(tmp_path):
     assert np.array_equal(state.translations[state.layout.slots["a"]], [0.1, -2.0, 5.0])
     b = state.layout.obstacles[state.layout.slots["b"]]
     assert np.array_equal(np.asarray(b.geometry.halfSide), [0.075, 0.1, 0.05])
+
+
+def test_scene_names_and_links_that_look_like_numbers_stay_text():
+    """``1e5`` is a number where a number is expected, and text where a name is."""
+    scene = parse_scene(
+        "obstacles:\n"
+        " - {name: 1e5, sphere: 1_0e-2}\n"
+        " - {name: ._e5, sphere: .5e-1}\n"
+        "attached:\n"
+        " - {name: 2E3, link: 1e5, sphere: 2e-2, allowed_links: [3.5e1]}\n"
+    )
+    (a, shape_a, *_), (b, shape_b, *_) = scene["obstacles"]
+    assert (a, b) == ("1e5", "._e5") and type(a) is str
+    assert shape_a.radius == 0.1 and shape_b.radius == 0.05
+    name, link, shape, _, allowed = scene["attached"][0]
+    assert (name, link, allowed) == ("2E3", "1e5", ["3.5e1"])
+    assert type(link) is str and type(allowed[0]) is str and shape.radius == 0.02
 
 
 def test_scene_obstacles_name_their_mesh_file_as_source(tmp_path):

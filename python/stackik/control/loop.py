@@ -422,7 +422,7 @@ class ControlLoop:
     def _follow(self, hold: TaskHold | None = None) -> JointCommand:
         """IK where the motion is headed, tasks from the present; then the limiter.
 
-        With ``hold``, the tasks' errors are taken relative to the hold
+        With ``hold``, every task is pulled back to the held configuration
         (:meth:`TaskHold.pull`).
         """
         p, v, a = self._views
@@ -434,17 +434,15 @@ class ControlLoop:
         offset = None
         if not self._limiter.at_rest and (self._smoothing or anticipating):
             q_ahead = self._configuration_ahead(p, v, anticipating)
-            self._present_errors(q_ahead)
+            self._present_errors(q_ahead, hold)
             q_solve = None  # the solver's kinematics are at q_ahead already
             if cols:  # (both configurations are the loop's own: valid, normalized)
                 offset = self._solver.kinematics.difference(self._q, q_ahead)
         elif hold is not None:
-            self._present_errors(self._q)
-            q_solve = None  # (at q)
+            self._present_errors(self._q, hold)
+            q_solve = None  # (at q: the loop's own configuration)
         elif self._compensating:
             self._clear_error_overrides()
-        if hold is not None:
-            hold.pull()
         for c in cols:
             c.set_solve_offset(offset)
         result = self._solver.solve_velocity(q_solve)
@@ -504,7 +502,7 @@ class ControlLoop:
             return lim.to_configuration(stop)
         return pin.integrate(self._robot.model, self._q, stop - p)  # (the loop's own, valid)
 
-    def _present_errors(self, q_ahead: np.ndarray) -> None:
+    def _present_errors(self, q_ahead: np.ndarray, hold: TaskHold | None = None) -> None:
         """Every task's velocity from its error at the present configuration.
 
         The solve runs at ``q_ahead`` so that the constraints guard where the motion is
@@ -514,13 +512,18 @@ class ControlLoop:
         error at the present configuration ``q`` (a first-order ``J delta`` tracks a
         jumping target a quarter worse, the braking distance being tenths of a radian
         at speed), given as its error override; its Jacobian is the one at ``q_ahead``.
-        The kinematics are left at ``q_ahead`` for the solve.
+        The kinematics are left at ``q_ahead`` for the solve. With ``hold``, each task's
+        present "error" is its pull back to the held configuration
+        (:meth:`TaskHold.pull`, with its Jacobian at ``q``).
         """
         kin = self._solver.kinematics
         kin.set_unchecked(self._q)
-        for task in self._solver.tasks:
-            if task.active:
-                task.override_with_present_error()
+        if hold is not None:
+            hold.pull(self._q)
+        else:
+            for task in self._solver.tasks:
+                if task.active:
+                    task.override_with_present_error()
         kin.set_unchecked(q_ahead)
         self._compensating = True
 
@@ -597,8 +600,9 @@ class ControlLoop:
         """Stop the loop's thread (after its current tick) and restore the runtime settings.
 
         The robot is left where the last command put it (brake first, e.g. by letting
-        the watchdog stop it, if it moves). Re-raises an exception the loop's thread met
-        (e.g. from ``on_command``).
+        the watchdog stop it, if it moves). The tasks are left without the loop's error
+        overrides, with their target velocities (a hold suspends them). Re-raises an
+        exception the loop's thread met (e.g. from ``on_command``).
         """
         thread = self._thread
         if thread is None:
@@ -637,6 +641,17 @@ class ControlLoop:
                     skipped = (end - release) // period
                     rec.misses += skipped
                     release += skipped * period
+        self._release_tasks()
+
+    def _release_tasks(self) -> None:
+        """The tasks as the user left them: no override, their target velocities back.
+
+        The loop's thread ends with it: the solver may be used outside the loop next (a
+        later start() or a tick sets what it needs again).
+        """
+        self._end_hold()
+        if self._compensating:
+            self._clear_error_overrides()
 
     def __enter__(self) -> ControlLoop:
         return self

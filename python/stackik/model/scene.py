@@ -100,7 +100,25 @@ ROUNDING = 1e-3
 
 #: The shape keys an entry may have (exactly one).
 #: Numbers with an exponent that YAML 1.1 leaves as text (``1e-3``, ``2E5``, ``1.5e3``).
-_EXPONENT = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$")
+_EXPONENT = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$")
+#: The YAML tag the loader gives such a plain (unquoted) value.
+_EXPONENT_TAG = "tag:stackik,2026:exponent"
+
+
+class _ExponentText(str):
+    """A plain YAML value written as a number with an exponent (``1e-3``).
+
+    Text where the scene expects text (a name, a link, a path: ``name: 1e5`` is the name
+    ``'1e5'``), a number where it expects a number (:meth:`_Entry.floats`).
+    """
+
+    def number(self) -> float | None:
+        """The number it spells (YAML's ``_`` digit separators removed), else None."""
+        try:
+            return float(self.replace("_", ""))
+        except ValueError:
+            return None
+
 
 SHAPE_KEYS = (
     "box",
@@ -146,6 +164,7 @@ class _Entry:
             self.fail(
                 f"{what} must be {expected}, got {_shown(shown)} (true/false is not a number)"
             )
+        value = _exponents_read(value)
         if _has_text(value):  # (numpy would read '0.1' as 0.1)
             self.fail(
                 f"{what} must be {expected}, got {_shown(shown)} (a quoted value is text, "
@@ -160,7 +179,8 @@ class _Entry:
         return arr
 
     def number(self, value: object, what: str) -> float:
-        return float(self.floats([value] if np.isscalar(value) else value, 1, what, value)[0])
+        read = _exponents_read(value)
+        return float(self.floats([read] if np.isscalar(read) else read, 1, what, value)[0])
 
     def name(self) -> str:
         name = self.data.get("name")
@@ -175,6 +195,16 @@ def _has_bool(value: object) -> bool:
     if isinstance(value, (bool, np.bool_)):
         return True
     return isinstance(value, (list, tuple)) and any(_has_bool(v) for v in value)
+
+
+def _exponents_read(value: object) -> object:
+    """``value`` with its plain exponent values (:class:`_ExponentText`) as numbers."""
+    if isinstance(value, _ExponentText):
+        number = value.number()
+        return value if number is None else number
+    if isinstance(value, list):
+        return [_exponents_read(v) for v in value]
+    return value
 
 
 def _has_text(value: object) -> bool:
@@ -422,8 +452,12 @@ def _scene_loader(yaml: Any, source: str) -> Any:
 
     Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
     # YAML 1.2 numbers: an exponent without a dot or without a sign (1e-3, 2E5, 1.5e3) is
-    # a number, where YAML 1.1 (the safe loader) reads it as text.
-    Loader.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT, list("-+0123456789."))
+    # a number where the scene takes one (YAML 1.1, the safe loader's, reads it as text),
+    # and stays text where it takes text (a name, a link, a path).
+    Loader.add_implicit_resolver(_EXPONENT_TAG, _EXPONENT, list("-+0123456789."))
+    Loader.add_constructor(
+        _EXPONENT_TAG, lambda loader, node: _ExponentText(loader.construct_scalar(node))
+    )
     return Loader
 
 
@@ -489,8 +523,14 @@ def parse_scene(text: str, source: str = "<scene>", folder: Path | None = None) 
         if not isinstance(allowed, list) or not all(isinstance(a, str) for a in allowed):
             e.fail(f"allowed_links must be a list of link names, got {_shown(allowed)}")
         out["attached"].append(
-            (name, link, _shape(e, folder), _pose(e, e.data.get("pose")), allowed)
-        )
+            (
+                name,
+                str(link),
+                _shape(e, folder),
+                _pose(e, e.data.get("pose")),
+                list(map(str, allowed)),
+            )
+        )  # (plain text: a link written 1e5 is read as an _ExponentText)
     return out
 
 
