@@ -257,7 +257,7 @@ def _ball_distances(Q: np.ndarray, centres: np.ndarray) -> np.ndarray:
     gdata = pin.GeometryData(geom)
     ball = coal.Sphere(0.04)
     out = np.empty(len(Q))
-    for k, (q, c) in enumerate(zip(Q, centres)):
+    for k, (q, c) in enumerate(zip(Q, centres, strict=True)):
         pin.updateGeometryPlacements(model, data, geom, gdata, q)
         to = coal.Transform3s(np.eye(3), c)
         best = np.inf
