@@ -2057,10 +2057,15 @@ def test_long_scene_values_are_shortened_in_messages(tmp_path):
 )
 def test_scene_numbers_in_the_wrong_shape_are_refused(tmp_path, entry, what):
     """A pose matrix is four rows of four numbers; sizes and vectors are flat lists."""
+    _assert_entry_refused(tmp_path, entry, what)
+
+
+def _assert_entry_refused(tmp_path, entry: str, what: str, match: str | None = None) -> None:
+    """A scene of one obstacle entry is refused naming it and ``what``; nothing is added."""
     path = tmp_path / "cell.yaml"
     path.write_text(f"obstacles:\n - {{name: a, {entry}}}\n")
     world = World()
-    with pytest.raises(MalformedScene) as err:
+    with pytest.raises(MalformedScene, match=match) as err:
         load_scene(path, world)
     assert "obstacles[0] ('a')" in str(err.value) and what in str(err.value)
     assert world.get_obstacle_names() == []
@@ -2078,13 +2083,7 @@ def test_scene_numbers_in_the_wrong_shape_are_refused(tmp_path, entry, what):
 )
 def test_scene_numbers_written_as_quoted_text_are_refused(tmp_path, entry, what):
     """Sizes are numbers: a quoted value is text, and not read as the number it spells."""
-    path = tmp_path / "cell.yaml"
-    path.write_text(f"obstacles:\n - {{name: a, {entry}}}\n")
-    world = World()
-    with pytest.raises(MalformedScene, match="quoted value is text") as err:
-        load_scene(path, world)
-    assert "obstacles[0] ('a')" in str(err.value) and what in str(err.value)
-    assert world.get_obstacle_names() == []
+    _assert_entry_refused(tmp_path, entry, what, match="quoted value is text")
 
 
 def test_scene_numbers_with_an_exponent_are_numbers(tmp_path):
