@@ -8,6 +8,10 @@ Panda arms, 62 with the floating base; ``robots/tools/multi_arm.py``).
 Pairs: the humanoid of ``bench_velocity.py`` problem (C) with self-collision on the
 first N of its SRDF-active pairs (N = 0 ... all).
 
+Obstacles: the Panda (self-collision on) in a world of N boxes out of its reach (a ring
+3 m away), its tool on a small circle: every robot geometry is paired with every
+obstacle, and each pair's distance bound is kept every step.
+
 Printed: median and p99 microseconds of one ``solve_velocity`` call (kinematics
 included), per-phase medians and QP fallbacks; ``--plot PATH`` draws both curves
 (matplotlib).
@@ -122,6 +126,41 @@ def pairs_case(count: int | None, steps: int) -> tuple[int, dict]:
     return len(chosen), time_steps(solver, q0, move, steps)
 
 
+def obstacles_case(count: int, steps: int) -> tuple[int, dict]:
+    """The Panda among ``count`` boxes out of reach; returns (watched pairs, figures)."""
+    import warnings
+
+    import coal
+    import pinocchio as pin
+
+    robot = stackik.RobotModel(
+        ROBOTS / "panda" / "panda.urdf",
+        srdf_path=ROBOTS / "panda" / "panda.srdf",
+        load_visuals=False,
+    )
+    for k in range(count):
+        a = 2 * np.pi * k / count
+        centre = np.array([3.0 * np.cos(a), 3.0 * np.sin(a), 0.5])
+        robot.add_obstacle(f"box{k}", coal.Box(0.1, 0.1, 0.1), pin.SE3(np.eye(3), centre))
+    q0 = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8])
+    robot.update_kinematics(q0)
+    solver = KinematicsSolver(robot, dt=DT)
+    tool = solver.add_frame_task("tool", "panda_hand_tcp")
+    solver.add_posture_task("posture").priority = 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stackik.CollisionMarginWarning)
+        solver.configure_collision_constraint(0.02)
+    start = robot.get_frame_pose("panda_hand_tcp")
+
+    def move(i: int) -> None:
+        a = 2 * np.pi * i / 400
+        offset = 0.05 * np.array([np.cos(a) - 1.0, np.sin(a), 0.0])
+        tool.set_target_pose(start.translation + offset, start.rotation)
+
+    pairs = len(solver.get_constraint("collision").pair_names())  # type: ignore[union-attr]
+    return pairs, time_steps(solver, q0, move, steps)
+
+
 def row(label: str, r: dict) -> str:
     return (
         f"  {label:>12s}  median {r['median']:7.1f}  p99 {r['p99']:7.1f}   kinematics "
@@ -174,6 +213,10 @@ def main() -> None:
         n, r = pairs_case(count, args.steps)
         pairs.append((n, r))
         print(row(f"{n} pairs", r))
+    print("obstacles (Panda with self-collision, N boxes out of reach):")
+    for count in (0, 10, 100, 300, 1000):
+        n, r = obstacles_case(count, args.steps)
+        print(row(f"{count} boxes, {n} pairs", r))
     if args.plot:
         plot(args.plot, dof, pairs)
 
