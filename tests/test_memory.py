@@ -174,3 +174,24 @@ def test_a_model_that_fits_after_reduction_loads(tmp_path, monkeypatch):
     assert err.value.nv == 20
     robot = RobotModel.from_urdf_string(text, [f"j{i}" for i in range(1, 9)])
     assert robot.nv == 8
+
+
+def test_robots_made_and_dropped_leave_no_geometry_models_behind():
+    """Pinocchio 4.1's ``buildGeomFromUrdfString`` without a model to fill kept a Python
+    wrapper of every geometry model it made alive (two per robot: collision, visual),
+    pointing at freed memory once the robot was gone."""
+    import gc
+
+    import pinocchio as pin
+
+    panda = Path(__file__).resolve().parents[1] / "robots" / "panda"
+
+    def alive() -> int:
+        gc.collect()
+        return sum(isinstance(o, pin.GeometryModel) for o in gc.get_objects())
+
+    RobotModel(panda / "panda.urdf", srdf_path=panda / "panda.srdf")
+    before = alive()
+    for _ in range(10):
+        RobotModel(panda / "panda.urdf", srdf_path=panda / "panda.srdf")
+    assert alive() == before

@@ -122,6 +122,45 @@ def test_configuring_warns_of_the_fixed_pairs_below_their_minimum_with_the_exclu
     assert not [w for w in quiet if "no joint moves apart" in str(w.message)]
 
 
+def test_new_obstacles_at_the_base_warn_at_the_callers_line_and_keep_nothing():
+    """A tracker naming each new person anew: every warning names the caller's line, and
+    neither Python's warning registries nor the constraint keep one entry per name."""
+    import sys
+
+    robot = panda_on_table()
+    solver = reaching_solver(robot)
+    q = READY.copy()
+
+    def registries() -> int:
+        return sum(
+            len(getattr(m, "__warningregistry__", {}))
+            for name, m in list(sys.modules.items())
+            if name.startswith("stackik") or name == __name__
+        )
+
+    def visit(k: int) -> list[warnings.WarningMessage]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            robot.add_obstacle(f"person{k}", coal.Sphere(0.05), pin.SE3(np.eye(3), np.zeros(3)))
+            solver.solve_velocity(q)  # (the step rebuilds the pairs and warns)
+            robot.remove_obstacle(f"person{k}")
+            solver.solve_velocity(q)
+        return [w for w in caught if issubclass(w.category, FixedPairWarning)]
+
+    first = visit(0)
+    assert len(first) == 1 and "person0" in str(first[0].message)
+    assert first[0].filename == __file__  # (the line that stepped, not stackik's)
+    before = registries()
+    for k in range(1, 40):
+        (w,) = visit(k)
+        assert f"person{k}" in str(w.message)
+    assert registries() == before
+    constraint = solver.get_constraint("collision")
+    assert len(constraint._warned_fixed) <= len(constraint.pair_names())
+    # a person who comes back below the minimum is warned of again
+    assert len(visit(3)) == 1
+
+
 def test_a_fixed_pair_row_bounds_nothing_and_the_step_is_the_step_without_it():
     """Stepping toward a target with the base on the table gives, bit for bit, the joint
     velocities of a solver that leaves the base/table pairs out; every step reports the

@@ -6,6 +6,8 @@ Public functions call these once; private helpers trust their inputs.
 from __future__ import annotations
 
 import math
+import sys
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeGuard
 
@@ -479,3 +481,28 @@ def fixed_property(what: str, hint: str, doc: str) -> Any:
         raise fixed_attribute(self, what, hint)
 
     return property(get, refuse, doc=doc)
+
+
+def warn_at_caller(warning: Warning) -> None:
+    """Issue ``warning`` from the first frame outside the stackik package.
+
+    For warnings whose text names changing things (pairs, distances, obstacle names)
+    and whose callers warn once per thing themselves: Python's own registry would keep
+    every distinct text for the life of the process (one per new obstacle name: an
+    unbounded growth), so none is kept (``registry=None``); the filters apply as usual.
+    The warning is attributed to the user's line, whatever the depth of the call.
+    """
+    frame = sys._getframe(1)
+    while frame.f_back is not None and str(frame.f_globals.get("__name__", "")).startswith(
+        "stackik"
+    ):
+        frame = frame.f_back
+    warnings.warn_explicit(
+        warning,
+        type(warning),
+        frame.f_code.co_filename,
+        frame.f_lineno,
+        module=str(frame.f_globals.get("__name__", "")),
+        registry=None,
+        module_globals=frame.f_globals,
+    )

@@ -57,7 +57,6 @@ from __future__ import annotations
 import enum
 import math
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar, overload
 
@@ -594,7 +593,8 @@ class CollisionConstraint(Constraint):
         self._exclude = _check_spec(exclude_pairs)
         self._pipeline = CollisionPipeline(self._robot, world)
         self._step_defaults()
-        self._warned: set[tuple[str, str]] = set()
+        self._warned: set[tuple[str, str]] = set()  # (robot pairs: a bounded set)
+        self._warned_fixed: set[tuple[str, str]] = set()  # (pairs now watched only)
         self._rebuild(self._pipeline.world_state(), {})
         self.exact_queries = 0
         self._clear_records()
@@ -930,7 +930,7 @@ class CollisionConstraint(Constraint):
         return self._sync(state, key)  # (pairs rebuilt meanwhile: back to the sized layout)
 
     def _warn_fixed(self) -> None:
-        """Warn (once per pair) of pairs no joint moves apart that are below their minimum.
+        """Warn (once per pair while watched) of unmovable pairs below their minimum.
 
         Their distance is the same in every configuration (a fixed base resting on a
         table): the step cannot push them out (their rows bound nothing) and every
@@ -939,7 +939,8 @@ class CollisionConstraint(Constraint):
         this constraint's own pipeline, which every step places again.
         """
         ps = self._pairs
-        fixed = [k for k in self._unmoved_pairs().tolist() if ps.names[k] not in self._warned]
+        self._warned_fixed &= set(ps.names)  # (a pair that left and comes back warns again)
+        fixed = [k for k in self._unmoved_pairs().tolist() if ps.names[k] not in self._warned_fixed]
         if not fixed:
             return
         self._pipeline.place(self._kin.joint_placements(), self._state)
@@ -951,7 +952,7 @@ class CollisionConstraint(Constraint):
         ]
         if not found:
             return
-        self._warned.update((a, b) for a, b, _, _ in found)
+        self._warned_fixed.update((a, b) for a, b, _, _ in found)
         shown = found[:_LISTED]
         more = (
             f" and {len(found) - len(shown)} more (the warning's pairs)" if found[_LISTED:] else ""
@@ -966,7 +967,7 @@ class CollisionConstraint(Constraint):
             "find every configuration in collision. If the contact is intended (a fixed "
             f"base resting on a table), leave them out: exclude_pairs=[{names}]."
         )
-        warnings.warn(FixedPairWarning(message, found), stacklevel=5)
+        _validate.warn_at_caller(FixedPairWarning(message, found))
 
     def _warn_margins(self, lowered: list[tuple[str, str, float, float]]) -> None:
         fresh = [entry for entry in lowered if (entry[0], entry[1]) not in self._warned]
@@ -985,7 +986,7 @@ class CollisionConstraint(Constraint):
             + ". Exclude them in the SRDF (RobotModel.compute_collision_exclusions) or set "
             "their minimum with set_collision_pair_min_distance."
         )
-        warnings.warn(CollisionMarginWarning(message, fresh), stacklevel=5)
+        _validate.warn_at_caller(CollisionMarginWarning(message, fresh))
 
     @property
     def pair_indices(self) -> np.ndarray:

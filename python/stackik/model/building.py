@@ -220,7 +220,12 @@ def _pinocchio_models(
             model = pin.buildModelFromXML(xml, mimic=fold)
         if check:  # before the geometry, which takes long for thousands of links
             check_memory(model, source)
-        geoms = {s: pin.buildGeomFromUrdfString(model, xml, kinds[s]) for s in sections}
+        # (filled into a model of ours: without one, Pinocchio 4.1's binding keeps a
+        # Python wrapper of every geometry model it makes alive, pointing at freed memory)
+        geoms = {
+            s: pin.buildGeomFromUrdfString(model, xml, kinds[s], geometry_model=pin.GeometryModel())
+            for s in sections
+        }
     except StackIKError:  # a RuntimeError too: ours already names the fault
         raise
     except (RuntimeError, ValueError) as exc:
