@@ -98,7 +98,6 @@ def _keys(keys: Iterable[object]) -> str:
 #: (four decimals are common): within it, it is normalized; beyond it, refused.
 ROUNDING = 1e-3
 
-#: The shape keys an entry may have (exactly one).
 #: Numbers with an exponent that YAML 1.1 leaves as text (``1e-3``, ``2E5``, ``1.5e3``).
 _EXPONENT = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$")
 #: The YAML tag the loader gives such a plain (unquoted) value.
@@ -120,6 +119,7 @@ class _ExponentText(str):
             return None
 
 
+#: The shape keys an entry may have (exactly one).
 SHAPE_KEYS = (
     "box",
     "sphere",
