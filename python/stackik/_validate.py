@@ -5,8 +5,8 @@ Public functions call these once; private helpers trust their inputs.
 
 from __future__ import annotations
 
+import inspect
 import math
-import sys
 import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeGuard
@@ -492,11 +492,12 @@ def warn_at_caller(warning: Warning) -> None:
     unbounded growth), so none is kept (``registry=None``); the filters apply as usual.
     The warning is attributed to the user's line, whatever the depth of the call.
     """
-    frame = sys._getframe(1)
-    while frame.f_back is not None and str(frame.f_globals.get("__name__", "")).startswith(
-        "stackik"
-    ):
+    frame = inspect.currentframe()
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("stackik"):
         frame = frame.f_back
+    if frame is None:  # (called from stackik alone: no caller to name)
+        warnings.warn(warning, stacklevel=2)
+        return
     warnings.warn_explicit(
         warning,
         type(warning),
@@ -504,5 +505,4 @@ def warn_at_caller(warning: Warning) -> None:
         frame.f_lineno,
         module=str(frame.f_globals.get("__name__", "")),
         registry=None,
-        module_globals=frame.f_globals,
     )
