@@ -144,14 +144,11 @@ def as_convex(geometry: coal.ConvexBase) -> coal.Convex:
     """
     if isinstance(geometry, coal.Convex):
         return geometry
-    hull = convex_with_points(np.asarray(geometry.points(), dtype=float).reshape(-1, 3))
-    radius = float(geometry.getSweptSphereRadius())
-    if radius:
-        hull.setSweptSphereRadius(radius)
-    return hull
+    points = np.asarray(geometry.points(), dtype=float).reshape(-1, 3)
+    return convex_with_points(points, float(geometry.getSweptSphereRadius()))
 
 
-def convex_with_points(points: np.ndarray) -> coal.Convex:
+def convex_with_points(points: np.ndarray, radius: float = 0.0) -> coal.Convex:
     """A ``coal.Convex`` with exactly these hull vertices, in this order, and their faces.
 
     The same points in the same order give the same support points, so the compiled
@@ -162,11 +159,19 @@ def convex_with_points(points: np.ndarray) -> coal.Convex:
 
     Args:
         points: ``(n, 3)`` vertices [m].
+        radius: Swept-sphere radius of the hull [m] (coal's; 0: none).
 
     Raises:
         InvalidInput: qhull cannot hull the points.
     """
-    pts = np.asarray(points, dtype=float).reshape(-1, 3)
+    hull = _hull_with_points(np.asarray(points, dtype=float).reshape(-1, 3))
+    if radius:
+        hull.setSweptSphereRadius(radius)
+    return hull
+
+
+def _hull_with_points(pts: np.ndarray) -> coal.Convex:
+    """:func:`convex_with_points` without a swept-sphere radius."""
     if len(pts) < 4 or not np.isfinite(pts).all() or _affine_rank(pts) < 3:
         return convex_hull(pts)
     hull = _qhull(pts)

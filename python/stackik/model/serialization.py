@@ -41,6 +41,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidInput
+from .collision import convex_with_points
 
 __all__ = [
     "MimicRepair",
@@ -296,20 +297,15 @@ def _reduce_mesh(mesh: Any) -> tuple[Any, ...]:
     return mesh_from_state, (state,)
 
 
-def _convex_with_points(points: np.ndarray, radius: float) -> Any:
-    """The ``coal.Convex`` of a pickled ``ConvexBase``: its points, in order, and faces."""
-    from .collision import convex_with_points
-
-    hull = convex_with_points(points)
-    if radius:
-        hull.setSweptSphereRadius(radius)
-    return hull
+#: What pickles of a ``ConvexBase`` made by the previous version call (their points and
+#: swept-sphere radius): the same function.
+_convex_with_points = convex_with_points
 
 
 def _reduce_convex_base(hull: Any) -> tuple[Any, ...]:
     """A hull without faces (``coal.ConvexBase``, which coal cannot pickle) as its points."""
     points = np.array(hull.points(), dtype=float).reshape(-1, 3)
-    return _convex_with_points, (points, float(hull.getSweptSphereRadius()))
+    return convex_with_points, (points, float(hull.getSweptSphereRadius()))
 
 
 def _shape(stored: Any) -> Any:
