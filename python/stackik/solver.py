@@ -535,6 +535,8 @@ class KinematicsSolver:
         with self._engine.lock:  # (a step in another thread cannot change what is adopted)
             c.adopt(replaced if replaced is not None else previous)
             self._engine.add_constraint(c, replace=True)
+        if self._stall.enabled:  # (the margin configured now is the one to restore)
+            self._stall.enable(c.min_distance, c)
 
     def add_collision_constraint(
         self, link_pairs: Sequence[tuple[str, str]], min_distance: float = 0.05
@@ -1275,7 +1277,7 @@ class KinematicsSolver:
             return False
         col.set_min_distance(min_distance)
         if self._stall.enabled:
-            self._stall.enable(col.min_distance)
+            self._stall.enable(col.min_distance, col)
         return True
 
     def set_collision_constraint_activation_multiplier(self, multiplier: float) -> None:
@@ -1546,8 +1548,17 @@ class KinematicsSolver:
         self._stall.configure(stall_threshold, restore_rate, floor_fraction)
 
     def enable_stall_handler(self, nominal_min_distance: float) -> None:
-        """Relax the collision margin after consecutive stalled steps, restore it afterwards."""
-        self._stall.enable(nominal_min_distance)
+        """Relax the collision margin after consecutive stalled steps, restore it afterwards.
+
+        Args:
+            nominal_min_distance: The margin [m] the handler manages and restores; the
+                collision constraint, when there is one, gets it now (and a later
+                :meth:`configure_collision_constraint` or
+                :meth:`set_collision_min_distance` makes its margin the nominal one).
+                Pairs with a minimum of their own (set by name, an obstacle's) keep it:
+                only the global margin is relaxed. See :mod:`stackik.ik.recovery`.
+        """
+        self._stall.enable(nominal_min_distance, self._collision_constraint())
 
     def disable_stall_handler(self) -> None:
         """Stop the stall handler and restore the nominal margin."""

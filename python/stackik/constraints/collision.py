@@ -534,6 +534,8 @@ class CollisionConstraint(Constraint):
     """
 
     family = "collision"
+    #: The last step's pair minimums [m] when the margin changed since (else None).
+    _rec_minimums: np.ndarray | None = None
     order = 10
 
     # (each reads and writes self.settings.<name>; see CollisionSettings)
@@ -1211,11 +1213,99 @@ class CollisionConstraint(Constraint):
         """Change the global ``min_distance`` [m]; overrides set by name are kept.
 
         Robot pairs that can never be that far apart get a lowered minimum with a
-        :class:`~stackik.errors.CollisionMarginWarning`, as at configuration.
+        :class:`~stackik.errors.CollisionMarginWarning`, as at configuration. The pairs
+        stay and so do the last step's records (:meth:`debug_info` and
+        :meth:`describe_row` report the minimums that step had); every pair's exact
+        distance is taken again at the next step.
         """
         self._min_distance = _non_negative(min_distance, "min_distance")
         self.settings._settings_version += 1  # (the activation margin may follow it)
-        self._rebuild(self._pipeline.world_state(), self._pairs.saved_minimums())
+        saved = self._pairs.saved_minimums()
+        if not self._retune_minimums(saved):
+            self._rebuild(self._pipeline.world_state(), saved)
+
+    def _retune_minimums(self, saved: dict[NamePair, Saved]) -> bool:
+        """The pairs' minimums under a new ``min_distance``, in place.
+
+        The pair set is built again for the geometry the pairs were synced with; when it
+        has the same pairs (which robot pairs are watched can depend on the minimum), it
+        takes their minimums and the pairs' motion bounds are reset; the buffers and the
+        last step's records stay. False when the pairs differ, or the robot changed since
+        they were built (the caller rebuilds).
+        """
+        if self._layout_key(self._state) != self._synced_key:
+            return False
+        ps, lowered = build_pairs(
+            self._robot, self._gs, self._include, self._exclude, self._min_distance,
+            strict=False,
+        )  # fmt: skip
+        old = self._pairs
+        if ps.names != old.names or not np.array_equal(ps.pairs, old.pairs):
+            return False
+        if self._rec[1] and self._rec_minimums is None:  # (the last step's, for its records)
+            self._rec_minimums = old.pf[:, ck.PF_MIN].copy()
+        ps.restore_minimums(saved)
+        old.default_min[:] = ps.default_min
+        old.follows[:] = ps.follows
+        old.pf[:, ck.PF_MIN] = ps.pf[:, ck.PF_MIN]
+        old.pf[:, ck.PF_PENDING] = ps.pf[:, ck.PF_PENDING]
+        old.reset_motion()
+        self._warn_margins(lowered)
+        return True
+
+    def _step_minimum(self, k: int) -> float:
+        """Pair ``k``'s minimum [m] in the last step (a margin changed since is not its)."""
+        minimums = self._rec_minimums
+        return float((self._pairs.pf[:, ck.PF_MIN] if minimums is None else minimums)[k])
+
+    def restorable_margin(self, dq: np.ndarray, dt: float, target: float) -> float:
+        """The largest global ``min_distance`` [m] up to ``target`` no pair would start below.
+
+        After a step of ``dq`` for ``dt`` [s], each pair's distance is estimated from
+        below (:meth:`_after_step`), less the recovery deadband (at least 10 µm: the
+        rows are first order). Only pairs whose minimum is the global margin's bind it:
+        not a pair with a minimum of its own (set by name, an obstacle's); a robot pair
+        binds a margin at or below its largest sampled distance, and above it only if
+        it would start below the lowered minimum it then gets (half that distance).
+        Below the current margin when a pair is already closer than that.
+
+        Raises:
+            ShapeError, NonFiniteInput, InvalidInput: A bad ``dq``, ``dt`` or ``target``.
+        """
+        dq = _validate.bounded_vector(dq, self._robot.nv, _validate.MAX_MAGNITUDE, "dq")
+        dt = _validate.positive_float(dt, "dt")
+        target = _validate.positive_float(target, "target", allow_zero=True)
+        ps = self._pairs
+        if not len(ps):
+            return target
+        after = self._after_step(dq, dt) - max(self.recovery_deadband, 1e-5)
+        highest = np.full(len(ps), np.inf)
+        robot = ps.robot_index >= 0
+        if robot.any():
+            highest[robot] = self._robot.sampled_pair_distance_range()[1][ps.robot_index[robot]]
+        own = ~np.isnan(self._gs.obstacle_min[ps.pairs[:, 1]])
+        candidates = ps.follows & ~own & (after < target)
+        margin = target
+        while True:  # (a lower margin can make more robot pairs follow it: a few rounds)
+            binds = candidates & (after < margin) & ((highest >= margin) | (after < 0.5 * highest))
+            if not binds.any():
+                return margin
+            margin = float(after[binds].min())
+
+    def _after_step(self, dq: np.ndarray, dt: float) -> np.ndarray:
+        """Each watched pair's distance [m] after a step of ``dq`` for ``dt`` [s], from below.
+
+        A pair with rows in the last step: its distance plus its witness row's rate
+        times ``dt`` (first order), never more than its distance before (a pair moving
+        apart keeps that). A pair without rows: its distance bound of the last step less
+        what its levers let the step close (``lever . |dq| dt``).
+        """
+        ps, C = self._pairs, self._last_rows[0]
+        after = ps.pf[:, ck.PF_LOW] - (ps.lever @ np.abs(dq)) * dt
+        distances = self.last_distances.tolist()
+        for h, (row, k) in enumerate(zip(self._witness_rows(), self.last_pairs, strict=True)):
+            after[k] = distances[h] + min(0.0, float(C[row] @ dq) * dt)
+        return after
 
     # -- steps ---------------------------------------------------------------------------------
     def max_rows(self) -> int:
@@ -1241,6 +1331,7 @@ class CollisionConstraint(Constraint):
 
     def _clear_records(self) -> None:
         self._rec: tuple[int, int, np.ndarray, np.ndarray] = (0, 0, _NO_ROWS, _NO_BOUNDS)
+        self._rec_minimums = None
 
     # -- the last step's records (read from the step's buffers when asked) ---------------------
     # Read them between steps: from the thread that steps, or holding the engine's lock
@@ -1506,6 +1597,7 @@ class CollisionConstraint(Constraint):
             self._query_us = max(0.05, (time.perf_counter() - t0) * 1e6 / queries)
         rows = counts[ck.N_ROWS]
         self._rec = (rows, counts[ck.N_HITS], C, lower)
+        self._rec_minimums = None
         upper[:rows] = np.inf
         return rows
 
@@ -1664,7 +1756,7 @@ class CollisionConstraint(Constraint):
                     link_a=gs.links[a],
                     link_b=gs.links[b],
                     distance=float(self.last_distances[h]),
-                    min_distance=float(ps.pf[k, ck.PF_MIN]),
+                    min_distance=self._step_minimum(k),
                     point_a=self._row_points[row].copy(),
                     normal=self._row_normals[row].copy(),
                     point_b=witness[h].copy(),
@@ -1778,7 +1870,7 @@ class CollisionConstraint(Constraint):
             if (int(ps.pairs[k, 0]), int(ps.pairs[k, 1])) == (g1, g2):
                 return (
                     f"collision pair {names[g1]}/{names[g2]} at {1e3 * d:.2f} mm "
-                    f"(min_distance {1e3 * ps.pf[k, ck.PF_MIN]:.2f} mm)"
+                    f"(min_distance {1e3 * self._step_minimum(k):.2f} mm)"
                 )
         return f"collision pair {names[g1]}/{names[g2]}"
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _validate
 from ..errors import InvalidInput
 
 __all__ = ["ElasticBandHandler", "StallHandler"]
@@ -38,8 +39,10 @@ class StallHandler:
         floor_fraction: float = 0.3,
     ) -> None:
         self._solver = _solver(solver, "enable_stall_handler")
-        solver.enable_stall_handler(nominal_min_distance)
+        # (every argument checked first: a rejected one leaves the handler as it was)
+        _validate.positive_float(nominal_min_distance, "nominal_min_distance", True)
         solver.configure_stall_handler(stall_threshold, restore_rate, floor_fraction)
+        solver.enable_stall_handler(nominal_min_distance)
 
     @property
     def enabled(self) -> bool:
@@ -88,10 +91,11 @@ class ElasticBandHandler:
         expand_only_saturated: bool = True,
     ) -> None:
         self._solver = _solver(solver, "enable_elastic_band")
-        solver.enable_elastic_band(delta_max)
+        # (the tuning first: a rejected argument leaves the band as it was)
         solver.configure_elastic_band(
             delta_max, expand_rate, decay_rate, stall_threshold, expand_only_saturated
         )
+        solver.enable_elastic_band(delta_max)
 
     @property
     def enabled(self) -> bool:

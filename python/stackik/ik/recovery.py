@@ -6,9 +6,16 @@ constraint setting between steps (never inside one), as EmbodiK's handlers do:
 * :class:`StallHandler`: when the robot is stuck against a collision margin for
   ``stall_threshold`` consecutive steps, the collision constraint's ``min_distance`` is
   relaxed to ``floor_fraction`` of its nominal value; once the robot moves again it is
-  restored by up to ``restore_rate`` [m] per step, never above the closest watched
-  pair's current distance (raising it past that would make the step infeasible: the
-  margin comes back as the robot backs off).
+  restored by up to ``restore_rate`` [m] per step, never above any watched pair's
+  distance after the step (its rows' prediction, or for a pair without rows its distance
+  bound less what the step's motion can close; raising it past that would start the
+  next step in violation: the margin comes back as the robot backs off); it comes back
+  whole at once when every pair is clear of its nominal minimum (a robot pair that can
+  never reach the nominal margin has a lowered minimum there, half its largest sampled
+  distance, and can bind a relaxed margin more than the nominal one). Only the global
+  margin is relaxed: a pair with a minimum of its own (set by name, an obstacle's, or
+  lowered for a robot pair that can never reach the margin) keeps it, and does not hold
+  the global margin back.
 * :class:`ElasticBand` (EmbodiK's "joint limit expansion for limit-dominated stalls"):
   once joints have sat saturated at their position limits while the main task stalled
   for ``stall_threshold`` consecutive steps, the band expands: each step a joint is
@@ -68,15 +75,29 @@ class StallHandler:
         self.consecutive_stalls = 0
 
     def configure(self, stall_threshold: int, restore_rate: float, floor_fraction: float) -> None:
-        """Stalled steps before relaxing, restore speed [m/step], floor (fraction of nominal)."""
-        self.stall_threshold = _validate.count(stall_threshold, "stall_threshold")
-        self.restore_rate = _validate.positive_float(restore_rate, "restore_rate")
-        self.floor_fraction = _validate.in_range(floor_fraction, "floor_fraction", 0.0, 1.0)
+        """Stalled steps before relaxing, restore speed [m/step], floor (fraction of nominal).
 
-    def enable(self, nominal_min_distance: float) -> None:
-        """Start watching; ``nominal_min_distance`` [m] is the margin to restore."""
-        self.nominal = _validate.positive_float(nominal_min_distance, "nominal_min_distance", True)
-        self.current = self.nominal
+        All three are checked before any is applied.
+        """
+        values = (
+            _validate.count(stall_threshold, "stall_threshold"),
+            _validate.positive_float(restore_rate, "restore_rate"),
+            _validate.in_range(floor_fraction, "floor_fraction", 0.0, 1.0),
+        )
+        self.stall_threshold, self.restore_rate, self.floor_fraction = values
+
+    def enable(
+        self, nominal_min_distance: float, collision: CollisionConstraint | None = None
+    ) -> None:
+        """Start watching; ``nominal_min_distance`` [m] is the margin to restore.
+
+        The collision constraint, when there is one, gets the nominal margin now: it is
+        the margin the handler reports and manages.
+        """
+        nominal = _validate.positive_float(nominal_min_distance, "nominal_min_distance", True)
+        if collision is not None and collision.min_distance != nominal:
+            _set_min_distance(collision, nominal)
+        self.nominal = self.current = nominal
         self.consecutive_stalls = 0
         self.enabled = True
 
@@ -98,10 +119,11 @@ class StallHandler:
     ) -> None:
         """Count the step; relax or restore the collision margin for the next one.
 
-        A restore never raises the margin above the closest pair's distance after the step
-        (``dt`` [s] long) as the step's rows predict it, less the recovery deadband (at
-        least 10 µm, for the rows' linearization error): the next step would otherwise
-        start in violation of a margin set from the distances before it.
+        A restore never raises the margin above any pair's distance after the step
+        (``dt`` [s] long; :meth:`CollisionConstraint.restorable_margin`: the pairs whose
+        minimum the global margin sets), less the recovery deadband (at least 10 µm, for
+        the rows' linearization error): the next step would otherwise start in violation
+        of a margin set from the distances before it.
         """
         if not self.enabled or collision is None:
             return
@@ -114,25 +136,16 @@ class StallHandler:
             return
         self.consecutive_stalls = 0
         if self.current < self.nominal:
-            # (less the recovery deadband, at least 10 µm: the rows are first order)
-            cushion = max(collision.recovery_deadband, 1e-5)
-            closest = _closest_after(collision, result.solution, dt) - cushion
             raised = min(self.nominal, self.current + self.restore_rate)
-            self.current = max(self.current, min(raised, closest))
-            _set_min_distance(collision, self.current)
-
-
-def _closest_after(collision: CollisionConstraint, dq: np.ndarray, dt: float) -> float:
-    """The smallest distance [m] after a step of ``dq`` for ``dt`` [s], to first order.
-
-    Each pair with rows in the step: its distance plus its witness row's rate times
-    ``dt``, and never more than its distance before (a pair moving apart keeps that);
-    pairs without rows were beyond their activation distance. inf without rows.
-    """
-    infos = collision.debug_info()
-    if not infos:
-        return float("inf")
-    return min(i.distance + min(0.0, float(i.jacobian @ dq) * dt) for i in infos)
+            margin = collision.restorable_margin(result.solution, dt, raised)
+            if margin < raised and collision.restorable_margin(
+                result.solution, dt, self.nominal
+            ) == self.nominal:  # (clear of every pair's nominal minimum: back whole)
+                margin = self.nominal
+            current = max(self.current, margin)
+            if current != self.current:
+                self.current = current
+                _set_min_distance(collision, current)
 
 
 def _set_min_distance(collision: CollisionConstraint, value: float) -> None:
