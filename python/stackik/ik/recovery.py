@@ -138,9 +138,10 @@ class StallHandler:
         if self.current < self.nominal:
             raised = min(self.nominal, self.current + self.restore_rate)
             margin = collision.restorable_margin(result.solution, dt, raised)
-            if margin < raised and collision.restorable_margin(
-                result.solution, dt, self.nominal
-            ) == self.nominal:  # (clear of every pair's nominal minimum: back whole)
+            if (
+                margin < raised
+                and collision.restorable_margin(result.solution, dt, self.nominal) == self.nominal
+            ):  # (clear of every pair's nominal minimum: back whole)
                 margin = self.nominal
             current = max(self.current, margin)
             if current != self.current:
