@@ -1,8 +1,8 @@
 """How one velocity step scales: against the robot's DoF and against the collision pairs.
 
 DoF: each robot's end frames follow small moving pose targets at priority 0, a posture
-task below, joint limits on: the Panda (7 DoF), the dual arm (15), the humanoid (37
-joints, 43 with its floating base; soles and hands) and ``robots/multi_arm`` (eight
+task below, joint limits on: the Panda (7 DoF), the dual arm (15), the humanoid (31
+joints, 37 DoF with its floating base; soles and hands) and ``robots/multi_arm`` (eight
 Panda arms, 62 with the floating base; ``robots/tools/multi_arm.py``).
 
 Pairs: the humanoid of ``bench_velocity.py`` problem (C) with self-collision on the

@@ -5,8 +5,11 @@ Problems, all on robots shipped in ``robots/`` and run in this one process:
 (A) Panda: frame task on ``panda_hand_tcp`` following a moving target (priority 0),
     posture task below it (priority 1), joint position and velocity limits.
 (B) The same with self-collision avoidance on every pair the SRDF leaves active; the
-    target passes close to the robot's base, so collision rows are active for part of
-    the run.
+    target circles through the space next to the robot's base and presses the hand
+    toward the arm's own links. Collision rows are active in every step, and at the
+    2 cm margin SNS scales the whole tool task to zero: the arm stalls (status
+    ``NO_PROGRESS``) in almost every step (1984 of a 2000-step run, the other 16
+    ``SUCCESS``), so (B)'s timings are mostly those of blocked steps.
 (C) Humanoid on a floating base (37 DoF): both sole frames held (priority 0), the right
     hand reaching forward and sideways (priority 1), the CoM kept over the support
     polygon of the two feet, posture (priority 2).
@@ -14,6 +17,12 @@ Problems, all on robots shipped in ``robots/`` and run in this one process:
 (E) Dual arm (14 DoF + torso): both hands following moving targets (priority 0), a
     relative-pose constraint that keeps the hands' relative pose within +-2 cm / +-0.1
     rad of the start (a held object), self-collision avoidance, posture (priority 1).
+    The tcps start mirrored, a half turn apart, where the rotation vector jumps; the
+    constraint is therefore on ``left_tcp`` and ``right_held``, a frame fixed to the
+    right tcp and turned so that the pair starts at the identity rotation (a generated
+    copy of ``robots/dual_arm`` with that one frame added, for both libraries): both
+    bound the same relative rotation, far from pi. Printed: each library's largest
+    change of the held pair's relative pose over the run (Pinocchio).
 (F) (B)'s Panda, tasks, targets and pairs, plus a world: a table in front of the robot,
     a wall behind it and a person of 10 capsules (torso, head, upper arms, forearms,
     thighs, shins; the sizes of ``examples/teleop_person.py``) walking back and forth in
@@ -31,24 +40,37 @@ Problems, all on robots shipped in ``robots/`` and run in this one process:
     hands toward each other and the chest (priority 0), posture (priority 1),
     self-collision with (D)'s margin. EmbodiK runs the same URDF with the same pairs.
 
+Fair gains: every library gets the same task gains [1/s] (``PANDA_GAINS``,
+``HUMANOID_GAINS``, ``HANDS_GAINS``, read by every library's setup), printed per library
+and problem. stackik takes them as the task's ``gain``; EmbodiK's task ``weight`` is its
+gain (its task velocity is ``weight * error``); pink's ``gain`` is the fraction of the
+error removed per step (velocity ``gain * error / dt``), so it gets gain x dt. One step
+toward a target 1 cm away then commands gain x error in stackik and pink; EmbodiK,
+left at its defaults, damps the singular values of a task Jacobian below 0.1 in its
+regularized pseudo-inverse and commands somewhat less where a task has them ((A)'s
+tool at the start: 9.16 /s for the gain 10; exactly the gain with its regularization
+epsilon at 1e-6).
+
 Fair pairs: every library checks the same collision pairs. The SRDFs name links;
 EmbodiK's ``apply_collision_exclusions`` matches geometry names, so the link pairs are
 expanded to geometry names for it (given link names it would silently disable
 nothing). Each library's active pair count, the steps with collision rows active
 (stackik), the final task error and the smallest pair distance over the run (coal,
-the same pair set for every library) are printed so the runs can be compared.
+the same pair set for every library) are printed so the runs can be compared. The
+referees measure each step's resulting configuration, the robot at the end of the step:
+(F)'s smallest robot-world distance pairs it with the person at that same instant.
 
 Printed per library: median / p99 / max microseconds per solve call (the library's
 kinematics update included; target setting and integration outside), the ratio of each
-peer's median and p99 to stackik's; the same calls' thread CPU time
-(``time.thread_time``: on a shared machine the wall times include the slices other
-processes held the core, the CPU times do not; work a library hands to other threads is
-not in them); for stackik the per-phase medians (kinematics,
-collision rows, other assembly, SNS solve) and how many steps needed the exact QP
-fallback. For every problem with collision: the mean (and largest) number of exact
-distance queries per step (the constraint's ``exact_queries``), the mean number of
-queries skipped by the time budget (``skipped_queries``), the watched pairs and the QP
-fallback rate (steps whose ``fallback_levels`` is not empty). ``--paced`` also runs
+peer's median and p99 to stackik's (only when stackik ran in the same problem); the same
+calls' thread CPU time (``time.thread_time``: on a shared machine the wall times include
+the slices other processes held the core, the CPU times do not; work a library hands to
+other threads is not in them); each library's task gains; for stackik the per-phase
+medians (kinematics, collision rows, other assembly, SNS solve) and how many steps
+needed the exact QP fallback. For every problem with collision: the mean (and largest)
+number of exact distance queries per step (the constraint's ``exact_queries``), the
+mean number of queries skipped by the time budget (``skipped_queries``), the watched
+pairs and the QP fallback rate (steps whose ``fallback_levels`` is not empty). ``--paced`` also runs
 stackik's problems in a loop paced at 1 kHz (sleep until the next deadline, then
 solve; and the same with a spin-wait), the way a control loop sees them. pink is a
 weighted QP (no strict priorities) and has no CoM-polygon or relative-pose constraint;
@@ -94,6 +116,18 @@ DT = 0.01
 Q_PANDA = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8])
 MIN_DISTANCE = 0.02  # the collision margin of (B), (D), (E) [m]
 
+# Task gains [1/s] of each problem, by task name: the one source every library's setup
+# reads. A task's commanded velocity is gain x error. stackik takes them as ``gain``;
+# EmbodiK's task ``weight`` is its gain (its task velocity is ``weight * error``), so it
+# gets weight = gain; pink's ``gain`` is the fraction of the error removed in one step
+# (velocity ``gain * error / dt``), so it gets gain x DT.
+#: (A), (B), (F): the Panda's tool task and the posture.
+PANDA_GAINS = {"ee": 10.0, "posture": 1.0}
+#: (C), (D): the humanoid's soles, right hand and posture.
+HUMANOID_GAINS = {"left_sole": 10.0, "right_sole": 10.0, "hand": 5.0, "posture": 1.0}
+#: (E), (G): the left and right hand (tcp or palm) tasks and the posture.
+HANDS_GAINS = {"left": 5.0, "right": 5.0, "posture": 1.0}
+
 
 @dataclass
 class Case:
@@ -115,6 +149,17 @@ class Case:
     statuses: dict[str, int] = field(default_factory=dict)
     #: Called with the number of steps before a run (what the harness computes ahead).
     prepare: Callable[[int], None] = lambda steps: None
+    #: The task gains [1/s] the library was given, read back from its task objects.
+    gains: str = ""
+    #: (E): the held pair's (position [m], rotation [rad]) change from the start at q.
+    held_change: Callable[[np.ndarray], tuple[float, float]] | None = None
+    largest_held: tuple[float, float] = (0.0, 0.0)
+
+
+def gain_line(gains: dict[str, float], how: str) -> str:
+    """The printed gains line: ``gains`` [1/s] by task name, and how they were set."""
+    listed = ", ".join(f"{name} {value:g}" for name, value in gains.items())
+    return f"           task gains [1/s]: {listed} ({how})"
 
 
 def stats(samples: list[float]) -> tuple[float, float, float]:
@@ -218,6 +263,7 @@ def _stackik_case(
     case = Case(step=lambda i: 0.0)
     col = solver.get_constraint("collision")
     case.pairs = len(col.pair_names()) if col is not None else 0  # type: ignore[attr-defined]
+    case.gains = gain_line({t.name: t.gain for t in solver.tasks}, "stackik task gain")
 
     def step(i: int) -> float:
         set_targets(i)
@@ -241,13 +287,19 @@ def _stackik_case(
     return case
 
 
+def _stackik_posture(solver: KinematicsSolver, priority: int, gains: dict[str, float]) -> None:
+    """The posture task (target: the start configuration) at ``priority``, its gain [1/s]."""
+    posture = solver.add_posture_task("posture")
+    posture.priority, posture.gain = priority, gains["posture"]
+
+
 def stackik_panda(collide: bool) -> Case:
     robot = stackik.RobotModel(PANDA, srdf_path=PANDA_SRDF)
     robot.update_kinematics(Q_PANDA)
     solver = KinematicsSolver(robot, dt=DT)
     ee = solver.add_frame_task("ee", TOOL)
-    ee.gain = 10.0
-    solver.add_posture_task("posture").priority = 1
+    ee.gain = PANDA_GAINS["ee"]
+    _stackik_posture(solver, 1, PANDA_GAINS)
     if collide:
         solver.configure_collision_constraint(MIN_DISTANCE)
 
@@ -270,10 +322,10 @@ def humanoid_solver(
     robot.update_kinematics(q0)
     solver = KinematicsSolver(robot, dt=DT)
     for sole in ("left_sole", "right_sole"):
-        solver.add_frame_task(sole, sole).gain = 10.0
+        solver.add_frame_task(sole, sole).gain = HUMANOID_GAINS[sole]
     hand = solver.add_frame_task("hand", "right_hand", stackik.tasks.TaskType.FRAME_POSITION)
-    hand.priority, hand.gain = 1, 5.0
-    solver.add_posture_task("posture").priority = 2
+    hand.priority, hand.gain = 1, HUMANOID_GAINS["hand"]
+    _stackik_posture(solver, 2, HUMANOID_GAINS)
     solver.configure_com_constraint(polygon, margin=0.1)
     if pairs is not None:
         with warnings.catch_warnings():
@@ -288,19 +340,100 @@ def stackik_humanoid(collide: bool = False) -> Case:
     return _stackik_case(solver.robot, solver, q0, move, tasks)
 
 
+# -- (E): the dual arm holding an object ---------------------------------------------
+#: (E)'s held pair: the left tcp and a frame fixed to the right tcp (:func:`dual_held_urdf`).
+HELD = ("left_tcp", "right_held")
+#: (E)'s bounds on the held pair's change from its start: position [m], rotation [rad].
+HOLD_POSITION, HOLD_ROTATION = 0.02, 0.1
+_DUAL_HELD: dict[str, Path] = {}
+
+
+def relative_pose(
+    model: pin.Model, data: pin.Data, q: np.ndarray, frames: tuple[str, str]
+) -> pin.SE3:
+    """Pose of ``frames[1]`` in ``frames[0]`` at ``q`` (Pinocchio directly; metres)."""
+    pin.framesForwardKinematics(model, data, q)
+    a, b = (data.oMf[model.getFrameId(name)] for name in frames)
+    return a.actInv(b)
+
+
+def dual_held_urdf() -> Path:
+    """(E)'s robot: ``robots/dual_arm`` plus a frame ``right_held`` fixed to ``right_tcp``.
+
+    In :func:`dual_ready` the two tcps are mirrored: their relative rotation is a half
+    turn (angle pi), where the rotation vector (``log3``) jumps, so a box on it (EmbodiK
+    bounds ``log3`` of the relative rotation) cannot hold even while the hands keep their
+    relative pose. The frame is turned by the inverse of that start rotation, so the held
+    pair :data:`HELD` starts at the identity rotation and both libraries bound the same
+    rotation vector, far from pi. The frame has no geometry: the collision model, the
+    pairs and the tasks are those of ``robots/dual_arm``. Written once per process into a
+    temporary folder (the URDF's geometry is primitives: no mesh paths to resolve).
+    """
+    if "urdf" not in _DUAL_HELD:
+        import tempfile
+
+        model = pin.buildModelFromUrdf(str(DUAL))
+        q0 = dual_ready(stackik.RobotModel(DUAL))
+        start = relative_pose(model, model.createData(), q0, ("left_tcp", "right_tcp"))
+        rpy = " ".join(repr(float(a)) for a in pin.rpy.matrixToRpy(start.rotation.T))
+        frame = (
+            '  <joint name="right_held_joint" type="fixed">\n'
+            '    <parent link="right_tcp"/>\n    <child link="right_held"/>\n'
+            f'    <origin xyz="0 0 0" rpy="{rpy}"/>\n  </joint>\n  <link name="right_held"/>\n'
+        )
+        path = Path(tempfile.mkdtemp(prefix="stackik-dual-held-")) / "dual_arm_held.urdf"
+        path.write_text(DUAL.read_text().replace("</robot>", frame + "</robot>"))
+        _DUAL_HELD["urdf"] = path
+    return _DUAL_HELD["urdf"]
+
+
+def hold_bounds(start: pin.SE3, rotation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(E)'s 6-D relative-pose bounds about the held pair's start.
+
+    Args:
+        start: The held pair's start relative pose (translation [m]).
+        rotation: The library's rotation coordinates at the start [rad].
+
+    Returns:
+        Lower and upper bounds: translation +- HOLD_POSITION, rotation +- HOLD_ROTATION.
+    """
+    centre = np.concatenate([start.translation, rotation])
+    step = np.array(3 * [HOLD_POSITION] + 3 * [HOLD_ROTATION])
+    return centre - step, centre + step
+
+
+def held_referee(q0: np.ndarray) -> Callable[[np.ndarray], tuple[float, float]]:
+    """(E)'s referee: how far the held pair moved from its pose at ``q0`` (Pinocchio).
+
+    The returned function gives, at q, the largest component of the relative position
+    change [m] and of the relative rotation change ``log3(R0^T R)`` [rad]: what both
+    libraries bound by HOLD_POSITION and HOLD_ROTATION.
+    """
+    model = pin.buildModelFromUrdf(str(dual_held_urdf()))
+    data = model.createData()
+    start = relative_pose(model, data, q0, HELD)
+
+    def change(q: np.ndarray) -> tuple[float, float]:
+        T = relative_pose(model, data, q, HELD)
+        position = np.abs(T.translation - start.translation).max()
+        rotation = np.abs(pin.log3(start.rotation.T @ T.rotation)).max()
+        return float(position), float(rotation)
+
+    return change
+
+
 def stackik_dual() -> Case:
-    robot = stackik.RobotModel(DUAL, srdf_path=DUAL_SRDF)
+    robot = stackik.RobotModel(dual_held_urdf(), srdf_path=DUAL_SRDF)
     q0 = dual_ready(robot)
     robot.update_kinematics(q0)
     solver = KinematicsSolver(robot, dt=DT)
     hands = _hand_tasks(solver, "tcp")
-    rel = robot.get_frame_pose("left_tcp").actInv(robot.get_frame_pose("right_tcp"))
-    lo = np.concatenate([rel.translation - 0.02, [-0.1, -0.1, -0.1]])
-    hi = np.concatenate([rel.translation + 0.02, [0.1, 0.1, 0.1]])
-    solver.configure_relative_pose_constraint(
-        "left_tcp", "right_tcp", lo, hi, reference_rotation=rel.rotation
-    )
-    return _two_hands(robot, solver, q0, hands, "tcp", dual_targets)
+    rel = robot.get_frame_pose(HELD[0]).actInv(robot.get_frame_pose(HELD[1]))
+    lo, hi = hold_bounds(rel, np.zeros(3))  # measured from reference_rotation
+    solver.configure_relative_pose_constraint(*HELD, lo, hi, reference_rotation=rel.rotation)
+    case = _two_hands(robot, solver, q0, hands, "tcp", dual_targets)
+    case.held_change = held_referee(q0)
+    return case
 
 
 SIDES = ("left", "right")
@@ -311,9 +444,9 @@ def _hand_tasks(solver: KinematicsSolver, frame: str) -> list:
     tasks = []
     for side in SIDES:
         t = solver.add_frame_task(side, f"{side}_{frame}", stackik.tasks.TaskType.FRAME_POSITION)
-        t.gain = 5.0
+        t.gain = HANDS_GAINS[side]
         tasks.append(t)
-    solver.add_posture_task("posture").priority = 1
+    _stackik_posture(solver, 1, HANDS_GAINS)
     return tasks
 
 
@@ -441,8 +574,8 @@ def stackik_panda_world() -> Case:
     robot.update_kinematics(Q_PANDA)
     solver = KinematicsSolver(robot, dt=DT)
     ee = solver.add_frame_task("ee", TOOL)
-    ee.gain = 10.0
-    solver.add_posture_task("posture").priority = 1
+    ee.gain = PANDA_GAINS["ee"]
+    _stackik_posture(solver, 1, PANDA_GAINS)
     solver.configure_collision_constraint(MIN_DISTANCE)
     updates: list[float] = []
     walk = Walk()
@@ -459,7 +592,9 @@ def stackik_panda_world() -> Case:
     case.prepare = walk.prepare
 
     def referee(q: np.ndarray, i: int) -> float:
-        robot.world.set_obstacle_poses(walk(i))  # the person where step i saw it
+        # q is the configuration step i reached: the robot at time (i + 1) dt, when the
+        # person is where step i + 1 puts it (not where step i saw it, one step earlier).
+        robot.world.set_obstacle_poses(walk(i + 1))
         return world_distance(robot, q)
 
     case.world_distance = referee
@@ -547,7 +682,16 @@ def _embodik_case(robot, solver, q0, set_targets, tasks, pairs: int) -> Case:
         error=lambda: float(sum(np.linalg.norm(t.get_error()) for t in tasks)),
         pairs=pairs,
         cpu=cpu,
+        gains=gain_line({t.name: t.weight for t in solver.tasks}, "EmbodiK task weight = gain"),
     )
+
+
+def _embodik_posture(solver, q0: np.ndarray, priority: int, gains: dict[str, float]) -> None:
+    """EmbodiK's posture task toward ``q0`` at ``priority``; its weight is its gain [1/s]."""
+    post = solver.add_posture_task("posture")
+    post.priority = priority
+    post.weight = gains["posture"]
+    post.set_target_configuration(q0)
 
 
 def _embodik_collision(robot, solver, srdf: Path, ours: stackik.RobotModel) -> int:
@@ -564,10 +708,8 @@ def embodik_panda(collide: bool) -> Case:
     solver = embodik.KinematicsSolver(robot)
     solver.dt = DT
     ee = solver.add_frame_task("ee", TOOL)
-    ee.weight = 1.0
-    post = solver.add_posture_task("posture")
-    post.priority = 1
-    post.set_target_configuration(Q_PANDA)
+    ee.weight = PANDA_GAINS["ee"]  # EmbodiK's task velocity is weight * error
+    _embodik_posture(solver, Q_PANDA, 1, PANDA_GAINS)
     pairs = 0
     if collide:
         ours = stackik.RobotModel(PANDA, srdf_path=PANDA_SRDF)
@@ -590,13 +732,12 @@ def embodik_humanoid(collide: bool = False) -> Case:
     solver.dt = DT
     for sole in ("left_sole", "right_sole"):
         t = solver.add_frame_task(sole, sole)
+        t.weight = HUMANOID_GAINS[sole]
         T = robot.get_frame_pose(sole)
         t.set_target_pose(np.asarray(T.translation), np.asarray(T.rotation))
     hand = solver.add_frame_task("hand", "right_hand", embodik.TaskType.FRAME_POSITION)
-    hand.priority = 1
-    post = solver.add_posture_task("posture")
-    post.priority = 2
-    post.set_target_configuration(q0)
+    hand.priority, hand.weight = 1, HUMANOID_GAINS["hand"]
+    _embodik_posture(solver, q0, 2, HUMANOID_GAINS)
     solver.configure_com_constraint(polygon, margin=0.1)
     pairs = 0
     if collide:
@@ -611,30 +752,30 @@ def embodik_humanoid(collide: bool = False) -> Case:
 def embodik_dual() -> Case:
     import embodik
 
-    ours = stackik.RobotModel(DUAL, srdf_path=DUAL_SRDF)
+    urdf = dual_held_urdf()
+    ours = stackik.RobotModel(urdf, srdf_path=DUAL_SRDF)
     q0 = dual_ready(ours)
     ours.update_kinematics(q0)
-    robot = embodik.RobotModel(str(DUAL), False)
+    robot = embodik.RobotModel(str(urdf), False)
     robot.update_configuration(q0)
     solver = embodik.KinematicsSolver(robot)
     solver.dt = DT
     hands = []
-    for side in ("left", "right"):
+    for side in SIDES:
         t = solver.add_frame_task(side, f"{side}_tcp", embodik.TaskType.FRAME_POSITION)
+        t.weight = HANDS_GAINS[side]
         hands.append(t)
-    post = solver.add_posture_task("posture")
-    post.priority = 1
-    post.set_target_configuration(q0)
-    rel = ours.get_frame_pose("left_tcp").actInv(ours.get_frame_pose("right_tcp"))
-    # EmbodiK measures rotation bounds from the identity: the start rotation's vector.
-    import pinocchio as pin
-
-    w = pin.log3(rel.rotation)
-    lo = np.concatenate([rel.translation - 0.02, w - 0.1])
-    hi = np.concatenate([rel.translation + 0.02, w + 0.1])
-    solver.configure_relative_pose_constraint("left_tcp", "right_tcp", lo, hi)
+    _embodik_posture(solver, q0, 1, HANDS_GAINS)
+    rel = ours.get_frame_pose(HELD[0]).actInv(ours.get_frame_pose(HELD[1]))
+    # EmbodiK bounds log3 of the relative rotation itself (no reference rotation): the
+    # held pair starts at the identity, far from log3's jump at pi, so its box and
+    # stackik's (about the start rotation) are the same set.
+    lo, hi = hold_bounds(rel, pin.log3(rel.rotation))
+    solver.configure_relative_pose_constraint(*HELD, lo, hi)
     pairs = _embodik_collision(robot, solver, DUAL_SRDF, ours)
-    return _embodik_case(robot, solver, q0, _follow(ours, hands, "tcp", dual_targets), hands, pairs)
+    case = _embodik_case(robot, solver, q0, _follow(ours, hands, "tcp", dual_targets), hands, pairs)
+    case.held_change = held_referee(q0)
+    return case
 
 
 def embodik_humanoid30() -> Case:
@@ -649,11 +790,10 @@ def embodik_humanoid30() -> Case:
     solver = embodik.KinematicsSolver(robot)
     solver.dt = DT
     palms = []
-    for side in ("left", "right"):
+    for side in SIDES:
         palms.append(solver.add_frame_task(side, f"{side}_palm", embodik.TaskType.FRAME_POSITION))
-    post = solver.add_posture_task("posture")
-    post.priority = 1
-    post.set_target_configuration(q0)
+        palms[-1].weight = HANDS_GAINS[side]
+    _embodik_posture(solver, q0, 1, HANDS_GAINS)
     # EmbodiK also watches adjacent bodies' pairs: exclude what stackik does not watch.
     watched = {tuple(p) for p in ours.collision.pair_names()}  # type: ignore[union-attr]
     extra = [p for p in map(tuple, robot.get_collision_pair_names()) if p not in watched]
@@ -679,8 +819,12 @@ def pink_panda(collide: bool) -> Case:
         kwargs = {"collision_model": gm, "collision_data": pin.GeometryData(gm)}
         barriers = [pink.barriers.SelfCollisionBarrier(len(gm.collisionPairs), d_min=MIN_DISTANCE)]
     config = pink.Configuration(model, model.createData(), Q_PANDA.copy(), **kwargs)
-    ee = pink.tasks.FrameTask(TOOL, position_cost=1.0, orientation_cost=1.0, gain=1.0)
-    post = pink.tasks.PostureTask(cost=1e-3)
+    # pink's gain is the fraction of the error removed in one step (velocity gain x
+    # error / dt): the problem's gains [1/s] times DT.
+    ee = pink.tasks.FrameTask(
+        TOOL, position_cost=1.0, orientation_cost=1.0, gain=PANDA_GAINS["ee"] * DT
+    )
+    post = pink.tasks.PostureTask(cost=1e-3, gain=PANDA_GAINS["posture"] * DT)
     post.set_target(Q_PANDA)
     state = {"q": Q_PANDA.copy()}
     cpu: list[float] = []
@@ -707,6 +851,7 @@ def pink_panda(collide: bool) -> Case:
         error=error,
         pairs=len(robot.collision_model.collisionPairs) if collide else 0,
         cpu=cpu,
+        gains=gain_line({"ee": ee.gain / DT, "posture": post.gain / DT}, "pink gain / dt"),
     )
 
 
@@ -757,6 +902,7 @@ def _reset(case: Case, warm: int) -> None:
     case.statuses.clear()
     case.fallbacks = case.active_steps = 0
     case.smallest_world = np.inf
+    case.largest_held = (0.0, 0.0)
 
 
 def _timed(case: Case, i: int, out: dict) -> None:
@@ -778,6 +924,12 @@ def _referee(problem: str, case: Case, qs: list[tuple[np.ndarray, int]]) -> floa
             smallest = min(smallest, referee.compute_min_collision_distance())
         if case.world_distance is not None:
             case.smallest_world = min(case.smallest_world, case.world_distance(q, i))
+        if case.held_change is not None:
+            moved = case.held_change(q)
+            case.largest_held = (
+                max(case.largest_held[0], moved[0]),
+                max(case.largest_held[1], moved[1]),
+            )
     return smallest
 
 
@@ -860,19 +1012,8 @@ def paced(case: Case, steps: int, spin: bool, rate_hz: float = 1000.0) -> tuple[
     return med, p99
 
 
-def report(lib: str, case: Case, base: list, measured: tuple[list[float], float]) -> None:
-    times, smallest = measured
-    med, p99, mx = stats(times)
-    cmed, cp99, _ = stats(case.cpu) if case.cpu else (np.nan, np.nan, np.nan)
-    ratio = cratio = ""
-    if not base:
-        base.extend([med, p99, cmed, cp99])
-    else:
-        ratio = f"  ({med / base[0]:.2f}x / {p99 / base[1]:.2f}x stackik)"
-        cratio = f"  ({cmed / base[2]:.2f}x / {cp99 / base[3]:.2f}x stackik)"
-    print(f"  {lib:8s} median {med:8.1f}  p99 {p99:8.1f}  max {mx:9.1f}{ratio}")
-    if case.cpu:
-        print(f"           thread CPU time: median {cmed:8.1f}  p99 {cp99:8.1f}{cratio}")
+def result_line(case: Case, smallest: float) -> str:
+    """The run's outcome: final task error and the referees' figures (mm, rad)."""
     extra = f"           final task error {case.error():.4f}"
     if np.isfinite(smallest):
         extra += f", pairs {case.pairs}, smallest self distance {1e3 * smallest:.2f} mm"
@@ -880,7 +1021,37 @@ def report(lib: str, case: Case, base: list, measured: tuple[list[float], float]
             extra += f", collision rows active in {case.active_steps} steps"
     if case.world_distance is not None:
         extra += f", smallest robot-world distance {1e3 * case.smallest_world:.2f} mm"
-    print(extra)
+    if case.held_change is not None:
+        moved, turned = case.largest_held
+        extra += (
+            f", largest held-pair change {1e3 * moved:.2f} mm / {turned:.4f} rad "
+            f"(bounds {1e3 * HOLD_POSITION:g} mm / {HOLD_ROTATION:g} rad)"
+        )
+    return extra
+
+
+def report(lib: str, case: Case, base: list, measured: tuple[list[float], float]) -> None:
+    """Print one library's result lines for a problem.
+
+    ``base`` holds stackik's median / p99 wall and CPU times [us] of this problem: the
+    stackik case fills it, every other library's lines give their ratios to it, and
+    without a stackik run (``--libs`` without it, or stackik skipped) none is printed.
+    """
+    times, smallest = measured
+    med, p99, mx = stats(times)
+    cmed, cp99, _ = stats(case.cpu) if case.cpu else (np.nan, np.nan, np.nan)
+    ratio = cratio = ""
+    if lib == "stackik":  # the ratios' base: stackik's figures only (none: no ratios)
+        base[:] = [med, p99, cmed, cp99]
+    elif base:
+        ratio = f"  ({med / base[0]:.2f}x / {p99 / base[1]:.2f}x stackik)"
+        cratio = f"  ({cmed / base[2]:.2f}x / {cp99 / base[3]:.2f}x stackik)"
+    print(f"  {lib:8s} median {med:8.1f}  p99 {p99:8.1f}  max {mx:9.1f}{ratio}")
+    if case.cpu:
+        print(f"           thread CPU time: median {cmed:8.1f}  p99 {cp99:8.1f}{cratio}")
+    print(result_line(case, smallest))
+    if case.gains:
+        print(case.gains)
     if case.phases:
         print(phase_line(case))
     if case.queries:
