@@ -3,7 +3,8 @@
 A stalled step names its highest-priority level, the task speed it asks for and what
 blocks it; a step with a collision constraint counts its watched pairs, exact queries and
 culled pairs. Each is checked against the task's own error and gain, and the collision
-constraint's own counters, read after the step.
+constraint's own counters, read after the step; the pairs culled by the bounding-sphere
+test and by the distance bounds against the balls' closed forms and coal's distances.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from stackik import KinematicsSolver, RobotModel, SolverStatus
+from test_collision_budget import coal_distances
 from test_world import robot_obstacle_distances
 
 ROBOTS = Path(__file__).resolve().parents[1] / "robots"
@@ -132,17 +134,84 @@ def test_a_step_counts_the_collision_constraints_pairs_and_queries():
     solver, col = _collision_solver(robot, (0.3, 0.0, 0.25))
     q = READY.copy()
     seen_queries = 0
-    for _ in range(40):
+    for i in range(40):
         res = solver.solve_velocity(q)
         watched = len(col.pair_names())
         assert res.collision_pairs_considered == watched > 0
         assert res.collision_exact_distance_queries == col.exact_queries
-        culled = watched - col.exact_queries - col.skipped_queries
-        assert res.collision_bound_culled_pairs == max(culled, 0)
+        # bound-culled: not listed by the distance bounds; sphere-culled: listed, then
+        # ruled out by the bounding spheres (results.py's definitions)
+        culled = watched - col.listed_pairs
+        assert res.collision_bound_culled_pairs == culled >= 0
+        spheres = col.listed_pairs - col.exact_queries - col.skipped_queries
+        assert res.collision_sphere_culled_pairs == spheres >= 0
+        if i == 0:  # every bound is -inf after configuring: nothing is bound-culled
+            assert culled == 0
         assert res.collision_budget_exhausted is (col.skipped_queries > 0)
         seen_queries += col.exact_queries
         q = robot.integrate(q, res.solution, solver.dt)
     assert seen_queries > 0
+
+
+def _ball_radius(shape: object) -> float:
+    """Radius of the bounding ball about the shape's origin (closed forms: coal's primitives)."""
+    import coal
+
+    if isinstance(shape, coal.Sphere):
+        return shape.radius
+    if isinstance(shape, coal.Box):
+        return 0.5 * float(np.linalg.norm(shape.halfSide * 2.0))
+    assert isinstance(shape, coal.Cylinder), type(shape)
+    return math.hypot(shape.radius, shape.halfLength)
+
+
+def test_the_sphere_culled_pairs_are_those_whose_bounding_balls_are_apart():
+    """A Panda (boxes, cylinders, spheres) among 100 far balls: the pairs the sphere test
+    rules out are counted as sphere-culled, those the distance bounds rule out as
+    bound-culled (both used to be counted as bound-culled). Each ball from the shapes'
+    closed forms, placed by Pinocchio; the distances from coal."""
+    import coal
+    import pinocchio as pin
+
+    robot = _panda()
+    for k in range(100):
+        pose = pin.SE3(np.eye(3), np.array([1.5 + 0.05 * k, 0.0, 0.5]))
+        robot.add_obstacle(f"o{k}", coal.Sphere(0.02), pose)
+    solver = KinematicsSolver(robot, dt=0.01)
+    solver.add_frame_task("tool", "panda_hand_tcp")
+    solver.configure_collision_constraint(0.02)
+    col = solver.get_constraint("collision")
+    names = col.pair_names()
+    gm = robot.collision_model
+    data, gd = robot.model.createData(), pin.GeometryData(gm)
+    pin.updateGeometryPlacements(robot.model, data, gm, gd, READY)
+    ball = {o.name: (gd.oMg[g].translation, _ball_radius(o.geometry))
+            for g, o in enumerate(gm.geometryObjects)}  # fmt: skip
+    for name in robot.world.get_obstacle_names():
+        ball[name] = (robot.world.get_obstacle_pose(name).translation, 0.02)
+    gap = np.array(
+        [np.linalg.norm(ball[a][0] - ball[b][0]) - ball[a][1] - ball[b][1] for a, b in names]
+    )
+    threshold = 0.02 + col.activation  # (every pair's minimum; nothing moves yet)
+    apart = int(np.count_nonzero(gap > threshold))
+    assert 0 < apart < len(names)
+    # The first step: every bound is -inf, so every pair is listed; the sphere test rules
+    # out those whose balls are apart; the rest are queried.
+    res = solver.solve_velocity(READY)
+    assert res.collision_pairs_considered == len(names)
+    assert res.collision_bound_culled_pairs == 0
+    assert res.collision_sphere_culled_pairs == apart
+    assert res.collision_exact_distance_queries == len(names) - apart
+    assert not res.collision_budget_exhausted
+    # The same configuration again: the bounds (the balls' gaps, the exact distances) rule
+    # out every pair beyond its activation distance; the rest were queried in the step
+    # before, so they skip the sphere test.
+    res = solver.solve_velocity(READY)
+    near = int(np.count_nonzero(coal_distances(robot, READY, names) <= threshold))
+    assert near > 0
+    assert res.collision_sphere_culled_pairs == 0
+    assert res.collision_exact_distance_queries == near
+    assert res.collision_bound_culled_pairs == len(names) - near
 
 
 def test_a_stall_at_an_obstacle_names_its_constraint_and_each_row_its_pair():

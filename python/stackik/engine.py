@@ -813,17 +813,19 @@ class VelocityEngine:
         result.levels = (layout.J.copy(), layout.offsets, layout.xdot.copy())
         if not self._colliders:
             return
-        pairs = queries = culled = 0
+        pairs = queries = culled = spheres = 0
         exhausted = False
         for c in self._colliders:
-            watched, exact, skipped = c.step_counts()
+            watched, exact, skipped, listed = c.step_counts()
             pairs += watched
             queries += exact
-            culled += max(watched - exact - skipped, 0)
+            culled += watched - listed
+            spheres += listed - exact - skipped
             exhausted |= skipped > 0
         result.collision_pairs_considered += pairs
         result.collision_exact_distance_queries += queries
         result.collision_bound_culled_pairs += culled
+        result.collision_sphere_culled_pairs += spheres
         result.collision_budget_exhausted |= exhausted
 
     def _run_coupled(self, layout: _Layout, p: int) -> VelocitySolverResult:

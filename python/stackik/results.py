@@ -177,8 +177,12 @@ class SolveRecord:
         collision_exact_distance_queries: Exact distance queries this step.
         collision_bound_culled_pairs: Watched pairs not queried exactly (their distance
             bound kept them away).
-        collision_budget_exhausted: The query time budget cut queries short.
-        collision_sphere_culled_pairs: Pairs skipped by the bounding-sphere test.
+        collision_budget_exhausted: A query limit (the time budget, or
+            ``nearest_points_all_pairs=False``) left out pairs; never one whose distance
+            bound is below its minimum.
+        collision_sphere_culled_pairs: Pairs skipped by the bounding-sphere test. The
+            watched pairs are the bound-culled, the sphere-culled, the exact queries
+            and the pairs a query limit left out.
     """
 
     limits_applied: bool = True

@@ -505,7 +505,9 @@ class KinematicsSolver:
                 active. World pairs are always watched unless excluded.
             exclude_pairs: Pairs to ignore, by link, geometry, obstacle or attached
                 object name (``"*"``: anything).
-            nearest_points_all_pairs: Query every broadphase candidate exactly.
+            nearest_points_all_pairs: Query every broadphase candidate exactly; False:
+                the most urgent one only, and every pair whose distance bound is below its
+                minimum (the others are skipped: ``collision_budget_exhausted``).
             max_constraints: Largest number of watched pairs with rows per step.
             gain: Damper gain in (0, 1] (None: kept; first 0.5).
             activation_margin: Pairs farther than ``min_distance`` plus this [m] get no
@@ -1322,8 +1324,14 @@ class KinematicsSolver:
     def set_collision_refinement_time_budget_us(self, budget_us: int) -> None:
         """Budget [us] of exact distance queries per step (``<= 0``: none).
 
-        The budget becomes a number of queries from the query time measured on the clock,
-        so a step with a budget is not bit-reproducible (it depends on the machine's load).
+        The budget becomes a number of queries from the time the exact queries take,
+        measured on the clock (smoothed, 0.05-20 us per query), so a step with a budget
+        is not bit-reproducible (it depends on the machine's load). A pair whose distance
+        bound is below its minimum (it may be below it now, or was never measured) is
+        always queried, whatever the budget: every pair below its minimum is reported
+        (``COLLISION_VIOLATED``). The budget only skips the least urgent of the pairs
+        known to be at or above their minimum (no row for them that step;
+        ``collision_budget_exhausted``).
         """
         self._collision_knobs().set_refinement_budget_us(budget_us)
 
@@ -1344,6 +1352,8 @@ class KinematicsSolver:
         """Apply a :class:`~stackik.constraints.collision.CollisionTuningMode` preset.
 
         ``SPEED`` has a 300 µs query budget measured on the clock: not bit-reproducible.
+        The budget never skips a pair whose distance bound is below its minimum (see
+        :meth:`set_collision_refinement_time_budget_us`).
         """
         self._collision_knobs().set_tuning_mode(mode)
 

@@ -115,7 +115,10 @@ def velocity_job() -> None:
 
 @register_warmup(machine_only=True)
 def world_job() -> None:
-    """``solve_velocity`` near a moving obstacle of every primitive kind, stamped poses too."""
+    """``solve_velocity`` near a moving obstacle of every primitive kind, stamped poses too.
+
+    Then a step with a query time budget (its three timed calls).
+    """
     import coal
 
     robot = arm()
@@ -135,6 +138,8 @@ def world_job() -> None:
         pose[0, 3] += 0.001
         robot.world.set_obstacle_poses({"warmup0": pose, "warmup1": np.eye(4)}, stamp=0.001 * k)
         robot.set_obstacle_pose("warmup2", pose, stamp=0.001 * k)
+    solver.solve_velocity(_Q)
+    solver.set_collision_refinement_time_budget_us(300)  # (a budget's step: three calls)
     solver.solve_velocity(_Q)
 
 

@@ -8,7 +8,9 @@ everything a step needs; no pair costs a Python call:
    plus the obstacle's own displacement); the pairs whose bound reaches their activation
    distance are listed (temporal coherence);
 2. :func:`sphere_filter`: listed pairs whose bounding spheres are apart keep that gap as
-   their bound; the rest get an exact query;
+   their bound; the rest get an exact query, unless a query limit (a time budget, or
+   the nearest pair only) leaves some out (:func:`apply_budget`: never a pair whose
+   bound is below its minimum distance);
 3. :func:`exact_queries`: exact signed distance, witness points and normal of every
    remaining pair (:func:`stackik.geometry.kernels.table_distance_from`, GJK started
    from the pair's normal of the step before when it was queried then);
@@ -20,8 +22,10 @@ everything a step needs; no pair costs a Python call:
    obstacles' own velocity; a row no joint moves bounds nothing
    (:func:`release_fixed_rows`).
 
-:func:`collision_step` runs all five. Pairs with an exact triangle mesh (kind MESH) are
-left to coal between steps 3 and 4 by the caller.
+:func:`collision_step` runs all five; :func:`select_queries_ws`, :func:`run_queries_ws` and
+:func:`hits_and_rows_ws` run the same in three calls, so that a caller can time the exact
+queries alone. Pairs with an exact triangle mesh (kind MESH) are left to coal between
+steps 3 and 4 by the caller.
 
 Array layouts (columns of the per-pair state):
 
@@ -363,22 +367,20 @@ def sphere_filter(
 
     A pair whose bounding spheres are farther apart than its activation distance keeps
     that gap as its bound (a valid lower bound) and is not queried; a pair queried in
-    the previous step and found near skips the test (it needs the query anyway). With
-    ``CFG_ALL_PAIRS`` off only the pair with the smallest gap is queried; with a
-    ``CFG_QUERY_BUDGET`` the pairs with the smallest bounds come first and the rest
-    are skipped (counted in ``query[count:]`` by the caller).
+    the previous step and found near skips the test when ``CFG_ALL_PAIRS`` is on (it
+    needs the query anyway). A pair kept takes the spheres' gap as its bound when that
+    is larger (a lower bound still): :func:`apply_budget` ranks the pairs by it when a
+    query limit (``CFG_QUERY_BUDGET``, or ``CFG_ALL_PAIRS`` off) leaves some out.
     """
     step = int(cfg[CFG_STEP])
     all_pairs = cfg[CFG_ALL_PAIRS] > 0.0
     spheres = cfg[CFG_SPHERES] > 0.0
     act = cfg[CFG_ACTIVATION]
     n = 0
-    best, best_gap = -1, np.inf
     c1 = np.empty(3)
     c2 = np.empty(3)
     for i in range(count):
         k = listed[i]
-        gap = -np.inf
         if spheres and not (all_pairs and pi[k, PI_EXACT_STEP] == step - 1):
             a, b = pairs[k, 0], pairs[k, 1]
             _world_point(rot[a], trans[a], center[a], c1)
@@ -388,13 +390,10 @@ def sphere_filter(
             if gap > pf[k, PF_MIN] + act + pf[k, PF_EXTRA]:
                 pf[k, PF_LOW] = gap
                 continue
+            if gap > pf[k, PF_LOW]:  # (a queried pair's bound becomes its distance)
+                pf[k, PF_LOW] = gap
         query[n] = k
         n += 1
-        if gap < best_gap or best < 0:
-            best, best_gap = k, gap
-    if n and not all_pairs:
-        query[0] = best
-        n = 1
     return n
 
 
@@ -406,20 +405,48 @@ def _world_point(R: np.ndarray, t: np.ndarray, p: np.ndarray, out: np.ndarray) -
 
 @kernel
 def apply_budget(query: np.ndarray, n: int, pf: np.ndarray, cfg: np.ndarray) -> int:
-    """Keep the ``CFG_QUERY_BUDGET`` queries with the smallest bounds (0: keep all)."""
-    budget = int(cfg[CFG_QUERY_BUDGET])
-    if budget <= 0 or n <= budget:
+    """Order the ``n`` queries for a query limit; return how many are kept (first).
+
+    The limit is ``CFG_QUERY_BUDGET`` queries (0: none), one with ``CFG_ALL_PAIRS`` off
+    (the nearest pair only). A pair whose distance bound is below its minimum distance
+    (``PF_LOW < PF_MIN``: it may be below it now; ``-inf``: never measured) is always
+    kept, whatever the limit: the limit only leaves out pairs whose bound is at or above
+    their minimum (within their activation distance: a skipped one costs damping this
+    step, never its minimum), so every pair below its minimum is among the step's hits.
+    Those come first (in list order), then the others by urgency, as
+    :func:`urgency_order` ranks hits, with the predicted closing ``PF_MOTION +
+    PF_ACCEL``: the pairs that can reach their minimum within the step (bound slack <=
+    closing) by slack, then the rest by time to their minimum (slack / closing), ties
+    by slack. The limit then keeps ``max(must, limit)`` of them; the rest (skipped)
+    follow in ``query``. Without a limit, or with no more queries than it, nothing is
+    reordered.
+    """
+    limit = int(cfg[CFG_QUERY_BUDGET]) if cfg[CFG_ALL_PAIRS] > 0.0 else 1
+    if limit <= 0 or n <= limit:
         return n
-    keys = np.empty(n)
+    rest = np.empty(n, dtype=np.int64)
+    slack = np.empty(n)
+    ratio = np.empty(n)  # (-1: can reach its minimum within the step)
+    must = m = 0
     for i in range(n):
-        keys[i] = pf[query[i], PF_LOW]
-    order = np.argsort(keys, kind="mergesort")
-    kept = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        kept[i] = query[order[i]]
-    for i in range(n):
-        query[i] = kept[i]
-    return budget
+        k = query[i]
+        s = pf[k, PF_LOW] - pf[k, PF_MIN]
+        if not s >= 0.0:  # (below its minimum, never measured; NaN too)
+            query[must] = k  # (must <= i: an entry already read)
+            must += 1
+            continue
+        closing = pf[k, PF_MOTION] + pf[k, PF_ACCEL]
+        rest[m], slack[m] = k, s
+        if s <= closing:
+            ratio[m] = -1.0
+        else:
+            ratio[m] = s / closing if closing > 0.0 else np.inf
+        m += 1
+    by_slack = np.argsort(slack[:m], kind="mergesort")
+    by_ratio = np.argsort(ratio[:m][by_slack], kind="mergesort")  # (stable: ties by slack)
+    for j in range(m):
+        query[must + j] = rest[by_slack[by_ratio[j]]]
+    return max(must, limit)
 
 
 # -- 3. exact distances ------------------------------------------------------------------------
@@ -1450,9 +1477,36 @@ def collision_step(
     the budget and listed pairs. Pairs with triangle meshes must not be watched (use the
     staged calls). See the module docstring.
     """
-    listed, query, dist, witness, hit_k, hit_q, hit_f = work
-    kind, params, vstart, verts, center, radius = shapes
-    slot, obs_trans, obs_vel, disp, extra, offset = motion
+    kept = select_queries(
+        dq_abs, lever, pairs, pf, pi, cfg, placement, geometry, shapes, motion, work, counts
+    )
+    run_queries(kept, pairs, pf, pi, cfg, geometry, shapes, work)
+    hits_and_rows(kept, pairs, pf, pi, cfg, geometry, motion, J, columns, work, sel, out, counts)
+
+
+@kernel
+def select_queries(
+    dq_abs: np.ndarray,
+    lever: np.ndarray,
+    pairs: np.ndarray,
+    pf: np.ndarray,
+    pi: np.ndarray,
+    cfg: np.ndarray,
+    placement: tuple,
+    geometry: tuple,
+    shapes: tuple,
+    motion: tuple,
+    work: tuple,
+    counts: np.ndarray,
+) -> int:
+    """:func:`collision_step` up to its exact queries: placement, bounds, spheres, limit.
+
+    Writes the listed and skipped counts; returns the number of queries kept (first in
+    ``work[1]``). The arguments are those of :func:`collision_step`.
+    """
+    listed, query = work[0], work[1]
+    center, radius = shapes[4], shapes[5]
+    slot, obs_trans, disp, extra = motion[0], motion[1], motion[3], motion[4]
     rot, trans = geometry[2], geometry[3]
     oMi, joint, local_rot, local_trans, obs_rot = placement
     place_geometries(oMi, joint, slot, local_rot, local_trans, obs_rot, obs_trans, rot, trans)
@@ -1461,10 +1515,49 @@ def collision_step(
     n = sphere_filter(listed, count, pairs, rot, trans, center, radius, pf, pi, cfg, query)
     kept = apply_budget(query, n, pf, cfg)
     counts[N_SKIPPED] = n - kept
+    return kept
+
+
+@kernel
+def run_queries(
+    kept: int,
+    pairs: np.ndarray,
+    pf: np.ndarray,
+    pi: np.ndarray,
+    cfg: np.ndarray,
+    geometry: tuple,
+    shapes: tuple,
+    work: tuple,
+) -> None:
+    """The exact queries of :func:`collision_step`: the first ``kept`` pairs of ``work[1]``."""
+    query, dist, witness = work[1], work[2], work[3]
+    kind, params, vstart, verts = shapes[0], shapes[1], shapes[2], shapes[3]
+    rot, trans = geometry[2], geometry[3]
     exact_queries(
         query, kept, pairs, kind, params, vstart, verts, rot, trans, dist, witness, pf, pi,
         int(cfg[CFG_STEP]),
     )  # fmt: skip
+
+
+@kernel
+def hits_and_rows(
+    kept: int,
+    pairs: np.ndarray,
+    pf: np.ndarray,
+    pi: np.ndarray,
+    cfg: np.ndarray,
+    geometry: tuple,
+    motion: tuple,
+    J: np.ndarray,
+    columns: tuple,
+    work: tuple,
+    sel: tuple,
+    out: tuple,
+    counts: np.ndarray,
+) -> None:
+    """:func:`collision_step` after its ``kept`` exact queries: hits, rows and counts."""
+    _, query, dist, witness, hit_k, hit_q, hit_f = work
+    slot, obs_trans, obs_vel, offset = motion[0], motion[1], motion[2], motion[5]
     counts[N_QUERIES] = kept
     nh = record_hits(query, kept, dist, pf, pi, cfg, hit_k, hit_q, hit_f)
     hits = (hit_k, hit_q, hit_f, witness)
@@ -1544,4 +1637,62 @@ def collision_step_ws(
         dq_abs, lever, pairs, pf, pi, cfg, (oMi, joint, local_rot, local_trans, obs_rot),
         ws.geometry, ws.shapes, (slot, obs_trans, obs_vel, disp, extra, offset), J,
         ws.columns, ws.work, ws.sel, (C, lower, row_geom, row_point, row_normal), counts,
+    )  # fmt: skip
+
+
+# -- the same step in three calls (a query budget times its exact queries) ----------------------
+@kernel
+def select_queries_ws(
+    ws: Any,
+    dq_abs: np.ndarray,
+    oMi: np.ndarray,
+    obs_rot: np.ndarray,
+    obs_trans: np.ndarray,
+    obs_given: np.ndarray,
+    obs_linear: np.ndarray,
+    obs_angular: np.ndarray,
+) -> int:
+    """The first part of :func:`collision_step_ws`: up to the exact queries.
+
+    Obstacle motion, then :func:`select_queries`; returns the number of queries kept.
+    :func:`run_queries_ws` and :func:`hits_and_rows_ws` finish the step with the same
+    results as :func:`collision_step_ws`, so that a caller can time the exact queries
+    alone (the per-query cost a query budget is turned into a count with). The arguments
+    are those of :func:`collision_step_ws`.
+    """
+    lever, pairs, pf, pi, cfg, counts = ws.pairs
+    joint, local_rot, local_trans = ws.placement
+    slot, obs_vel, disp, extra, offset, obs_prev, reach = ws.motion
+    advance_obstacles(
+        (obs_rot, obs_trans), obs_given, (obs_linear, obs_angular), obs_prev, reach, cfg,
+        (obs_vel, disp, extra),
+    )  # fmt: skip
+    return select_queries(
+        dq_abs, lever, pairs, pf, pi, cfg, (oMi, joint, local_rot, local_trans, obs_rot),
+        ws.geometry, ws.shapes, (slot, obs_trans, obs_vel, disp, extra, offset), ws.work,
+        counts,
+    )  # fmt: skip
+
+
+@kernel
+def run_queries_ws(ws: Any, kept: int) -> None:
+    """The exact queries of :func:`collision_step_ws` (see :func:`select_queries_ws`)."""
+    _, pairs, pf, pi, cfg, _ = ws.pairs
+    run_queries(kept, pairs, pf, pi, cfg, ws.geometry, ws.shapes, ws.work)
+
+
+@kernel
+def hits_and_rows_ws(
+    ws: Any, kept: int, obs_trans: np.ndarray, J: np.ndarray, C: np.ndarray, lower: np.ndarray
+) -> None:
+    """The end of :func:`collision_step_ws`: hits, rows, counts (see :func:`select_queries_ws`).
+
+    ``obs_trans`` are the obstacle positions :func:`select_queries_ws` was given.
+    """
+    _, pairs, pf, pi, cfg, counts = ws.pairs
+    slot, obs_vel, disp, extra, offset, _, _ = ws.motion
+    row_geom, row_point, row_normal = ws.out
+    hits_and_rows(
+        kept, pairs, pf, pi, cfg, ws.geometry, (slot, obs_trans, obs_vel, disp, extra, offset),
+        J, ws.columns, ws.work, ws.sel, (C, lower, row_geom, row_point, row_normal), counts,
     )  # fmt: skip

@@ -50,6 +50,16 @@ GJK and EPA, checked against coal). Only pairs closer than ``min_distance +
 activation_margin`` produce rows, for at most ``max_constraints`` pairs (the most
 urgent). Exact triangle meshes (``exact_collision_meshes=True``, ``convex=False``
 obstacles) are queried with coal, one call per near pair.
+
+**Query limits.** A time budget (``refinement_budget_us``, the ``SPEED`` mode's 300 us)
+or ``nearest_points_all_pairs=False`` (one query) limits the exact queries of a step,
+but never leaves out a pair whose distance bound is below its minimum distance (a pair
+that may be below it now, or was never measured): those are always queried, so every
+pair below its minimum is among the step's hits and the step reports it. The limit only
+skips pairs known to be at or above their minimum, the least urgent first
+(:func:`~stackik.constraints._collision_kernel.apply_budget`); a skipped pair gets no
+row in that step. A budget becomes a query count with the per-query cost measured on
+the clock over the exact queries alone (compiled steps; smoothed, within 0.05-20 us).
 """
 
 from __future__ import annotations
@@ -120,9 +130,13 @@ VIOLATION_TOLERANCE = 1e-6
 _UNBOUNDED_ACCELERATION = 1e6
 #: Rows a pair can produce: a witness row, two patch sides and their outline crossings.
 _ROWS_PER_PAIR = 1 + 3 * ck.PATCH_DIRECTIONS
-#: Cost assumed for one exact query when turning a time budget into a query count [us]
-#: (re-measured from the previous step's queries).
+#: Cost assumed for one exact query when turning a time budget into a query count [us],
+#: until the steps measure it (their exact queries alone, timed on the clock).
 _QUERY_US = 0.5
+#: The range a measured per-query cost is clipped to [us], and the weight of a new
+#: measurement in the smoothed cost (an exponential moving average).
+_QUERY_US_RANGE = (0.05, 20.0)
+_QUERY_US_WEIGHT = 0.2
 #: The ``last_*`` records of no step (empty, read-only).
 _NO_ROWS = np.zeros((0, 0))
 _NO_BOUNDS = np.zeros(0)
@@ -136,8 +150,9 @@ class CollisionTuningMode(enum.Enum):
     ``PRECISE``: every candidate pair is queried exactly each step (the default).
     ``BALANCED``: the pair cache (full scan every 20 steps) on top of the motion bounds.
     ``SPEED``: the pair cache with a full scan every 50 steps and a 300 us budget on
-    exact queries per step (the pairs with the smallest distance bound first; EmbodiK
-    0.23.2's budget).
+    exact queries per step (EmbodiK 0.23.2's budget). A pair whose distance bound is
+    below its minimum is queried whatever the budget (the step reports every pair below
+    its minimum); the budget only skips the least urgent of the others.
     """
 
     PRECISE = "precise"
@@ -250,14 +265,17 @@ class CollisionSettings:
             0.01).
         recovery_deadband: Band [m] above the minimum where a held pair is not pushed
             back (5e-5).
-        nearest_points_all_pairs: Query every broadphase candidate exactly (True).
+        nearest_points_all_pairs: Query every broadphase candidate exactly (True); False:
+            the most urgent one only, and every pair whose distance bound is below its
+            minimum.
         activation_multiplier: Activation margin as a multiple of ``min_distance``
             (finite; <= 0 reads 0: off).
         proximity_gating: Whether ``activation_multiplier`` applies (True).
         recovery_scale: Fraction in (0, 1] of the recovery speed of a pair inside its
             minimum (1).
         max_separation_speed: Cap [m/s] of a non-penetrating pair's separation (inf: none).
-        refinement_budget_us: Budget [us] of exact queries per step (<= 0 reads 0: none).
+        refinement_budget_us: Budget [us] of exact queries per step (<= 0 reads 0: none);
+            it never skips a pair whose distance bound is below its minimum.
         sphere_broadphase: Skip the exact query of pairs whose bounding spheres are apart
             (True).
         approach_deceleration: Closing-speed cap ``sqrt(2 decel gap)`` [m/s^2] (inf: off).
@@ -277,7 +295,8 @@ class CollisionSettings:
     patch_tolerance = _Setting(_non_negative)
     #: Band [m] above a pair's minimum in which a held pair is not pushed back (>= 0).
     recovery_deadband = _Setting(_non_negative)
-    #: Query every broadphase candidate exactly (True) or only the closest (False).
+    #: Query every broadphase candidate exactly (True) or only the most urgent one and
+    #: every pair whose distance bound is below its minimum (False).
     nearest_points_all_pairs = _Setting(_validate.flag)
     #: Activation margin as a multiple of ``min_distance`` (finite; <= 0: off, read 0).
     activation_multiplier = _Setting(_multiplier)
@@ -287,7 +306,8 @@ class CollisionSettings:
     recovery_scale = _Setting(_unit_interval)
     #: Cap [m/s] of the separation a non-penetrating pair asks for (> 0; inf: none).
     max_separation_speed = _Setting(_validate.positive_or_inf)
-    #: Budget [us] of exact queries per step (<= 0: none, read 0).
+    #: Budget [us] of exact queries per step (<= 0: none, read 0); never skips a pair
+    #: whose distance bound is below its minimum.
     refinement_budget_us = _Setting(_budget)
     #: Skip the exact query of pairs whose bounding spheres are apart.
     sphere_broadphase = _Setting(_validate.flag)
@@ -365,10 +385,17 @@ class CollisionSettings:
         self.max_separation_speed = speed
 
     def set_refinement_budget_us(self, budget_us: int) -> None:
-        """Budget [us] of exact queries per step (``<= 0``: none); the closest bounds first.
+        """Budget [us] of exact queries per step (``<= 0``: none).
 
         The budget is turned into a number of queries with the per-query cost measured
-        over the previous steps (at least one query always runs).
+        on the clock over the previous compiled steps' exact queries alone (smoothed,
+        within 0.05-20 us; at least one query). A pair whose distance bound is below its
+        minimum distance (it may be below it now, or was never measured) is always
+        queried, whatever the budget, so every pair below its minimum is among the
+        step's hits and the step reports it (``COLLISION_VIOLATED``). The budget only
+        skips pairs known to be at or above their minimum, the least urgent first (by
+        time to their minimum); a skipped pair gets no row in that step (the result's
+        ``collision_budget_exhausted``).
         """
         self.refinement_budget_us = _budget(budget_us, "budget_us")
 
@@ -622,6 +649,7 @@ class CollisionConstraint(Constraint):
 
     def _step_defaults(self) -> None:
         self.skipped_queries = 0
+        self.listed_pairs = 0
         self._query_us = _QUERY_US
         self._lead = 0.0
         self._offset = np.zeros(self._robot.nv)
@@ -996,9 +1024,20 @@ class CollisionConstraint(Constraint):
         self._sync()
         return self._pairs.robot_index.copy()
 
-    def step_counts(self) -> tuple[int, int, int]:
-        """``(watched pairs, exact queries, pairs skipped by the time budget)`` of the last step."""
-        return self._pairs.pairs.shape[0], self.exact_queries, self.skipped_queries
+    def step_counts(self) -> tuple[int, int, int, int]:
+        """The last step's counts: ``(watched, exact queries, skipped, listed)`` pairs.
+
+        *Skipped*: left out by a query limit (the time budget, or
+        ``nearest_points_all_pairs=False``); *listed*: those the distance bounds did not
+        rule out. So ``watched - listed`` pairs were culled by their bounds, and
+        ``listed - exact - skipped`` by the bounding-sphere test.
+        """
+        return (
+            self._pairs.pairs.shape[0],
+            self.exact_queries,
+            self.skipped_queries,
+            self.listed_pairs,
+        )
 
     def pair_names(self) -> list[tuple[str, str]]:
         """Pairs this constraint watches, as geometry (or obstacle) names."""
@@ -1456,7 +1495,7 @@ class CollisionConstraint(Constraint):
         :meth:`write` asks :meth:`max_rows` itself and checks the buffers first.
         """
         state = self._step_state()
-        self.exact_queries = 0
+        self.exact_queries = self.listed_pairs = self.skipped_queries = 0
         if not self._pairs.pairs.shape[0]:
             self._clear_records()
             return 0
@@ -1466,14 +1505,17 @@ class CollisionConstraint(Constraint):
         dq = self._joint_motion()
         oMi = self._kin.joint_placements()
         gs = self._gs  # (the pipeline's set for the step's layout: _step_state synced it)
-        t0 = time.perf_counter() if self.settings._refinement_budget_us > 0 else 0.0
+        timed = self.settings._refinement_budget_us > 0  # (the queries' cost is measured)
+        spent = 0.0
         if gs.has_meshes:
             self._obstacle_motion(state)
             self._pipeline.place(oMi, state)
-            self._staged_step(gs, state, dq, cfg, C, lower)
+            spent = self._staged_step(gs, state, dq, cfg, C, lower, timed)
+        elif timed:
+            spent = self._timed_call(gs, state, dq, oMi, C, lower)
         else:
             self._one_call(gs, state, dq, oMi, C, lower)
-        return self._finish(t0, C, lower, upper)
+        return self._finish(spent, C, lower, upper)
 
     def _one_call(
         self,
@@ -1491,6 +1533,34 @@ class CollisionConstraint(Constraint):
             ws, dq, oMi, state.rotations, state.translations, state.velocity_known,
             state.linear_velocity, state.angular_velocity, J, C, lower,
         )  # fmt: skip
+
+    def _timed_call(
+        self,
+        gs: GeometrySet,
+        state: WorldState,
+        dq: np.ndarray,
+        oMi: np.ndarray,
+        C: np.ndarray,
+        lower: np.ndarray,
+    ) -> float:
+        """:meth:`_one_call` in three calls, the exact queries timed (a query budget).
+
+        The same results. Returns the queries' time [s]; 0.0 while the kernels run as
+        plain Python, or when the compiled record was made in this step (its kernels'
+        first calls may load them).
+        """
+        J = self._kin.joint_jacobians_view()
+        made = self._ws[3]
+        ws = self._workspace(gs)
+        kept = ck.select_queries_ws(
+            ws, dq, oMi, state.rotations, state.translations, state.velocity_known,
+            state.linear_velocity, state.angular_velocity,
+        )  # fmt: skip
+        t0 = time.perf_counter()
+        ck.run_queries_ws(ws, kept)
+        spent = time.perf_counter() - t0
+        ck.hits_and_rows_ws(ws, kept, state.translations, J, C, lower)
+        return spent if ws is made else 0.0
 
     def _workspace(self, gs: GeometrySet) -> object:
         """The layout's arrays as the step kernel's record.
@@ -1551,8 +1621,13 @@ class CollisionConstraint(Constraint):
         cfg: np.ndarray,
         C: np.ndarray,
         lower: np.ndarray,
-    ) -> None:
-        """The step of :func:`collision_step` in stages, with coal for triangle meshes."""
+        timed: bool = False,
+    ) -> float:
+        """The step of :func:`collision_step` in stages, with coal for triangle meshes.
+
+        Returns the time [s] of the exact queries (coal's included) when ``timed`` and
+        the kernels run compiled, else 0.0.
+        """
         ps, p = self._pairs, self._pipeline
         listed, query, dist, witness, hit_k, hit_q, hit_f = self._work
         t = gs.shapes
@@ -1567,6 +1642,7 @@ class CollisionConstraint(Constraint):
         )
         kept = ck.apply_budget(query, n, ps.pf, cfg)
         counts[ck.N_SKIPPED] = n - kept
+        t0 = time.perf_counter()
         ck.exact_queries(
             query, kept, ps.pairs, t.kind, t.params, t.vstart, t.verts, p.rot, p.trans, dist,
             witness, ps.pf, ps.pi, int(cfg[ck.CFG_STEP]),
@@ -1574,6 +1650,7 @@ class CollisionConstraint(Constraint):
         for i in np.flatnonzero(np.isnan(dist[:kept])):
             a, b = (int(x) for x in ps.pairs[query[i]])
             dist[i] = mesh_distance(gs, a, b, p.rot, p.trans, witness[i])
+        spent = time.perf_counter() - t0 if timed and _jit.is_compiled() else 0.0
         counts[ck.N_QUERIES] = kept
         nh = ck.record_hits(query, kept, dist, ps.pf, ps.pi, cfg, hit_k, hit_q, hit_f)
         ck.select_and_rows(
@@ -1582,19 +1659,26 @@ class CollisionConstraint(Constraint):
             self._kin.joint_jacobians_view(), self._columns, self._sel,
             (C, lower, self._row_geoms, self._row_points, self._row_normals), counts,
         )  # fmt: skip
+        return spent
 
-    def _finish(self, t0: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
+    def _finish(self, spent: float, C: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> int:
         """The step's counts: the query cost, the ``last_*`` records; return its row count.
 
-        The per-query cost [us] of a step with a time budget turns the budget into a
-        count at the next step. The counts are read in one pass (a list of ints).
+        ``spent`` [s] is the time of the step's exact queries alone (0.0: not measured).
+        Their per-query cost, clipped to :data:`_QUERY_US_RANGE` and smoothed (a moving
+        average), turns a time budget into a query count at the next steps; the first
+        step after a rebuild or :meth:`reset` is not measured (its kernels may be loaded
+        on their first call). The counts are read in one pass (a list of ints).
         """
         counts = self._counts.tolist()
         queries = counts[ck.N_QUERIES]
         self.exact_queries = queries
         self.skipped_queries = counts[ck.N_SKIPPED]
-        if t0 and queries:
-            self._query_us = max(0.05, (time.perf_counter() - t0) * 1e6 / queries)
+        self.listed_pairs = counts[ck.N_LISTED]
+        if spent > 0.0 and queries and self._step > 1:
+            low, high = _QUERY_US_RANGE
+            cost = min(max(spent * 1e6 / queries, low), high)
+            self._query_us += _QUERY_US_WEIGHT * (cost - self._query_us)
         rows = counts[ck.N_ROWS]
         self._rec = (rows, counts[ck.N_HITS], C, lower)
         self._rec_minimums = None
@@ -1627,10 +1711,12 @@ class CollisionConstraint(Constraint):
         """The deepest pair below its minimum distance at the last step, or None.
 
         A pair below ``min_distance`` by more than :data:`VIOLATION_TOLERANCE` is always
-        among the step's hits (it is inside its activation distance and ranked most
-        urgent); the message names it with its distance and minimum, and says what the
-        step does about it: it pushes the pair out at the recovery rate, or, when no
-        joint velocity changes the pair's distance (its rows are zeros), cannot.
+        among the step's hits: its distance bound is below its minimum, so no query limit
+        (a time budget, ``nearest_points_all_pairs=False``) leaves its exact query out,
+        and it is inside its activation distance and ranked most urgent. The message
+        names it with its distance and minimum, and says what the step does about it: it
+        pushes the pair out at the recovery rate, or, when no joint velocity changes the
+        pair's distance (its rows are zeros), cannot.
 
         Args:
             feasible: Whether the step satisfied its constraint rows. False (the solver
