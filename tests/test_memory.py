@@ -268,7 +268,7 @@ def test_a_long_run_in_a_changing_world_keeps_its_memory():
     each 40 steps, at the base where each one is warned of; an obstacle added and removed;
     a part attached and detached; a stamped moving ball every step; the constraint
     configured again every 500 steps): the resident memory after the first 4000 steps
-    does not grow. The reading moves by about 0.25 MB run to run (the heap's layout);
+    does not grow. The reading moves by up to 0.4 MB run to run (the heap's layout);
     a kilobyte kept per new name would be 1 MB, 20 bytes per step 0.8 MB."""
     code = LONG_RUN.replace("ROBOTS", repr(str(Path(__file__).resolve().parents[1] / "robots")))
     out = run_child(code.replace("STEPS", "44000"), inherit_environment=True)

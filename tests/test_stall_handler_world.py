@@ -243,3 +243,72 @@ def test_a_rejected_wrapper_argument_switches_nothing_on(kind, bad):
             stackik.ElasticBandHandler(solver, **bad)
     assert not solver.stall_handler_enabled() and not solver.elastic_band_enabled()
     assert solver.get_collision_min_distance() == 0.02
+
+
+def loop_at_a_plate() -> tuple[stackik.ControlLoop, stackik.KinematicsSolver, Referee, np.ndarray]:
+    """A Panda's `ControlLoop` at 1 kHz (libfranka limits) with a plate 12 cm under its
+    tool, the stall handler on at 20 mm (floor 6 mm)."""
+    robot = stackik.RobotModel(PANDA / "panda.urdf", srdf_path=PANDA / "panda.srdf")
+    referee = Referee(robot)
+    q0 = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8])
+    tool = robot.create_kinematics(q0).frame_pose(TIP).translation
+    pose = np.eye(4)
+    pose[:3, 3] = tool + np.array([0.0, 0.0, -0.12])
+    robot.add_obstacle("plate", coal.Box(0.3, 0.3, 0.02), pose)
+    referee.add("plate", coal.Box(0.3, 0.3, 0.02), pose)
+    solver = stackik.KinematicsSolver(robot, dt=0.001)
+    task = solver.add_frame_task("tool", TIP, stackik.TaskType.FRAME_POSITION)
+    task.gain = 20.0
+    posture = solver.add_posture_task("posture")
+    posture.priority, posture.gain = 1, 2.0
+    solver.configure_collision_constraint(min_distance=0.02)
+    solver.configure_stall_handler(5, 0.005, 0.3)
+    solver.enable_stall_handler(0.02)
+    limits = stackik.load_motion_limits(robot, PANDA / "motion_limits.yaml")
+    limiter = stackik.JointMotionLimiter.from_limits(robot, 0.001, limits)
+    loop = stackik.ControlLoop(solver, q0, limiter=limiter, target_timeout=None)
+    return loop, solver, referee, tool
+
+
+def test_in_a_loop_accelerating_toward_a_plate_is_not_a_stall():
+    """The loop's motion box holds the tool task's scale low while the arm accelerates:
+    every such tick counted as a stall, and the margin fell to its floor with the hand
+    100 mm from the plate (no collision row anywhere near its bound)."""
+    loop, solver, referee, tool = loop_at_a_plate()
+    pairs = [p for p in solver.get_constraint("collision").pair_names() if "plate" in p]
+    far = 0
+    for _ in range(120):
+        loop.set_target("tool", tool + np.array([0.0, 0.0, -0.25]))
+        q = loop.step().configuration
+        if referee.closest(q, pairs) > 0.075:  # (beyond 20 mm + the 50 mm activation)
+            far += 1
+            assert solver.get_collision_min_distance() == 0.02
+    assert far > 50
+
+
+def test_in_a_loop_a_restore_never_raises_the_margin_above_the_commanded_distance():
+    """The loop solves ahead of the commanded configuration; the restore measured the
+    pairs there: the margin went to 11 mm with the arm at 7.7 mm, and the next ticks were
+    INFEASIBLE (27 while pulling away), each one counted as a stall again."""
+    loop, solver, referee, tool = loop_at_a_plate()
+    pairs = [p for p in solver.get_constraint("collision").pair_names() if "plate" in p]
+    statuses = []
+    original = solver.solve_velocity
+
+    def recorded(*args, **kwargs):
+        result = original(*args, **kwargs)
+        statuses.append(result.status.name)
+        return result
+
+    solver.solve_velocity = recorded  # type: ignore[method-assign]
+    raised = 0
+    for k in range(2600):
+        down = k < 1500  # press into the plate, then pull up
+        loop.set_target("tool", tool + np.array([0.0, 0.0, -0.25 if down else 0.05]))
+        margin = solver.get_collision_min_distance()
+        q = loop.step().configuration
+        if solver.get_collision_min_distance() > margin:
+            raised += 1
+            assert referee.closest(q, pairs) >= solver.get_collision_min_distance() - 1e-5, k
+    assert raised > 5 and solver.get_collision_min_distance() == 0.02
+    assert "INFEASIBLE" not in statuses[1500:]

@@ -1583,7 +1583,7 @@ class KinematicsSolver:
         return self._stall.relaxed
 
     def stall_handler_consecutive_stall_steps(self) -> int:
-        """Consecutive stalled steps so far."""
+        """Consecutive stalled steps so far that held a collision pair at its margin."""
         return self._stall.consecutive_stalls
 
     def stall_handler_current_min_distance(self) -> float:

@@ -411,8 +411,9 @@ def apply_budget(query: np.ndarray, n: int, pf: np.ndarray, cfg: np.ndarray) -> 
     (the nearest pair only). A pair whose distance bound is below its minimum distance
     (``PF_LOW < PF_MIN``: it may be below it now; ``-inf``: never measured) is always
     kept, whatever the limit: the limit only leaves out pairs whose bound is at or above
-    their minimum (within their activation distance: a skipped one costs damping this
-    step, never its minimum), so every pair below its minimum is among the step's hits.
+    their minimum, so every pair below its minimum is among the step's hits (a skipped
+    pair has no row in this step, which can close it past its minimum: the next step
+    queries it).
     Those come first (in list order), then the others by urgency, as
     :func:`urgency_order` ranks hits, with the predicted closing ``PF_MOTION +
     PF_ACCEL``: the pairs that can reach their minimum within the step (bound slack <=

@@ -137,6 +137,9 @@ _QUERY_US = 0.5
 #: measurement in the smoothed cost (an exponential moving average).
 _QUERY_US_RANGE = (0.05, 20.0)
 _QUERY_US_WEIGHT = 0.2
+#: A pair held at its margin is within this fraction of its minimum distance above it
+#: (:meth:`CollisionConstraint.binding`: what the stall handler counts as a stall).
+HELD_FRACTION = 0.1
 #: The ``last_*`` records of no step (empty, read-only).
 _NO_ROWS = np.zeros((0, 0))
 _NO_BOUNDS = np.zeros(0)
@@ -1334,17 +1337,57 @@ class CollisionConstraint(Constraint):
     def _after_step(self, dq: np.ndarray, dt: float) -> np.ndarray:
         """Each watched pair's distance [m] after a step of ``dq`` for ``dt`` [s], from below.
 
-        A pair with rows in the last step: its distance plus its witness row's rate
-        times ``dt`` (first order), never more than its distance before (a pair moving
-        apart keeps that). A pair without rows: its distance bound of the last step less
-        what its levers let the step close (``lever . |dq| dt``).
+        From the present configuration: a step solved ahead of it
+        (:meth:`set_solve_offset`, a control loop) measured the pairs there. A pair with
+        rows in the last step: its distance, less what the offset carried it apart
+        (``C . offset`` when positive, as the rows guard it), plus its witness row's
+        rate times ``dt`` (first order), never more than its distance before (a pair
+        moving apart keeps that). A pair without rows: its distance bound of the last
+        step less what its levers let the offset and the step close
+        (``lever . (|offset| + |dq| dt)``).
         """
-        ps, C = self._pairs, self._last_rows[0]
-        after = ps.pf[:, ck.PF_LOW] - (ps.lever @ np.abs(dq)) * dt
+        ps, C, offset = self._pairs, self._last_rows[0], self._offset
+        after = ps.pf[:, ck.PF_LOW] - ps.lever @ (np.abs(dq) * dt + np.abs(offset))
         distances = self.last_distances.tolist()
         for h, (row, k) in enumerate(zip(self._witness_rows(), self.last_pairs, strict=True)):
-            after[k] = distances[h] + min(0.0, float(C[row] @ dq) * dt)
+            ahead = max(0.0, float(C[row] @ offset))
+            after[k] = distances[h] - ahead + min(0.0, float(C[row] @ dq) * dt)
         return after
+
+    def binding(self, dq: np.ndarray) -> bool:
+        """Whether the last step's rows held the joint velocity ``dq`` back at a margin.
+
+        True when a pair was below its minimum, or when a row of a pair within
+        :data:`HELD_FRACTION` of its minimum distance above it is at its bound or below
+        it for ``dq`` [rad/s or m/s] (within 1e-6 of the bound's size): the pair is held
+        at its margin. A row that only slows a pair farther away (the damper of an
+        approach), and a step without rows, do not count.
+
+        Raises:
+            ShapeError, NonFiniteInput, InvalidInput: A bad ``dq``.
+        """
+        dq = _validate.bounded_vector(dq, self._robot.nv, _validate.MAX_MAGNITUDE, "dq")
+        rows, hits, C, lower = self._rec
+        if not hits:
+            return False
+        hit = self._sel[10][:hits]
+        slack = hit[:, ck.HF_SLACK].tolist()
+        if min(slack) < 0.0:
+            return True
+        ps, distances = self._pairs, hit[:, ck.HF_DIST].tolist()
+        near = {
+            (int(ps.pairs[k, 0]), int(ps.pairs[k, 1]))
+            for k, d, s in zip(self.last_pairs, distances, slack, strict=True)
+            if s <= HELD_FRACTION * (d - s)
+        }
+        geometries = self._row_geoms
+        for r in range(rows):
+            bound = float(lower[r])
+            if (int(geometries[r, 0]), int(geometries[r, 1])) not in near:
+                continue
+            if math.isfinite(bound) and float(C[r] @ dq) <= bound + 1e-6 * (1.0 + abs(bound)):
+                return True
+        return False
 
     # -- steps ---------------------------------------------------------------------------------
     def max_rows(self) -> int:

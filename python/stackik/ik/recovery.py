@@ -4,7 +4,12 @@ Both watch the results of consecutive :meth:`VelocityEngine.solve` calls and cha
 constraint setting between steps (never inside one), as EmbodiK's handlers do:
 
 * :class:`StallHandler`: when the robot is stuck against a collision margin for
-  ``stall_threshold`` consecutive steps, the collision constraint's ``min_distance`` is
+  ``stall_threshold`` consecutive steps (a stalled step whose collision rows held a
+  pair at its margin: a pair within 10 % of its minimum distance above it with a row at
+  its bound, or a pair below its minimum; a step held back by the joint limits, a
+  control loop's motion box or the damper of a pair still far from its margin does not
+  count), the collision
+  constraint's ``min_distance`` is
   relaxed to ``floor_fraction`` of its nominal value; once the robot moves again it is
   restored by up to ``restore_rate`` [m] per step, never above any watched pair's
   distance after the step (its rows' prediction, or for a pair without rows its distance
@@ -127,7 +132,7 @@ class StallHandler:
         """
         if not self.enabled or collision is None:
             return
-        if is_stall(result):
+        if is_stall(result) and collision.binding(result.solution):
             self.consecutive_stalls += 1
             target = self.floor_fraction * self.nominal
             if self.consecutive_stalls >= self.stall_threshold and self.current > target:
