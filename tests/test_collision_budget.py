@@ -61,12 +61,8 @@ PLATE_R = np.array(
 PLATE_P = np.array([0.2711019866, -0.1698458075, 0.1472004430])
 
 
-def drive(cache: bool) -> tuple[list[bool], float]:
-    """120 steps of the tool dragged into the plate, one exact query per step.
-
-    Returns:
-        Per step, whether l1/plate had a row; the smallest l1/plate distance by coal [m].
-    """
+def scara_at_plate() -> tuple[RobotModel, KinematicsSolver, coal.Box, pin.SE3]:
+    """The SCARA with its tool task toward TARGET past the tilted plate, 20 mm margin."""
     robot = RobotModel.from_urdf_string(SCARA)
     R, _ = np.linalg.qr(PLATE_R)  # (the rotation, orthonormal to rounding)
     R *= np.sign(np.diag(R))
@@ -80,6 +76,16 @@ def drive(cache: bool) -> tuple[list[bool], float]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CollisionMarginWarning)
         solver.configure_collision_constraint(0.02)
+    return robot, solver, plate, plate_pose
+
+
+def drive(cache: bool) -> tuple[list[bool], float]:
+    """120 steps of the tool dragged into the plate, one exact query per step.
+
+    Returns:
+        Per step, whether l1/plate had a row; the smallest l1/plate distance by coal [m].
+    """
+    robot, solver, plate, plate_pose = scara_at_plate()
     col = solver.get_constraint("collision")
     if cache:
         col.enable_pair_cache(True, 50, 0.02, 64)
@@ -304,17 +310,7 @@ def test_a_budget_that_never_binds_gives_the_bits_of_no_budget():
     """The budget's three calls (the exact queries timed) give the one call's results."""
 
     def run(budget: int) -> list:
-        robot = RobotModel.from_urdf_string(SCARA)
-        R, _ = np.linalg.qr(PLATE_R)  # (the rotation, orthonormal to rounding)
-        R *= np.sign(np.diag(R))
-        robot.add_obstacle("plate", coal.Box(0.4, 0.02, 0.4), pin.SE3(R, PLATE_P))
-        solver = KinematicsSolver(robot, dt=0.01)
-        task = solver.add_frame_task("t", "tool", TaskType.FRAME_POSITION)
-        task.set_target_position(TARGET)
-        task.gain = 5.0
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", CollisionMarginWarning)
-            solver.configure_collision_constraint(0.02)
+        robot, solver, _, _ = scara_at_plate()
         solver.set_collision_refinement_time_budget_us(budget)
         q, out = Q0.copy(), []
         for _ in range(60):

@@ -312,3 +312,45 @@ def test_in_a_loop_a_restore_never_raises_the_margin_above_the_commanded_distanc
             assert referee.closest(q, pairs) >= solver.get_collision_min_distance() - 1e-5, k
     assert raised > 5 and solver.get_collision_min_distance() == 0.02
     assert "INFEASIBLE" not in statuses[1500:]
+
+
+def test_a_restore_counts_the_obstacles_own_approach():
+    """A plate rising at 0.3 m/s (its velocity given) under a hand lifting away: a restore
+    raised the margin to 14.00 mm where the pair was 12.29 mm apart after the step (the
+    plate's own motion left out), and the next five steps were COLLISION_VIOLATED."""
+    robot, referee, tool = plate_scene()
+    solver = stackik.KinematicsSolver(robot, dt=0.01)
+    task = solver.add_frame_task("tool", TIP)
+    task.set_target_position(tool + np.array([0.0, 0.0, -0.25]))
+    solver.configure_collision_constraint(min_distance=0.03)
+    solver.configure_stall_handler(5, 0.005, 0.3)
+    solver.enable_stall_handler(0.03)
+    pairs = [p for p in solver.get_constraint("collision").pair_names() if "plate" in p]
+    q = Q0.copy()
+    for _ in range(40):
+        q = robot.integrate(q, solver.solve_velocity(q).solution, solver.dt)
+    assert solver.stall_handler_is_relaxed()
+    task.set_target_position(tool + np.array([0.0, 0.0, 0.10]))
+    pose = referee.obstacles["plate"][1].copy()
+    raised = 0
+    for _ in range(60):
+        robot.set_obstacle_velocity("plate", [0.0, 0.0, 0.3])
+        margin = solver.get_collision_min_distance()
+        q = robot.integrate(q, solver.solve_velocity(q).solution, solver.dt)
+        pose[2, 3] += 0.3 * solver.dt
+        robot.set_obstacle_pose("plate", pose.copy())
+        referee.add("plate", coal.Box(0.3, 0.3, 0.02), pose)
+        if solver.get_collision_min_distance() > margin:
+            raised += 1
+            assert referee.closest(q, pairs) >= solver.get_collision_min_distance()
+    assert raised
+
+
+def test_the_restorable_margin_of_unmeasured_pairs_is_the_margin_in_force():
+    """Before any step every pair's distance is unknown: it returned -inf."""
+    robot, _, _ = plate_scene()
+    solver = stackik.KinematicsSolver(robot, dt=0.01)
+    solver.configure_collision_constraint(min_distance=0.03)
+    constraint = solver.get_constraint("collision")
+    assert constraint.restorable_margin(np.zeros(7), 0.01, 0.05) == 0.03
+    assert constraint.restorable_margin(np.zeros(7), 0.01, 0.02) == 0.02

@@ -1333,6 +1333,8 @@ class CollisionConstraint(Constraint):
             if not binds.any():
                 return margin
             margin = float(after[binds].min())
+            if not margin >= 0.0:  # (a pair never measured, or one already touching)
+                return min(self._min_distance, target) if math.isinf(margin) else 0.0
 
     def _after_step(self, dq: np.ndarray, dt: float) -> np.ndarray:
         """Each watched pair's distance [m] after a step of ``dq`` for ``dt`` [s], from below.
@@ -1344,15 +1346,37 @@ class CollisionConstraint(Constraint):
         rate times ``dt`` (first order), never more than its distance before (a pair
         moving apart keeps that). A pair without rows: its distance bound of the last
         step less what its levers let the offset and the step close
-        (``lever . (|offset| + |dq| dt)``).
+        (``lever . (|offset| + |dq| dt)``). A pair with an obstacle also loses what the
+        obstacle can move meanwhile (:meth:`_obstacle_moves`).
         """
         ps, C, offset = self._pairs, self._last_rows[0], self._offset
-        after = ps.pf[:, ck.PF_LOW] - ps.lever @ (np.abs(dq) * dt + np.abs(offset))
+        moves = self._obstacle_moves(dt)
+        after = ps.pf[:, ck.PF_LOW] - ps.lever @ (np.abs(dq) * dt + np.abs(offset)) - moves
         distances = self.last_distances.tolist()
         for h, (row, k) in enumerate(zip(self._witness_rows(), self.last_pairs, strict=True)):
             ahead = max(0.0, float(C[row] @ offset))
-            after[k] = distances[h] - ahead + min(0.0, float(C[row] @ dq) * dt)
+            after[k] = distances[h] - ahead + min(0.0, float(C[row] @ dq) * dt) - moves[k]
         return after
+
+    def _obstacle_moves(self, dt: float) -> np.ndarray:
+        """How far each pair's obstacle can move toward it by the next step [m] (0: none).
+
+        Per obstacle: the larger of its displacement over the last step and its speed
+        (given or observed; the angular part at its farthest point) times ``dt`` plus the
+        lead a control loop predicts obstacles over (:attr:`obstacle_lead`).
+        """
+        ps = self._pairs
+        slot = self._gs.slot[ps.pairs[:, 1]]
+        moves = np.zeros(len(ps))
+        on = slot >= 0
+        if not on.any() or not len(self._disp):
+            return moves
+        vel = self._obs_vel
+        spin = np.linalg.norm(vel[:, 3:], axis=1)
+        speed = np.linalg.norm(vel[:, :3], axis=1) + np.where(spin > 0.0, spin * ps.reach, 0.0)
+        per_obstacle = np.maximum(self._disp, speed * (dt + self._lead))
+        moves[on] = per_obstacle[slot[on]]
+        return moves
 
     def binding(self, dq: np.ndarray) -> bool:
         """Whether the last step's rows held the joint velocity ``dq`` back at a margin.
