@@ -354,3 +354,33 @@ def test_the_restorable_margin_of_unmeasured_pairs_is_the_margin_in_force():
     constraint = solver.get_constraint("collision")
     assert constraint.restorable_margin(np.zeros(7), 0.01, 0.05) == 0.03
     assert constraint.restorable_margin(np.zeros(7), 0.01, 0.02) == 0.02
+
+
+@pytest.mark.parametrize("spin", [None, [1e-6, 0.0, 0.0]])
+def test_a_halfspace_lets_the_margin_come_back_without_warnings(spin):
+    """A halfspace has no farthest point (reach inf): every restore step warned (0 x inf
+    in NumPy, an exception under ``-W error``), and any angular velocity given kept the
+    margin at its floor for good, the wall 112 mm away. Its rotation counts as observed."""
+    robot = stackik.RobotModel(PANDA / "panda.urdf", srdf_path=PANDA / "panda.srdf")
+    robot.update_kinematics(Q0)
+    tool = robot.get_frame_pose(TIP).translation.copy()
+    pose = np.eye(4)
+    pose[:3, 3] = tool + np.array([0.08, 0.0, 0.0])
+    robot.add_obstacle("wall", coal.Halfspace(np.array([-1.0, 0.0, 0.0]), 0.0), pose)
+    solver = stackik.KinematicsSolver(robot, dt=0.01)
+    task = solver.add_frame_task("tool", TIP)
+    task.set_target_position(tool + np.array([0.25, 0.0, 0.0]))
+    solver.configure_collision_constraint(min_distance=0.03)
+    solver.configure_stall_handler(5, 0.005, 0.3)
+    q, relaxed = Q0.copy(), False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for k in range(220):
+            if k == 80:
+                task.set_target_position(tool - np.array([0.10, 0.0, 0.0]))  # away
+            if spin is not None:
+                robot.set_obstacle_velocity("wall", [0.0, 0.0, 0.0], spin)
+            q = robot.integrate(q, solver.solve_velocity(q, stall_recovery=True).solution, 0.01)
+            relaxed |= solver.stall_handler_is_relaxed()
+    assert relaxed and not solver.stall_handler_is_relaxed()
+    assert solver.get_collision_min_distance() == 0.03

@@ -1363,7 +1363,9 @@ class CollisionConstraint(Constraint):
 
         Per obstacle: the larger of its displacement over the last step and its speed
         (given or observed; the angular part at its farthest point) times ``dt`` plus the
-        lead a control loop predicts obstacles over (:attr:`obstacle_lead`).
+        lead a control loop predicts obstacles over (:attr:`obstacle_lead`). A plane or
+        halfspace has no farthest point: its rotation counts as observed (a rotated one
+        moved without bound), its angular velocity does not.
         """
         ps = self._pairs
         slot = self._gs.slot[ps.pairs[:, 1]]
@@ -1372,8 +1374,10 @@ class CollisionConstraint(Constraint):
         if not on.any() or not len(self._disp):
             return moves
         vel = self._obs_vel
+        speed = np.linalg.norm(vel[:, :3], axis=1)
         spin = np.linalg.norm(vel[:, 3:], axis=1)
-        speed = np.linalg.norm(vel[:, :3], axis=1) + np.where(spin > 0.0, spin * ps.reach, 0.0)
+        turning = (spin > 0.0) & np.isfinite(ps.reach)
+        speed[turning] += spin[turning] * ps.reach[turning]
         per_obstacle = np.maximum(self._disp, speed * (dt + self._lead))
         moves[on] = per_obstacle[slot[on]]
         return moves
