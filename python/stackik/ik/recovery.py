@@ -8,9 +8,8 @@ constraint setting between steps (never inside one), as EmbodiK's handlers do:
   pair at its margin: a pair within 10 % of its minimum distance above it with a row at
   its bound, or a pair below its minimum; a step held back by the joint limits, a
   control loop's motion box or the damper of a pair still far from its margin does not
-  count), the collision
-  constraint's ``min_distance`` is
-  relaxed to ``floor_fraction`` of its nominal value; once the robot moves again it is
+  count), the collision constraint's ``min_distance`` is relaxed to ``floor_fraction`` of
+  its nominal value; once the robot moves again it is
   restored by up to ``restore_rate`` [m] per step, never above any watched pair's
   distance after the step (its rows' prediction, or for a pair without rows its distance
   bound less what the step's motion can close; raising it past that would start the
