@@ -457,6 +457,98 @@ def test_resume_tells_a_pending_override_apart(tmp_path, panda):
     assert "collision.overrides" in str(err.value)
 
 
+def rule_study_world(change: str) -> tuple[World, np.ndarray]:
+    """The world and targets of the rules test: a ball beside the elbow (``panda_link3``,
+    which has no pairs with the rest of the robot), or the block under the hand."""
+    rng = np.random.default_rng(1)
+    n = 200
+    if change == "exclusion":
+        world = World()
+        P = np.eye(4)
+        P[:3, 3] = BALL_CENTRE
+        world.add_obstacle("ball", coal.Sphere(BALL_RADIUS), P)
+        points = np.c_[
+            rng.uniform(0.2, 0.7, n), rng.uniform(-0.4, 0.5, n), rng.uniform(0.1, 0.7, n)
+        ]
+    else:
+        world = make_world()
+        points = np.c_[
+            rng.uniform(0.3, 0.7, n), rng.uniform(-0.3, 0.3, n), rng.uniform(0.3, 0.5, n)
+        ]
+    return world, poses_at(points)
+
+
+def ruled_solver(robot: RobotModel, change: str) -> KinematicsSolver:
+    """A solver whose rule named by the robot alone changes none of its own pairs."""
+    s = KinematicsSolver(robot)
+    if change == "exclusion":
+        s.configure_collision_constraint(MIN_DISTANCE, exclude_pairs=[("panda_link3", "*")])
+        return s
+    s.configure_collision_constraint(MIN_DISTANCE)
+    s.set_collision_pair_min_distance("panda_hand", "*", HAND_MINIMUM)
+    for a, b in robot.get_collision_pair_names():  # (the hand's robot pairs as before)
+        if a.startswith("panda_hand") != b.startswith("panda_hand"):
+            s.set_collision_pair_min_distance(
+                "panda_hand", b if a.startswith("panda_hand") else a, MIN_DISTANCE
+            )
+    return s
+
+
+@pytest.mark.parametrize("change", ["exclusion", "override"])
+def test_resume_tells_rules_named_by_the_robot_alone_apart(tmp_path, change):
+    """A study of another world applies the constraint's rules named by the robot alone
+    (``("panda_link3", "*")``, ``("panda_hand", "*")``) to that world's pairs. Such a
+    rule can change none of the constraint's own pairs (its world is empty here), and
+    the headers were equal: a store written without the rule resumed a study with it
+    and mixed the two studies' results (found by a review)."""
+    world, T = rule_study_world(change)
+    kw = {"evaluators": [], "chunk_size": 20}
+    robot = RobotModel(PANDA, srdf_path=PANDA_SRDF, load_visuals=False)
+    with_it = ReachStudy(robot, FRAME, T, ruled_solver(robot, change), world=world, **kw)
+    without = ReachStudy(robot, FRAME, T, solver_with(robot), world=world, **kw)
+    fresh_with = with_it.run("serial", progress=False)
+    fresh_without = without.run("serial", progress=False)
+    differ = fresh_with.reason != fresh_without.reason
+    assert differ.any()  # (the rule changes results)
+    # coal at the targets the rule decides: the reachable side keeps its minimums.
+    model, geom, _ = pin.buildModelsFromUrdf(
+        str(PANDA), geometry_types=[pin.GeometryType.COLLISION, pin.GeometryType.VISUAL]
+    )
+    data, gdata = model.createData(), geom.createData()
+    obstacle = world.state.layout.obstacles[0].geometry
+    M = world.state
+    at = coal.Transform3s(M.rotations[0], M.translations[0])
+    for t in np.flatnonzero(differ):
+        ruled = bool(fresh_with.reachable[t])
+        q = (fresh_with if ruled else fresh_without).q[t]
+        pin.updateGeometryPlacements(model, data, geom, gdata, q)
+        for k, g in enumerate(geom.geometryObjects):
+            Mg = gdata.oMg[k]
+            d = coal.distance(
+                g.geometry, coal.Transform3s(Mg.rotation, Mg.translation), obstacle, at,
+                coal.DistanceRequest(), coal.DistanceResult(),
+            )  # fmt: skip
+            if ruled and change == "exclusion" and g.name.startswith("panda_link3"):
+                continue
+            hand = ruled and change == "override" and g.name.startswith("panda_hand")
+            assert d >= (HAND_MINIMUM if hand else MIN_DISTANCE) - 1e-6, (t, g.name, d)
+    store = tmp_path / "study.zarr"
+    without.run("serial", store=store, progress=False)
+    with pytest.raises(StudyMismatch) as err:
+        with_it.run("serial", store=store, progress=False)
+    assert "collision.rules" in str(err.value)
+    # The constraint's own pairs and minimums are the same: only the rules differ.
+    cw, co = with_it.header()["solver"]["collision"], without.header()["solver"]["collision"]
+    assert (cw["pairs"], cw["overrides"]) == (co["pairs"], co["overrides"])
+    assert cw["rules"] != co["rules"]
+
+
+#: The ball beside the elbow of the rules test [m], and the hand's larger minimum [m].
+BALL_CENTRE = np.array([0.12, 0.0, 0.75])
+BALL_RADIUS = 0.06
+HAND_MINIMUM = 0.08
+
+
 def test_resume_tells_exact_meshes_apart(tmp_path, panda, solver):
     """An exact mesh obstacle (queried with coal) is part of the world a store records."""
     from stackik.model.world import load_mesh

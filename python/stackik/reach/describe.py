@@ -175,6 +175,7 @@ def solver_settings(solver: Any) -> dict[str, Any]:
             "min_distance": float(col.min_distance),
             "pairs": [list(p) for p in col.pair_names()],
             "overrides": _checked_minimums(col),
+            "rules": _name_rules(col),
         }
     coms = [c for c in solver.constraints if isinstance(c, ComPolygonConstraint) and c.active]
     if coms:
@@ -183,6 +184,22 @@ def solver_settings(solver: Any) -> dict[str, Any]:
             for c in coms
         ]
     return out
+
+
+def _name_rules(col: CollisionConstraint) -> dict[str, list[list[object]]]:
+    """The constraint's exclusions and per-pair overrides by the names they were given.
+
+    A study of another :class:`~stackik.World` than the one the constraint reads applies
+    these rules to its own pairs (:func:`stackik.reach.verify.study_world_watch`): a rule
+    named by the robot alone can change only those pairs, which the constraint's own
+    pairs and minimums above do not show. Recorded as given (in order, an override's
+    minimum None once cleared), so a store resumes only with the same rules.
+    """
+    exclude, overrides = col.name_rules()
+    return {
+        "exclude": [[a, b] for a, b in exclude],
+        "overrides": [[a, b, None if m is None else float(m)] for (a, b), m in overrides],
+    }
 
 
 def _checked_minimums(col: CollisionConstraint) -> list[list[object]]:
