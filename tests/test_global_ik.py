@@ -447,6 +447,29 @@ def test_generate_path_detects_a_branch_jump(solver, panda):
     assert res.bad_index == 1
 
 
+@pytest.mark.parametrize(
+    ("option", "value", "turn"),
+    [
+        ("max_linear_step", 1e-300, 0.0),
+        ("max_linear_step", 1e-8, 0.0),  # (0.1 m / 1e-8 m: 1e7 sub-steps)
+        ("max_angular_step", 1e-300, 0.0),  # (a pure translation: |log3| is rounding)
+        ("max_angular_step", 1e-9, 0.3),
+    ],
+)
+def test_a_step_too_short_for_the_line_is_refused_not_walked(solver, panda, option, value, turn):
+    """A positive step so short that the line would take more than a million sub-steps
+    (each a small IK solve) is an ``InvalidInput`` naming it; it ran for ever (1e-300:
+    about 1e299 sub-steps; found by a review)."""
+    T0 = fk(panda, PANDA_READY, TIP)
+    T1 = pin.SE3(pin.exp3(np.array([0.0, 0.0, turn])) @ T0.rotation, T0.translation)
+    T1.translation = T0.translation + np.array([0.1, 0.0, 0.0])
+    with pytest.raises(InvalidInput, match=f"{option} = .* sub-steps, more than 1e\\+06"):
+        solver.generate_path(PANDA_READY, T1, TIP, 3, **{option: value})
+    # (a short step that stays within the cap is walked: 0.1 m / 1e-4 m = 1000 sub-steps)
+    res = solver.generate_path(PANDA_READY, T1, TIP, 3, max_linear_step=1e-4)
+    assert res.success, res.status_message
+
+
 # -- batch -------------------------------------------------------------------------------
 def test_solve_position_batch_rows(solver, panda):
     rng = np.random.default_rng(0)

@@ -1213,14 +1213,16 @@ class KinematicsSolver:
             validate: ``validate(q) -> bool`` applied to every point.
             max_joint_jump: Largest joint change of one sub-step [rad or m].
             max_linear_step: Longest sub-step along the line [m].
-            max_angular_step: Largest rotation of one sub-step [rad].
+            max_angular_step: Largest rotation of one sub-step [rad]. The line may take
+                at most a million sub-steps (:data:`stackik.ik.paths.MAX_SUB_STEPS`).
             locked_joints: Joints held at their ``start_q`` values.
             position_tolerance: Accepted position error of a point [m].
             orientation_tolerance: Accepted orientation error of a point [rad].
 
         Raises:
             ShapeError, NonFiniteInput, InvalidTransform, FrameNotFound: Bad input.
-            InvalidInput: ``n_points < 2`` or bad option values.
+            InvalidInput: ``n_points < 2`` or bad option values (also steps so short that
+                the line would take more than a million sub-steps).
         """
         with self._engine.lock:
             return generate_path(

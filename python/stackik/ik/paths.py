@@ -30,6 +30,7 @@ import numpy as np
 import pinocchio as pin
 
 from .. import _validate
+from ..errors import InvalidInput
 from ..results import PathResult, SolverStatus
 from ..spatial import as_se3
 from .chain import SerialChain
@@ -38,6 +39,10 @@ from .checks import CandidateChecker, Validator
 from .global_ import GlobalIK
 
 __all__ = ["generate_path"]
+
+
+#: Most sub-steps a path may take along its whole line (each is one small IK solve).
+MAX_SUB_STEPS = 1_000_000
 
 
 @dataclass
@@ -86,7 +91,8 @@ def generate_path(
 
     Raises:
         ShapeError, NonFiniteInput, InvalidTransform, FrameNotFound: Bad input.
-        InvalidInput: ``n_points < 2`` or bad option values.
+        InvalidInput: ``n_points < 2`` or bad option values (also a step so short that
+            the line would take more than :data:`MAX_SUB_STEPS` sub-steps).
     """
     t0 = time.perf_counter()
     q_start = gik.reference(start_q)
@@ -143,7 +149,21 @@ def _line(
     M_base = pin.SE3.Identity()
     if setup.base_frame is not None:
         M_base = ws.frame_pose(q_start, gik.robot.get_frame_id(setup.base_frame))
-    steps_per = max(1, math.ceil(max(np.linalg.norm(dp) / lin, np.linalg.norm(dw) / ang) / (n - 1)))
+    need = {
+        "max_linear_step": float(np.linalg.norm(dp)) / lin,
+        "max_angular_step": float(np.linalg.norm(dw)) / ang,
+    }
+    name = max(need, key=need.__getitem__)
+    if need[name] > MAX_SUB_STEPS:
+        length, unit = (
+            (np.linalg.norm(dp), "m") if name == "max_linear_step" else (np.linalg.norm(dw), "rad")
+        )
+        raise InvalidInput(
+            f"{name} = {lin if name == 'max_linear_step' else ang:.3g} cuts the line "
+            f"({length:.3g} {unit}) into {need[name]:.3g} sub-steps, more than "
+            f"{MAX_SUB_STEPS:.0e}: give a longer step"
+        )
+    steps_per = max(1, math.ceil(max(need.values()) / (n - 1)))
     return _Line(T0, dp, dw, n, steps_per, M_base)
 
 
