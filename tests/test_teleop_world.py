@@ -52,3 +52,79 @@ def test_the_loop_runs_while_a_thread_moves_obstacles_at_1khz(scene):
     step = max(1, len(record["q"]) // 300)
     d = scene.closest_distances(out["robot"], record["q"][::step], record["world"][::step])
     assert np.all(np.isfinite(d)) and d.min() >= scene.MIN_DISTANCE - 1e-4
+
+
+#: Run in a child process (a heap corrupted by the race killed the whole interpreter):
+#: the loop in its thread, another thread changing the world's layout and the pairs'
+#: minimums and reading them back at 200 Hz.
+RACE = r"""
+import sys, threading, time
+import coal, numpy as np, stackik
+ROOT = sys.argv[1]
+robot = stackik.RobotModel(ROOT + "/robots/panda/panda.urdf",
+                           srdf_path=ROOT + "/robots/panda/panda.srdf", load_visuals=False)
+q0 = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8])
+kin = robot.create_kinematics(); kin.update(q0)
+hand = kin.frame_pose("panda_hand_tcp").translation.copy()
+ball = np.eye(4); ball[:3, 3] = hand + [0.2, 0.0, 0.0]
+robot.add_obstacle("ball", coal.Sphere(0.05), ball)
+solver = stackik.KinematicsSolver(robot, dt=1e-3)
+tool = solver.add_frame_task("tool", "panda_hand_tcp", stackik.TaskType.FRAME_POSITION)
+tool.gain = 20.0
+posture = solver.add_posture_task("posture")
+posture.priority, posture.gain = 1, 2.0
+solver.configure_collision_constraint(0.05)
+limits = stackik.load_motion_limits(robot, ROOT + "/robots/panda/motion_limits.yaml")
+limiter = stackik.JointMotionLimiter.from_limits(robot, 1e-3, limits)
+loop = stackik.ControlLoop(solver, q0, rate_hz=1000.0, limiter=limiter)
+loop.set_target("tool", hand)
+far = np.eye(4); far[:3, 3] = [2.0, 2.0, 2.0]
+stop = threading.Event(); errors = []; ops = [0]
+def other():
+    k = 0
+    while not stop.is_set():
+        try:
+            if k % 2 == 0:
+                robot.add_obstacle("far", coal.Box(0.05, 0.05, 0.05), far)
+            else:
+                robot.world.remove_obstacle("far")
+            solver.get_collision_pair_min_distance_overrides()  # (the first to see the layout)
+            if k % 4 == 0:
+                solver.set_collision_pair_min_distance("*", "ball", 0.07)
+            elif k % 4 == 2:
+                solver.clear_collision_pair_min_distance("*", "ball")
+            solver.get_active_collision_pairs()
+        except Exception as exc:
+            errors.append(repr(exc))
+        k += 1; ops[0] = k
+        time.sleep(0.005)
+loop.start()
+thread = threading.Thread(target=other); thread.start()
+t0 = time.monotonic()
+while time.monotonic() - t0 < 6.0 and loop.is_running:
+    loop.set_target("tool", hand)
+    time.sleep(0.01)
+stop.set(); thread.join()
+alive = loop.is_running
+loop.stop()  # (re-raises an error of the loop's thread)
+print("ALIVE", alive, "TICKS", loop.ticks, "OPS", ops[0], "ERRORS", errors[:3])
+"""
+
+
+def test_pairs_read_and_changed_from_another_thread_while_the_loop_runs(tmp_path):
+    """The pairs' getters and minimum setters wait for a running step: they used to
+    rebuild the pair set under the step's compiled kernels when the world's layout had
+    changed (a heap corrupted, a segfault, or an ``IndexError`` out of the loop; found
+    by a review)."""
+    import subprocess
+
+    root = str(Path(__file__).resolve().parents[1])
+    out = subprocess.run(
+        [sys.executable, "-c", RACE, root], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    line = out.stdout.strip().splitlines()[-1]
+    assert line.startswith("ALIVE True") and "ERRORS []" in line, line
+    ticks = int(line.split("TICKS ")[1].split()[0])
+    ops = int(line.split("OPS ")[1].split()[0])
+    assert ticks > 3000 and ops > 300, line

@@ -267,6 +267,8 @@ class VelocityEngine:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.RLock()
+        for c in self._constraints.values():
+            c.share_lock(self._lock)
         self._plan = None
         self._layout = None
         self._drop_solvers()
@@ -411,8 +413,9 @@ class VelocityEngine:
             raise InvalidInput(f"a task named {task.name!r} already exists")
         if task.kinematics is not self._kinematics:
             raise InvalidInput(f"task {task.name!r} reads another kinematics cache")
-        self._tasks[task.name] = task
-        self._kinematics.touch_layout()
+        with self._lock:  # (not while a step in another thread reads the tasks)
+            self._tasks[task.name] = task
+            self._kinematics.touch_layout()
         return task
 
     def get_task(self, name: str) -> Task:
@@ -432,14 +435,16 @@ class VelocityEngine:
 
     def remove_task(self, name: str) -> None:
         """Remove a task by name (TaskNotFound if absent)."""
-        self.get_task(name)
-        del self._tasks[name]
-        self._kinematics.touch_layout()
+        with self._lock:
+            self.get_task(name)
+            del self._tasks[name]
+            self._kinematics.touch_layout()
 
     def clear_tasks(self) -> None:
         """Remove every task."""
-        self._tasks.clear()
-        self._kinematics.touch_layout()
+        with self._lock:
+            self._tasks.clear()
+            self._kinematics.touch_layout()
 
     # -- constraints -----------------------------------------------------------------------
     @property
@@ -481,9 +486,11 @@ class VelocityEngine:
                 if isinstance(c, MimicConstraint) and c.name != constraint.name
             ]
             self._coupling_reduction([*others, constraint])
-        self._constraints.pop(constraint.name, None)
-        self._constraints[constraint.name] = constraint
-        self._constraints_changed()
+        with self._lock:  # (not while a step in another thread reads the constraints)
+            constraint.share_lock(self._lock)
+            self._constraints.pop(constraint.name, None)
+            self._constraints[constraint.name] = constraint
+            self._constraints_changed()
         return constraint
 
     def get_constraint(self, name: str) -> Constraint | None:
@@ -508,8 +515,9 @@ class VelocityEngine:
         _validate.name(name, "constraint name")
         if name == JOINT_LIMITS:
             raise InvalidInput("the joint limits cannot be removed; disable them instead")
-        removed = self._constraints.pop(name, None) is not None
-        self._constraints_changed()
+        with self._lock:
+            removed = self._constraints.pop(name, None) is not None
+            self._constraints_changed()
         return removed
 
     def _constraints_changed(self) -> None:
@@ -526,8 +534,9 @@ class VelocityEngine:
 
     def reset(self) -> None:
         """Forget every constraint's step-to-step state (a new motion starts)."""
-        for c in self._constraints.values():
-            c.reset()
+        with self._lock:
+            for c in self._constraints.values():
+                c.reset()
 
     # -- equality couplings ----------------------------------------------------------------
     def _coupling_reduction(self, couplers: list[MimicConstraint]) -> Reduction:

@@ -832,19 +832,20 @@ class KinematicsSolver:
                 stall_recovery = _validate.flag(stall_recovery, "stall_recovery")
             except InvalidInput as exc:  # the hot path reports bad input, it never raises
                 return self._engine.invalid_result(str(exc))
-        if stall_recovery and not self._stall.enabled:
-            col = self._collision_constraint()
-            if col is not None:
-                self._stall.enable(col.min_distance)
-        result = self._engine.solve(current_q, apply_limits)
-        if not self._band.enabled and self._engine.scale_elastic:
-            # EmbodiK: a SCALE_ELASTIC task turns the band on with its defaults (the band
-            # acts between steps, so turning it on after this one is the same)
-            self._band.configure(0.05, 0.01, 0.2, 3, True)
-            self._band.enable(0.05)
-        if self._stall.enabled or self._band.enabled:
-            self._stall.after(result, self._collision_constraint(), self.dt)
-            self._band.after(result, self._engine.joint_limits, self._engine.top_demand)
+        with self._engine.lock:  # (the handlers read the step's pairs: one step at a time)
+            if stall_recovery and not self._stall.enabled:
+                col = self._collision_constraint()
+                if col is not None:
+                    self._stall.enable(col.min_distance)
+            result = self._engine.solve(current_q, apply_limits)
+            if not self._band.enabled and self._engine.scale_elastic:
+                # EmbodiK: a SCALE_ELASTIC task turns the band on with its defaults (the
+                # band acts between steps, so turning it on after this one is the same)
+                self._band.configure(0.05, 0.01, 0.2, 3, True)
+                self._band.enable(0.05)
+            if self._stall.enabled or self._band.enabled:
+                self._stall.after(result, self._collision_constraint(), self.dt)
+                self._band.after(result, self._engine.joint_limits, self._engine.top_demand)
         return result
 
     def describe_saturation(self) -> list[str]:

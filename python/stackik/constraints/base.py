@@ -27,6 +27,7 @@ rows in ``order`` (then insertion).
 
 from __future__ import annotations
 
+import threading
 from typing import ClassVar, TypeVar
 
 import numpy as np
@@ -63,6 +64,18 @@ def constraint_families() -> dict[str, type[Constraint]]:
 
 
 _F64 = np.dtype(np.float64)
+
+
+_RLOCK = type(threading.RLock())
+
+
+def _check_lock(lock: object) -> threading.RLock:
+    """``lock`` if it is a ``threading.RLock`` (a step takes it again inside), else InvalidInput."""
+    if not isinstance(lock, _RLOCK):
+        raise InvalidInput(
+            f"lock must be a threading.RLock, got {type(lock).__name__}", what="lock"
+        )
+    return lock
 
 
 def _vectors_fit(a: object, b: object, size: int) -> bool:
@@ -241,6 +254,20 @@ class Constraint:
 
     def reset(self) -> None:
         """Forget state carried from step to step (called when a new motion starts)."""
+
+    def share_lock(self, lock: threading.RLock) -> None:
+        """Guard this constraint's calls from other threads with ``lock``.
+
+        The velocity engine that registers a constraint gives it its own lock, which it
+        holds across each step: a family whose step state a call outside the step can
+        replace (the collision constraint's pairs, read by compiled code without bounds
+        checks) takes it in those calls, so they wait for a step in another thread to
+        end. Nothing to guard here.
+
+        Raises:
+            InvalidInput: ``lock`` is not a ``threading.RLock``.
+        """
+        _check_lock(lock)
 
     def step_fraction(self, delta_v: np.ndarray) -> float:
         """Largest fraction in [0, 1] of a displacement this constraint allows in one go.

@@ -65,10 +65,12 @@ the clock over the exact queries alone (compiled steps; smoothed, within 0.05-20
 from __future__ import annotations
 
 import enum
+import functools
 import math
+import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Generic, TypeVar, overload
+from typing import Concatenate, Generic, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -102,7 +104,7 @@ from ._collision_pairs import (
     pair_levers,
     unwatched_reason,
 )
-from .base import Constraint, _check_snapshot, _row_index, register_constraint
+from .base import Constraint, _check_lock, _check_snapshot, _row_index, register_constraint
 
 __all__ = [
     "CACHE_CANDIDATE_MARGIN",
@@ -504,6 +506,28 @@ class _Delegated(Generic[_T]):
 _LISTED = 5
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _guarded(
+    method: Callable[Concatenate[CollisionConstraint, _P], _R],
+) -> Callable[Concatenate[CollisionConstraint, _P], _R]:
+    """Run a call that reads or replaces the step's pair set under the constraint's lock.
+
+    The lock is its engine's (:meth:`CollisionConstraint.share_lock`), held across each
+    step: a call from another thread waits for a running step to end instead of
+    replacing the pairs, buffers and compiled record its kernels read.
+    """
+
+    @functools.wraps(method)
+    def call(self: CollisionConstraint, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return call
+
+
 @register_constraint
 class CollisionConstraint(Constraint):
     """Keep every watched pair (robot, attached objects, world) ``min_distance`` apart.
@@ -600,6 +624,7 @@ class CollisionConstraint(Constraint):
         world: World | None = None,
     ) -> None:
         super().__init__(name, kinematics)
+        self._lock = threading.RLock()  # (its engine's once registered: share_lock)
         self.settings: CollisionSettings = CollisionSettings()
         self._cache_offs = self.settings._cache_offs  # (the last cache-off forgotten)
         if world is not None and not isinstance(world, World):
@@ -706,6 +731,7 @@ class CollisionConstraint(Constraint):
         """
         self.settings.set_approach_deceleration(decel)
 
+    @_guarded
     def take_settings(
         self, other: CollisionSettings | CollisionConstraint, configured: bool = False
     ) -> None:
@@ -723,6 +749,7 @@ class CollisionConstraint(Constraint):
         self._default_slots(np.arange(len(self._pairs)))
         self._apply_minimums({})
 
+    @_guarded
     def adopt(self, previous: CollisionSettings | CollisionConstraint) -> None:
         """Take over the settings and per-pair minimums of the constraint this one replaces.
 
@@ -810,6 +837,7 @@ class CollisionConstraint(Constraint):
         """The world this constraint reads (its own, or the robot's)."""
         return self._pipeline.world if self._pipeline.world is not None else self._robot.world
 
+    @_guarded
     def set_world(self, world: World | None) -> None:
         """Read ``world`` from now on (None: the robot's world)."""
         if world is not None and not isinstance(world, World):
@@ -1022,11 +1050,13 @@ class CollisionConstraint(Constraint):
         _validate.warn_at_caller(CollisionMarginWarning(message, fresh))
 
     @property
+    @_guarded
     def pair_indices(self) -> np.ndarray:
         """Index in the robot's active pair list of each watched pair (-1: a world pair)."""
         self._sync()
         return self._pairs.robot_index.copy()
 
+    @_guarded
     def step_counts(self) -> tuple[int, int, int, int]:
         """The last step's counts: ``(watched, exact queries, skipped, listed)`` pairs.
 
@@ -1042,6 +1072,7 @@ class CollisionConstraint(Constraint):
             self.listed_pairs,
         )
 
+    @_guarded
     def pair_names(self) -> list[tuple[str, str]]:
         """Pairs this constraint watches, as geometry (or obstacle) names."""
         self._sync()
@@ -1103,6 +1134,7 @@ class CollisionConstraint(Constraint):
         ps.pf[slots, ck.PF_MIN] = ps.default_min[slots]
         ps.pf[slots, ck.PF_PENDING] = np.inf
 
+    @_guarded
     def watch(self) -> CollisionWatch:
         """The watched pairs and the minimum distances a configuration must keep.
 
@@ -1125,6 +1157,7 @@ class CollisionConstraint(Constraint):
             self._gs.names,
         )
 
+    @_guarded
     def name_rules(self) -> tuple[list[NamePair], list[tuple[NamePair, float | None]]]:
         """Its ``exclude_pairs`` and its per-pair overrides, by the names they were given.
 
@@ -1155,6 +1188,7 @@ class CollisionConstraint(Constraint):
         pending = pf[:, ck.PF_PENDING]
         return np.where(np.isfinite(pending), pending, pf[:, ck.PF_MIN])
 
+    @_guarded
     def set_pair_min_distance(
         self, link_a: str, link_b: str, min_distance: float, activate_when_clear: bool = True
     ) -> None:
@@ -1208,6 +1242,7 @@ class CollisionConstraint(Constraint):
             f"minimum distance: {why}"
         )
 
+    @_guarded
     def clear_pair_min_distance(self, link_a: str, link_b: str) -> None:
         """Return the pairs between two names to their default minimum distance.
 
@@ -1235,6 +1270,7 @@ class CollisionConstraint(Constraint):
             overrides.clear()
         self._default_slots(slots)
 
+    @_guarded
     def pair_min_distance_overrides(self) -> list[tuple[str, float]]:
         """Pairs whose minimum differs from ``min_distance``, as ``("a|b", minimum)``.
 
@@ -1251,6 +1287,7 @@ class CollisionConstraint(Constraint):
             if ps.pf[k, ck.PF_MIN] != self.min_distance
         ]
 
+    @_guarded
     def set_min_distance(self, min_distance: float) -> None:
         """Change the global ``min_distance`` [m]; overrides set by name are kept.
 
@@ -1300,6 +1337,7 @@ class CollisionConstraint(Constraint):
         minimums = self._rec_minimums
         return float((self._pairs.pf[:, ck.PF_MIN] if minimums is None else minimums)[k])
 
+    @_guarded
     def restorable_margin(self, dq: np.ndarray, dt: float, target: float) -> float:
         """The largest global ``min_distance`` [m] up to ``target`` no pair would start below.
 
@@ -1382,6 +1420,7 @@ class CollisionConstraint(Constraint):
         moves[on] = per_obstacle[slot[on]]
         return moves
 
+    @_guarded
     def binding(self, dq: np.ndarray) -> bool:
         """Whether the last step's rows held the joint velocity ``dq`` back at a margin.
 
@@ -1432,6 +1471,7 @@ class CollisionConstraint(Constraint):
         """Rows the current pair set may write in one step (see :meth:`max_rows`)."""
         return max(self.settings._max_constraints, len(self._pairs)) * _ROWS_PER_PAIR
 
+    @_guarded
     def reset(self) -> None:
         """Forget the broadphase's temporal state (a new motion starts)."""
         self._pairs.reset_motion()
@@ -1898,6 +1938,7 @@ class CollisionConstraint(Constraint):
                 row += 1
         return out
 
+    @_guarded
     def debug_info(self) -> list[CollisionDebugInfo]:
         """Per pair with rows in the last step: witness points, distance, row, bound."""
         C, lower = self._last_rows
@@ -1937,12 +1978,14 @@ class CollisionConstraint(Constraint):
         gs = probe.place(kin.joint_placements(), state)
         return probe, gs, kin
 
+    @_guarded
     def distances_at(self, q: np.ndarray) -> np.ndarray:
         """Exact distances [m] of the watched pairs at ``q`` (no side effects)."""
         state = self._sync()
         probe, _, _ = self._probe(q, state)
         return probe.distances(self._pairs.pairs)
 
+    @_guarded
     def debug_at(self, q: np.ndarray, dt: float) -> list[CollisionDebugInfo]:
         """Every watched pair at ``q`` with its witness row, nearest first (no side effects).
 
@@ -2033,10 +2076,31 @@ class CollisionConstraint(Constraint):
 
     # -- step-to-step state ----------------------------------------------------------------
     def __getstate__(self) -> dict[str, object]:
-        state = dict(vars(self))
+        with self._lock:
+            state = dict(vars(self))
         state["_ws"] = (None, None, None, None)  # (a compiled record does not pickle)
+        del state["_lock"]  # (a lock does not pickle: a new one, or the new engine's)
         return state
 
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+
+    def share_lock(self, lock: threading.RLock) -> None:
+        """Take ``lock`` (its engine's) for the calls that read or replace the pair set.
+
+        The engine holds it across each step, so a call from another thread (a getter
+        of the pairs or their minimums, a change of the margin or of a pair's minimum,
+        the world's layout seen anew) waits for a running step to end: it used to
+        rebuild the pairs under the step's compiled kernels, which read them without
+        bounds checks.
+
+        Raises:
+            InvalidInput: ``lock`` is not a ``threading.RLock``.
+        """
+        self._lock = _check_lock(lock)
+
+    @_guarded
     def snapshot(self) -> dict[str, tuple[object, object]]:
         """The step-to-step state (see :meth:`Constraint.snapshot`), the pairs' included."""
         saved = super().snapshot()
@@ -2044,6 +2108,7 @@ class CollisionConstraint(Constraint):
         saved["_pairs"] = (ps, (ps.pf.copy(), ps.pi.copy()))
         return saved
 
+    @_guarded
     def restore(self, snapshot: dict[str, tuple[object, object]]) -> None:
         """Put back the state saved by :meth:`snapshot`.
 
