@@ -59,16 +59,17 @@ def _short(value: object) -> str:
 def _first_difference(a: object, b: object, where: str = "") -> tuple[str, object, object]:
     """The first place two JSON values differ: its path (``obstacles[1].pose``) and values.
 
-    Mappings are compared key by key in sorted order, lists item by item; where the
-    structure itself differs (another type, other keys, another length) that place and
-    its two values are returned.
+    Mappings are compared key by key in sorted order (a key only one of them has: its
+    value against None), lists item by item; where the structure itself differs
+    (another type, another length) that place and its two values are returned.
     """
     if isinstance(a, dict) and isinstance(b, dict):
-        if sorted(a) != sorted(b):
-            return where, a, b
-        for key in sorted(a):
+        for key in sorted(set(a) | set(b)):
+            path = f"{where}.{key}" if where else str(key)
+            if key not in a or key not in b:
+                return path, a.get(key), b.get(key)
             if a[key] != b[key]:
-                return _first_difference(a[key], b[key], f"{where}.{key}" if where else str(key))
+                return _first_difference(a[key], b[key], path)
     elif isinstance(a, list) and isinstance(b, list):
         for k, (x, y) in enumerate(zip(a, b, strict=False)):
             if x != y:
@@ -175,8 +176,10 @@ def solver_settings(solver: Any) -> dict[str, Any]:
             "min_distance": float(col.min_distance),
             "pairs": [list(p) for p in col.pair_names()],
             "overrides": _checked_minimums(col),
-            "rules": _name_rules(col),
         }
+        rules = _name_rules(col)
+        if rules["exclude"] or rules["overrides"]:  # (none: a store written before resumes)
+            out["collision"]["rules"] = rules
     coms = [c for c in solver.constraints if isinstance(c, ComPolygonConstraint) and c.active]
     if coms:
         out["com_polygons"] = [
