@@ -778,16 +778,24 @@ def solver_with(robot: RobotModel) -> KinematicsSolver:
 
 def test_a_mismatch_names_the_first_item_one_list_has_more_of():
     """A stored list longer or shorter than this run's: the first item it has extra."""
-    from stackik.reach.describe import _first_difference
+    from stackik.reach.describe import _ABSENT, _first_difference
 
     a = {"pairs": [["l0", "l4"], ["l0", "l5"]]}
     b = {"pairs": [["l0", "l4"], ["l0", "l5"], ["l0", "table"]]}
-    assert _first_difference(a, b) == ("pairs[2]", None, ["l0", "table"])
-    assert _first_difference(b, a) == ("pairs[2]", ["l0", "table"], None)
+    assert _first_difference(a, b) == ("pairs[2]", _ABSENT, ["l0", "table"])
+    assert _first_difference(b, a) == ("pairs[2]", ["l0", "table"], _ABSENT)
     assert _first_difference({"x": [1, 2]}, {"x": [1, 3, 4]}) == ("x[1]", 2, 3)
-    # A key only one mapping has: named, its value against None (the first in sorted order).
-    assert _first_difference({"a": 1, "c": {"d": 2}}, {"a": 1, "b": 0, "c": {}}) == ("b", None, 0)
-    assert _first_difference({"c": {"d": 2}}, {"c": {}}) == ("c.d", 2, None)
+    # A key only one mapping has: named, its value against _ABSENT (the first in sorted
+    # order); a stored null is a value, and the message tells the two apart.
+    assert _first_difference({"a": 1, "c": {"d": 2}}, {"a": 1, "b": 0, "c": {}}) == (
+        "b",
+        _ABSENT,
+        0,
+    )
+    assert _first_difference({"c": {"d": 2}}, {"c": {}}) == ("c.d", 2, _ABSENT)
+    assert _first_difference({"t": None}, {}) == ("t", None, _ABSENT)
+    err = StudyMismatch("s.zarr", "spec", {"t": None}, {})
+    assert "another spec at t (null vs this run's (absent))" in str(err)
 
 
 def test_a_study_without_evaluators_titles_its_plot_without_a_score(tmp_path, panda, solver):

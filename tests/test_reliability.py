@@ -28,6 +28,7 @@ from stackik import (
     SolverStatus,
     StackIKError,
 )
+from stackik.constraints import CollisionConstraint
 
 ROBOTS = Path(__file__).resolve().parents[1] / "robots"
 PANDA_READY = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])
@@ -592,3 +593,78 @@ def test_inspecting_a_step_leaves_no_trace_on_the_following_steps():
         q_a = plain.robot.integrate(q_a, res_a.solution, plain.dt)
         q_b = inspected.robot.integrate(q_b, res_b.solution, inspected.dt)
     assert active > 20  # the collision rows did take part
+
+
+# -- the step lock --------------------------------------------------------------------------
+def _waits_for(lock: threading.RLock, call) -> tuple[bool, object]:
+    """Whether ``call`` (in a thread) waits while another thread holds ``lock``; its result."""
+    held, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with lock:
+            held.set()
+            release.wait(10.0)
+
+    out: list[object] = []
+    h = threading.Thread(target=holder)
+    h.start()
+    held.wait(10.0)
+    caller = threading.Thread(target=lambda: out.append(call()))
+    caller.start()
+    caller.join(0.3)
+    waited = caller.is_alive()
+    release.set()
+    caller.join(10.0)
+    h.join(10.0)
+    return waited, out[0] if out else None
+
+
+def test_a_restored_constraint_keeps_its_engines_step_lock():
+    """``restore`` puts back every attribute of a snapshot: a snapshot taken before the
+    constraint was registered gave it back its own lock, and its calls stopped waiting for
+    a running step (the memory-corrupting race again; found by a review)."""
+    robot = panda()
+    solver = KinematicsSolver(robot)
+    col = CollisionConstraint("collision", solver.kinematics, 0.02)
+    initial = col.snapshot()
+    solver.engine.add_constraint(col)
+    col.restore(initial)
+    step_lock = solver.engine._step_lock
+    assert col._lock is step_lock
+    waited, names = _waits_for(step_lock, col.pair_names)
+    assert waited and names == col.pair_names()
+    # (the build_problem path, which snapshots and restores every constraint)
+    solver.engine.build_problem(PANDA_READY, advance=False)
+    assert col._lock is step_lock
+
+
+def test_a_validate_callback_may_hand_pair_reads_to_another_thread():
+    """Global IK holds the solver's lock while it calls ``validate``; the collision pairs'
+    getters wait only for a running step, so a callback may have another thread read them
+    (it waited for good when they took the solver's lock; found by a review)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    robot = panda()
+    solver = KinematicsSolver(robot)
+    solver.configure_collision_constraint(0.01)
+    expected = solver.get_active_collision_pairs()
+    pool = ThreadPoolExecutor(1)
+    seen: list[int] = []
+
+    def validate(q: np.ndarray) -> bool:
+        pairs = pool.submit(solver.get_active_collision_pairs).result(timeout=20.0)
+        seen.append(len(pairs))
+        return True
+
+    kin = robot.create_kinematics()
+    kin.update(PANDA_READY)
+    goal = kin.frame_pose("panda_hand_tcp")
+    goal.translation = goal.translation + np.array([0.05, 0.0, 0.0])
+    path = solver.generate_path(PANDA_READY, goal, "panda_hand_tcp", 3, validate)
+    assert path.success, path.status_message
+    configs = solver.find_configs(
+        goal, "panda_hand_tcp", 4, time_budget=0.2, reference_q=PANDA_READY, validate=validate
+    )
+    assert len(configs) >= 1
+    pool.shutdown()
+    assert seen and set(seen) == {len(expected)}

@@ -252,6 +252,10 @@ class VelocityEngine:
         self._row_deadband = 0.0
         self.world: World | None = None  # None: the robot's world (robot.world)
         self._lock = threading.RLock()
+        #: Held by each step inside ``_lock``, and given to the constraints: their calls
+        #: that read or rebuild a step's state wait for a running step, not for the
+        #: global-IK calls that hold ``_lock`` (whose callbacks may hand them to a thread).
+        self._step_lock = threading.RLock()
         self.add_constraint(JointLimitsConstraint(JOINT_LIMITS, self._kinematics))
         if robot.kept_mimic_joints:  # mimic="keep": followers are coupled to their leaders
             self.add_constraint(MimicConstraint(MIMIC, self._kinematics))
@@ -261,14 +265,15 @@ class VelocityEngine:
     # its key holds the tasks' ids: it is rebuilt at the first step after unpickling.)
     def __getstate__(self) -> dict[str, Any]:
         with self._lock:
-            dropped = ("_lock", "_sns", "_sns_z", "_plan", "_layout")
+            dropped = ("_lock", "_step_lock", "_sns", "_sns_z", "_plan", "_layout")
             return _pickling.without(self.__dict__, dropped)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.RLock()
+        self._step_lock = threading.RLock()
         for c in self._constraints.values():
-            c.share_lock(self._lock)
+            c.share_lock(self._step_lock)
         self._plan = None
         self._layout = None
         self._drop_solvers()
@@ -413,7 +418,7 @@ class VelocityEngine:
             raise InvalidInput(f"a task named {task.name!r} already exists")
         if task.kinematics is not self._kinematics:
             raise InvalidInput(f"task {task.name!r} reads another kinematics cache")
-        with self._lock:  # (not while a step in another thread reads the tasks)
+        with self._step_lock:  # (not while a step in another thread reads the tasks)
             self._tasks[task.name] = task
             self._kinematics.touch_layout()
         return task
@@ -435,14 +440,14 @@ class VelocityEngine:
 
     def remove_task(self, name: str) -> None:
         """Remove a task by name (TaskNotFound if absent)."""
-        with self._lock:
+        with self._step_lock:
             self.get_task(name)
             del self._tasks[name]
             self._kinematics.touch_layout()
 
     def clear_tasks(self) -> None:
         """Remove every task."""
-        with self._lock:
+        with self._step_lock:
             self._tasks.clear()
             self._kinematics.touch_layout()
 
@@ -486,8 +491,8 @@ class VelocityEngine:
                 if isinstance(c, MimicConstraint) and c.name != constraint.name
             ]
             self._coupling_reduction([*others, constraint])
-        with self._lock:  # (not while a step in another thread reads the constraints)
-            constraint.share_lock(self._lock)
+        with self._step_lock:  # (not while a step in another thread reads the constraints)
+            constraint.share_lock(self._step_lock)
             self._constraints.pop(constraint.name, None)
             self._constraints[constraint.name] = constraint
             self._constraints_changed()
@@ -515,7 +520,7 @@ class VelocityEngine:
         _validate.name(name, "constraint name")
         if name == JOINT_LIMITS:
             raise InvalidInput("the joint limits cannot be removed; disable them instead")
-        with self._lock:
+        with self._step_lock:
             removed = self._constraints.pop(name, None) is not None
             self._constraints_changed()
         return removed
@@ -534,7 +539,7 @@ class VelocityEngine:
 
     def reset(self) -> None:
         """Forget every constraint's step-to-step state (a new motion starts)."""
-        with self._lock:
+        with self._step_lock:
             for c in self._constraints.values():
                 c.reset()
 
@@ -679,7 +684,7 @@ class VelocityEngine:
         """
         apply_limits = _validate.flag(apply_limits, "apply_limits")
         advance = _validate.flag(advance, "advance")
-        with self._lock:
+        with self._lock, self._step_lock:
             self.update(q)
             saved = [] if advance else [(c, c.snapshot()) for c in self.constraints]
             slices = self._slices
@@ -751,7 +756,7 @@ class VelocityEngine:
             (size nv) [rad/s or m/s]. Bad input gives status INVALID_INPUT (never an
             exception).
         """
-        with self._lock:
+        with self._lock, self._step_lock:
             t0 = time.perf_counter()
             try:
                 if apply_limits is not True:  # the default skips the check on the hot path

@@ -258,7 +258,7 @@ class Constraint:
     def share_lock(self, lock: threading.RLock) -> None:
         """Guard this constraint's calls from other threads with ``lock``.
 
-        The velocity engine that registers a constraint gives it its own lock, which it
+        The velocity engine that registers a constraint gives it its step lock, which it
         holds across each step: a family whose step state a call outside the step can
         replace (the collision constraint's pairs, read by compiled code without bounds
         checks) takes it in those calls, so they wait for a step in another thread to

@@ -515,8 +515,8 @@ def _guarded(
 ) -> Callable[Concatenate[CollisionConstraint, _P], _R]:
     """Run a call that reads or replaces the step's pair set under the constraint's lock.
 
-    The lock is its engine's (:meth:`CollisionConstraint.share_lock`), held across each
-    step: a call from another thread waits for a running step to end instead of
+    The lock is its engine's step lock (:meth:`CollisionConstraint.share_lock`), held
+    across each step: a call from another thread waits for a running step to end instead of
     replacing the pairs, buffers and compiled record its kernels read.
     """
 
@@ -2087,7 +2087,7 @@ class CollisionConstraint(Constraint):
         self._lock = threading.RLock()
 
     def share_lock(self, lock: threading.RLock) -> None:
-        """Take ``lock`` (its engine's) for the calls that read or replace the pair set.
+        """Take ``lock`` (its engine's step lock) for the calls that read or replace the pairs.
 
         The engine holds it across each step, so a call from another thread (a getter
         of the pairs or their minimums, a change of the margin or of a pair's minimum,
@@ -2127,4 +2127,6 @@ class CollisionConstraint(Constraint):
         pf, pi = arrays
         ps.pf[...] = pf
         ps.pi[...] = pi
+        lock = self._lock  # (the lock in force: its engine's, given after the snapshot)
         super().restore(snapshot)
+        self._lock = lock

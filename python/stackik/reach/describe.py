@@ -51,7 +51,20 @@ class StudyMismatch(InvalidInput):
         )
 
 
+class _Absent:
+    """What :func:`_first_difference` gives for a side that has no value there."""
+
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+#: The missing side of a difference: a key or a list item only the other value has.
+_ABSENT = _Absent()
+
+
 def _short(value: object) -> str:
+    if value is _ABSENT:
+        return "(absent)"
     text = json.dumps(value, sort_keys=True, default=str)
     return text if len(text) <= 80 else text[:77] + "..."
 
@@ -59,15 +72,16 @@ def _short(value: object) -> str:
 def _first_difference(a: object, b: object, where: str = "") -> tuple[str, object, object]:
     """The first place two JSON values differ: its path (``obstacles[1].pose``) and values.
 
-    Mappings are compared key by key in sorted order (a key only one of them has: its
-    value against None), lists item by item; where the structure itself differs
-    (another type, another length) that place and its two values are returned.
+    Mappings are compared key by key in sorted order, lists item by item; where the
+    structure itself differs (another type, another length) that place and its two
+    values are returned. A key or an item only one side has is given against
+    ``_ABSENT`` (a stored ``null`` is not a missing value).
     """
     if isinstance(a, dict) and isinstance(b, dict):
         for key in sorted(set(a) | set(b)):
             path = f"{where}.{key}" if where else str(key)
             if key not in a or key not in b:
-                return path, a.get(key), b.get(key)
+                return path, a.get(key, _ABSENT), b.get(key, _ABSENT)
             if a[key] != b[key]:
                 return _first_difference(a[key], b[key], path)
     elif isinstance(a, list) and isinstance(b, list):
@@ -76,7 +90,7 @@ def _first_difference(a: object, b: object, where: str = "") -> tuple[str, objec
                 return _first_difference(x, y, f"{where}[{k}]")
         if len(a) != len(b):  # (one list goes on: its first extra item, against nothing)
             k = min(len(a), len(b))
-            return f"{where}[{k}]", a[k] if k < len(a) else None, b[k] if k < len(b) else None
+            return f"{where}[{k}]", a[k] if k < len(a) else _ABSENT, b[k] if k < len(b) else _ABSENT
     return where, a, b
 
 
