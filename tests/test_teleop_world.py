@@ -128,3 +128,52 @@ def test_pairs_read_and_changed_from_another_thread_while_the_loop_runs(tmp_path
     ticks = int(line.split("TICKS ")[1].split()[0])
     ops = int(line.split("OPS ")[1].split()[0])
     assert ticks > 3000 and ops > 300, line
+
+
+def test_rows_appended_from_another_thread_while_the_loop_runs():
+    """``append_linear_velocity_constraints`` changed the rows between a step's sizing and
+    its writing (the collision kernel releases the GIL in between): a bare ``ValueError``
+    ("could not broadcast (4,7) into (3,7)") stopped the loop's thread (found by a
+    review). The rows now change between steps."""
+    import time
+    import warnings
+
+    import pinocchio as pin
+
+    import stackik
+
+    root = Path(__file__).resolve().parents[1] / "robots" / "panda"
+    q0 = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8])
+    robot = stackik.RobotModel(
+        root / "panda.urdf", srdf_path=root / "panda.srdf", load_visuals=False
+    )
+    robot.update_kinematics(q0)
+    solver = stackik.KinematicsSolver(robot, dt=1 / 500)
+    solver.add_frame_task("tool", "panda_hand_tcp").gain = 20.0
+    posture = solver.add_posture_task("posture")
+    posture.priority, posture.gain = 1, 2.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        solver.configure_collision_constraint(min_distance=0.02)
+    limits = stackik.load_motion_limits(robot, root / "motion_limits.yaml")
+    limiter = stackik.JointMotionLimiter.from_limits(robot, 1 / 500, limits)
+    loop = stackik.ControlLoop(solver, q0, rate_hz=500.0, limiter=limiter, target_timeout=None)
+    T0 = robot.get_frame_pose("panda_hand_tcp")
+    loop.start()
+    calls, t_end = 0, time.monotonic() + 3.0
+    while time.monotonic() < t_end and loop.is_running:
+        goal = pin.SE3(T0)
+        t = calls / 300
+        goal.translation = T0.translation + 0.08 * np.array([np.cos(2 * t) - 1, np.sin(2 * t), 0])
+        loop.set_target("tool", goal)
+        if calls % 10 == 9:
+            solver.clear_linear_velocity_constraints()
+        else:  # (one harmless row: |dq_0| <= 10 rad/s)
+            solver.append_linear_velocity_constraints(np.eye(7)[:1], [-10.0], [10.0])
+        calls += 1
+        time.sleep(1 / 300)
+    running = loop.is_running
+    loop.stop()  # (re-raises an error of the loop's thread)
+    assert running and loop.ticks > 1000 and calls > 500
+    assert loop.stats.solver_failures == 0
+    assert solver.get_linear_velocity_constraint_rows() == calls % 10  # (no append lost)

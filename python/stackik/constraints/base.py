@@ -27,12 +27,14 @@ rows in ``order`` (then insertion).
 
 from __future__ import annotations
 
+import functools
 import threading
-from typing import ClassVar, TypeVar
+from collections.abc import Callable
+from typing import Any, ClassVar, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
-from .. import _validate
+from .. import _pickling, _validate
 from .._validate import check_out
 from ..errors import InvalidInput, ShapeError
 from ..model import Kinematics, RobotModel, as_kinematics
@@ -78,6 +80,26 @@ def _check_lock(lock: object) -> threading.RLock:
     return lock
 
 
+_C = TypeVar("_C", bound="Constraint")
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _guarded(method: Callable[Concatenate[_C, _P], _R]) -> Callable[Concatenate[_C, _P], _R]:
+    """Run a constraint's method under its lock (see :meth:`Constraint.share_lock`).
+
+    For the calls that read or replace what a step uses: from another thread they wait
+    for a running step to end.
+    """
+
+    @functools.wraps(method)
+    def call(self: _C, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return call
+
+
 def _vectors_fit(a: object, b: object, size: int) -> bool:
     """Whether ``a`` and ``b`` are writable float64 vectors of ``size`` (the fast check)."""
     return (
@@ -117,6 +139,7 @@ class Constraint:
         self._name = _validate.name(name, "constraint name")
         self._kin = as_kinematics(kinematics)
         self._robot = self._kin.robot
+        self._lock = threading.RLock()  # (its engine's step lock once registered)
         self.active = True
 
     @property
@@ -261,13 +284,23 @@ class Constraint:
         The velocity engine that registers a constraint gives it its step lock, which it
         holds across each step: a family whose step state a call outside the step can
         replace (the collision constraint's pairs, read by compiled code without bounds
-        checks) takes it in those calls, so they wait for a step in another thread to
-        end. Nothing to guard here.
+        checks; rows whose number a call can change between a step's ``max_rows`` and
+        ``write_rows``) takes it in those calls (:func:`_guarded`), so they wait for a step
+        in another thread to end.
 
         Raises:
             InvalidInput: ``lock`` is not a ``threading.RLock``.
         """
-        _check_lock(lock)
+        self._lock = _check_lock(lock)
+
+    # -- pickling: a lock does not pickle (a new one, or the new engine's step lock) ----------
+    def __getstate__(self) -> dict[str, Any]:
+        with self._lock:
+            return _pickling.without(self.__dict__, ("_lock",))
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
 
     def step_fraction(self, delta_v: np.ndarray) -> float:
         """Largest fraction in [0, 1] of a displacement this constraint allows in one go.
@@ -323,11 +356,13 @@ class Constraint:
                 is changed).
         """
         _check_snapshot(snapshot)
+        lock = self._lock  # (the lock in force: its engine's, given after the snapshot)
         for name in [k for k in vars(self) if k not in snapshot]:
             delattr(self, name)
         for name, (obj, saved) in snapshot.items():
             _put_back(obj, saved)
             setattr(self, name, obj)
+        self._lock = lock
 
     # -- inspection ----------------------------------------------------------------------
     def rows(self, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

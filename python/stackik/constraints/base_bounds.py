@@ -16,7 +16,7 @@ import numpy as np
 from .. import _validate
 from ..errors import InvalidInput
 from ..model import Kinematics, RobotModel
-from .base import Constraint, register_constraint
+from .base import Constraint, _guarded, register_constraint
 
 
 @register_constraint
@@ -41,12 +41,14 @@ class FloatingBaseBounds(Constraint):
         self.position: tuple[np.ndarray, np.ndarray] | None = None
         self.orientation: tuple[np.ndarray, np.ndarray] | None = None
 
+    @_guarded
     def set_position_bounds(self, lower: object, upper: object) -> None:
         """Bound the base's world position [m]."""
         self.position = _validate.bounds(
             lower, upper, 3, "base position bounds", limit=_validate.MAX_MAGNITUDE
         )
 
+    @_guarded
     def set_orientation_bounds(self, lower: object, upper: object) -> None:
         """Bound the base's angular velocity (local axes) [rad/s]."""
         self.orientation = _validate.bounds(

@@ -65,12 +65,10 @@ the clock over the exact queries alone (compiled steps; smoothed, within 0.05-20
 from __future__ import annotations
 
 import enum
-import functools
 import math
-import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Concatenate, Generic, ParamSpec, TypeVar, overload
+from typing import Generic, TypeVar, overload
 
 import numpy as np
 
@@ -104,7 +102,7 @@ from ._collision_pairs import (
     pair_levers,
     unwatched_reason,
 )
-from .base import Constraint, _check_lock, _check_snapshot, _row_index, register_constraint
+from .base import Constraint, _check_snapshot, _guarded, _row_index, register_constraint
 
 __all__ = [
     "CACHE_CANDIDATE_MARGIN",
@@ -506,28 +504,6 @@ class _Delegated(Generic[_T]):
 _LISTED = 5
 
 
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def _guarded(
-    method: Callable[Concatenate[CollisionConstraint, _P], _R],
-) -> Callable[Concatenate[CollisionConstraint, _P], _R]:
-    """Run a call that reads or replaces the step's pair set under the constraint's lock.
-
-    The lock is its engine's step lock (:meth:`CollisionConstraint.share_lock`), held
-    across each step: a call from another thread waits for a running step to end instead of
-    replacing the pairs, buffers and compiled record its kernels read.
-    """
-
-    @functools.wraps(method)
-    def call(self: CollisionConstraint, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with self._lock:
-            return method(self, *args, **kwargs)
-
-    return call
-
-
 @register_constraint
 class CollisionConstraint(Constraint):
     """Keep every watched pair (robot, attached objects, world) ``min_distance`` apart.
@@ -624,7 +600,6 @@ class CollisionConstraint(Constraint):
         world: World | None = None,
     ) -> None:
         super().__init__(name, kinematics)
-        self._lock = threading.RLock()  # (its engine's once registered: share_lock)
         self.settings: CollisionSettings = CollisionSettings()
         self._cache_offs = self.settings._cache_offs  # (the last cache-off forgotten)
         if world is not None and not isinstance(world, World):
@@ -2076,29 +2051,9 @@ class CollisionConstraint(Constraint):
 
     # -- step-to-step state ----------------------------------------------------------------
     def __getstate__(self) -> dict[str, object]:
-        with self._lock:
-            state = dict(vars(self))
+        state = super().__getstate__()
         state["_ws"] = (None, None, None, None)  # (a compiled record does not pickle)
-        del state["_lock"]  # (a lock does not pickle: a new one, or the new engine's)
         return state
-
-    def __setstate__(self, state: dict[str, object]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.RLock()
-
-    def share_lock(self, lock: threading.RLock) -> None:
-        """Take ``lock`` (its engine's step lock) for the calls that read or replace the pairs.
-
-        The engine holds it across each step, so a call from another thread (a getter
-        of the pairs or their minimums, a change of the margin or of a pair's minimum,
-        the world's layout seen anew) waits for a running step to end: it used to
-        rebuild the pairs under the step's compiled kernels, which read them without
-        bounds checks.
-
-        Raises:
-            InvalidInput: ``lock`` is not a ``threading.RLock``.
-        """
-        self._lock = _check_lock(lock)
 
     @_guarded
     def snapshot(self) -> dict[str, tuple[object, object]]:
@@ -2127,6 +2082,4 @@ class CollisionConstraint(Constraint):
         pf, pi = arrays
         ps.pf[...] = pf
         ps.pi[...] = pi
-        lock = self._lock  # (the lock in force: its engine's, given after the snapshot)
         super().restore(snapshot)
-        self._lock = lock

@@ -298,10 +298,10 @@ class JointLimitsConstraint(Constraint):
 
     # -- pickling: the limit views are of the model's memory, made again after unpickling --
     def __getstate__(self) -> dict[str, Any]:
-        return _pickling.without(self.__dict__, ("_limit_views",))
+        return _pickling.without(super().__getstate__(), ("_limit_views",))
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+        super().__setstate__(state)
         self._limit_views = _NO_VIEWS
 
     # -- switches ----------------------------------------------------------------------------

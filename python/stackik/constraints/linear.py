@@ -57,11 +57,12 @@ class LinearConstraint(Constraint):
         )
 
     def append(self, C: object, lower: object, upper: object) -> None:
-        """Add rows below the existing ones."""
+        """Add rows below the existing ones (after a running step in another thread)."""
         extra = LinearConstraint(self.name, self._kin, C, lower, upper)
-        self.C = np.vstack([self.C, extra.C])
-        self.lower = np.concatenate([self.lower, extra.lower])
-        self.upper = np.concatenate([self.upper, extra.upper])
+        with self._lock:  # (a step sizes its rows with max_rows, then writes them)
+            self.C = np.vstack([self.C, extra.C])
+            self.lower = np.concatenate([self.lower, extra.lower])
+            self.upper = np.concatenate([self.upper, extra.upper])
 
     def max_rows(self) -> int:
         """The number of stored rows."""
