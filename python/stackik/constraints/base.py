@@ -295,7 +295,7 @@ class Constraint:
 
     # -- pickling: a lock does not pickle (a new one, or the new engine's step lock) ----------
     def __getstate__(self) -> dict[str, Any]:
-        with self._lock:
+        with self.__dict__.get("_lock") or threading.RLock():  # (a subclass may skip __init__)
             return _pickling.without(self.__dict__, ("_lock",))
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -356,13 +356,14 @@ class Constraint:
                 is changed).
         """
         _check_snapshot(snapshot)
-        lock = self._lock  # (the lock in force: its engine's, given after the snapshot)
+        lock = self.__dict__.get("_lock")  # (in force: its engine's, given after the snapshot)
         for name in [k for k in vars(self) if k not in snapshot]:
             delattr(self, name)
         for name, (obj, saved) in snapshot.items():
             _put_back(obj, saved)
             setattr(self, name, obj)
-        self._lock = lock
+        if lock is not None:
+            self._lock = lock
 
     # -- inspection ----------------------------------------------------------------------
     def rows(self, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
