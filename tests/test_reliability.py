@@ -28,7 +28,7 @@ from stackik import (
     SolverStatus,
     StackIKError,
 )
-from stackik.constraints import CollisionConstraint
+from stackik.constraints import CollisionConstraint, Constraint, register_constraint
 
 ROBOTS = Path(__file__).resolve().parents[1] / "robots"
 PANDA_READY = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])
@@ -668,3 +668,53 @@ def test_a_validate_callback_may_hand_pair_reads_to_another_thread():
     assert len(configs) >= 1
     pool.shutdown()
     assert seen and set(seen) == {len(expected)}
+
+
+@register_constraint
+class CappedFirstJoint(Constraint):
+    """One row ``|dq_0| <= 0.1``; pickles its own way, as families written before locks."""
+
+    family = "test_capped_first_joint"
+    order = 45
+
+    def __init__(self, name: str, kinematics: object) -> None:
+        super().__init__(name, kinematics)
+        self._cache = threading.Lock()  # (something that does not pickle)
+
+    def __getstate__(self) -> dict[str, object]:
+        return {k: v for k, v in self.__dict__.items() if k != "_cache"}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._cache = threading.Lock()
+
+    def max_rows(self) -> int:
+        return 1
+
+    def write_rows(self, dt, C, lower, upper) -> int:  # type: ignore[no-untyped-def]
+        C[0] = 0.0
+        C[0, 0] = 1.0
+        lower[0], upper[0] = -0.1, 0.1
+        return 1
+
+
+def test_a_family_with_its_own_getstate_still_pickles():
+    """A constraint family written before constraints had a lock may pickle its whole
+    ``__dict__`` in its own ``__getstate__``: the lock is left out whatever it returns (a
+    solver holding one raised a bare ``TypeError: cannot pickle '_thread.RLock'``; found
+    by a review)."""
+    import copy
+
+    robot = panda()
+    solver = KinematicsSolver(robot)
+    solver.add_frame_task("ee", "panda_hand_tcp").set_target_pose(
+        pin.SE3(np.eye(3), np.array([0.3, 0.3, 0.4]))
+    )
+    solver.engine.add_constraint(CappedFirstJoint("cap", solver.kinematics))
+    for other in (pickle.loads(pickle.dumps(solver)), copy.deepcopy(solver)):
+        cap = other.engine.get_constraint("cap")
+        assert cap._lock is other.engine._step_lock  # (its new engine's)
+        for q in (PANDA_READY, PANDA_READY + 0.1):
+            a, b = solver.solve_velocity(q), other.solve_velocity(q)
+            np.testing.assert_array_equal(a.solution, b.solution)
+            assert abs(b.solution[0]) <= 0.1 + 1e-12  # (its row holds)

@@ -80,6 +80,17 @@ def _check_lock(lock: object) -> threading.RLock:
     return lock
 
 
+def _lock_of(constraint: Constraint) -> threading.RLock:
+    """A constraint's lock: its engine's step lock, else its own (made at first use).
+
+    Made here when a family's ``__init__`` or ``__setstate__`` skipped the base class's.
+    """
+    lock = constraint.__dict__.get("_lock")
+    if lock is None:
+        lock = constraint.__dict__.setdefault("_lock", threading.RLock())
+    return lock
+
+
 _C = TypeVar("_C", bound="Constraint")
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -94,7 +105,7 @@ def _guarded(method: Callable[Concatenate[_C, _P], _R]) -> Callable[Concatenate[
 
     @functools.wraps(method)
     def call(self: _C, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with self._lock:
+        with _lock_of(self):
             return method(self, *args, **kwargs)
 
     return call
@@ -295,12 +306,26 @@ class Constraint:
 
     # -- pickling: a lock does not pickle (a new one, or the new engine's step lock) ----------
     def __getstate__(self) -> dict[str, Any]:
-        with self.__dict__.get("_lock") or threading.RLock():  # (a subclass may skip __init__)
+        with _lock_of(self):
             return _pickling.without(self.__dict__, ("_lock",))
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.RLock()
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Pickling (and ``copy``) without the lock, whatever a family's ``__getstate__`` keeps.
+
+        A family written before constraints had a lock may return its whole
+        ``__dict__``; the lock is left out here (an unpickled constraint makes a new one
+        at its first guarded call, and its engine gives it its step lock).
+        """
+        reduced = super().__reduce_ex__(protocol)
+        if isinstance(reduced, tuple) and len(reduced) > 2 and isinstance(reduced[2], dict):
+            if "_lock" in reduced[2]:
+                state = {k: v for k, v in reduced[2].items() if k != "_lock"}
+                reduced = (*reduced[:2], state, *reduced[3:])
+        return reduced
 
     def step_fraction(self, delta_v: np.ndarray) -> float:
         """Largest fraction in [0, 1] of a displacement this constraint allows in one go.

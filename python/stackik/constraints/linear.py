@@ -18,7 +18,7 @@ from .. import _validate
 from ..errors import InvalidInput
 from ..model import Kinematics, RobotModel
 from ..spatial import as_se3
-from .base import Constraint, register_constraint
+from .base import Constraint, _lock_of, register_constraint
 
 
 @register_constraint
@@ -59,7 +59,7 @@ class LinearConstraint(Constraint):
     def append(self, C: object, lower: object, upper: object) -> None:
         """Add rows below the existing ones (after a running step in another thread)."""
         extra = LinearConstraint(self.name, self._kin, C, lower, upper)
-        with self._lock:  # (a step sizes its rows with max_rows, then writes them)
+        with _lock_of(self):  # (a step sizes its rows with max_rows, then writes them)
             self.C = np.vstack([self.C, extra.C])
             self.lower = np.concatenate([self.lower, extra.lower])
             self.upper = np.concatenate([self.upper, extra.upper])
