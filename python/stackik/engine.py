@@ -977,7 +977,7 @@ class VelocityEngine:
             One line per saturated joint, then one per saturated constraint row; empty
             before the first step or when nothing saturated.
         """
-        with self._lock:
+        with self._lock, self._step_lock:  # (the step's records: as a step reads them)
             result = self._last_result
             if result is None:
                 return []
